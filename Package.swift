@@ -1,0 +1,92 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "tollgate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tollgate", targets: ["tollgate"]),
+    ],
+    dependencies: [
+        // traits: [] drops swift-configuration and the full-Foundation extras we do not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(
+            name: "Kafka",
+            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(name: "Events", swiftSettings: strict),
+        .target(
+            name: "Config",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Verifiers",
+            dependencies: ["COpenSSL", "Events", "Config"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "Kafka", "Events", "Config", "Verifiers",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Workers",
+            dependencies: [
+                "Kafka", "Events", "Config",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "tollgate",
+            dependencies: [
+                "Kafka", "Events", "Config", "Verifiers", "Gateway", "Workers",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka"], swiftSettings: strict),
+        .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
+        .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),
+        .testTarget(
+            name: "GatewayTests",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers",
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,71 @@
+/// The common event every sender is normalized into; its JSON is the value on `tollgate.events`.
+/// Optional fields are absent from the JSON rather than null.
+public struct NormalizedEvent: Sendable, Codable, Equatable {
+    public enum Environment: String, Sendable, Codable { case production, sandbox }
+
+    public struct Transaction: Sendable, Codable, Equatable {
+        public var id: String?
+        public var originalId: String?
+        public var purchasedAt: String?
+        public var expiresAt: String?
+        public var revokedAt: String?
+        public var quantity: Int?
+        public init(id: String? = nil, originalId: String? = nil, purchasedAt: String? = nil,
+                    expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil) {
+            self.id = id; self.originalId = originalId; self.purchasedAt = purchasedAt
+            self.expiresAt = expiresAt; self.revokedAt = revokedAt; self.quantity = quantity
+        }
+        var isEmpty: Bool { self == Transaction() }
+    }
+
+    public struct Price: Sendable, Codable, Equatable {
+        public var amountMicros: Int64
+        public var currency: String
+        public init(amountMicros: Int64, currency: String) {
+            self.amountMicros = amountMicros; self.currency = currency
+        }
+    }
+
+    public struct Subscription: Sendable, Codable, Equatable {
+        public var autoRenew: Bool?
+        public var gracePeriodExpiresAt: String?
+        public var billingRetry: Bool?
+        public var state: String?
+        public init(autoRenew: Bool? = nil, gracePeriodExpiresAt: String? = nil, billingRetry: Bool? = nil, state: String? = nil) {
+            self.autoRenew = autoRenew; self.gracePeriodExpiresAt = gracePeriodExpiresAt
+            self.billingRetry = billingRetry; self.state = state
+        }
+        var isEmpty: Bool { self == Subscription() }
+    }
+
+    public var id: String
+    public var type: EventType
+    /// The CloudEvents source, e.g. `/iaptic/<app>`.
+    public var source: String
+    public var environment: Environment
+    public var app: String
+    /// The Kafka key: the purchase this event belongs to.
+    public var subject: String
+    public var occurredAt: String
+    public var receivedAt: String
+    public var user: String?
+    public var product: String?
+    public var transaction: Transaction?
+    public var price: Price?
+    public var subscription: Subscription?
+    public var reason: String?
+    public var sourceType: String
+
+    public init(id: String, type: EventType, source: String, environment: Environment, app: String,
+                subject: String, occurredAt: String, receivedAt: String, user: String? = nil,
+                product: String? = nil, transaction: Transaction? = nil, price: Price? = nil,
+                subscription: Subscription? = nil, reason: String? = nil, sourceType: String) {
+        self.id = id; self.type = type; self.source = source; self.environment = environment
+        self.app = app; self.subject = subject; self.occurredAt = occurredAt; self.receivedAt = receivedAt
+        self.user = user; self.product = product
+        self.transaction = transaction.flatMap { $0.isEmpty ? nil : $0 }
+        self.price = price
+        self.subscription = subscription.flatMap { $0.isEmpty ? nil : $0 }
+        self.reason = reason; self.sourceType = sourceType
+    }
+}

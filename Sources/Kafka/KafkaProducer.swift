@@ -1,0 +1,155 @@
+import CRdKafka
+import Logging
+import Synchronization
+
+/// An idempotent producer (`acks=all`) whose `send` returns once the record's delivery report
+/// arrives: when it returns, the record is durable on the cluster.
+public final class KafkaProducer: Sendable {
+    private let handle: RDKafkaHandle
+    private let poller: PollThread
+    private let closed = Mutex(false)
+    public let config: ProducerConfig
+
+    public init(config: ProducerConfig) throws(KafkaError) {
+        self.config = config
+        let handle = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: config.properties) { conf in
+            rd_kafka_conf_set_dr_msg_cb(conf, deliveryReportCallback)
+        }
+        self.handle = handle
+        // Serves delivery reports: rd_kafka_poll wakes as soon as one is queued.
+        self.poller = PollThread(name: "kafka-producer-poll") { _ = rd_kafka_poll(handle.pointer, 100) }
+    }
+
+    deinit { shutDown(flushTimeoutMs: 0) }
+
+    /// Produces one record and waits for its delivery report.
+    @discardableResult
+    public func send(_ message: KafkaMessage) async throws(KafkaError) -> KafkaDelivery {
+        if closed.withLock({ $0 }) { throw KafkaError(kind: .closed, message: "producer is closed") }
+        let result: Result<KafkaDelivery, KafkaError> = await withCheckedContinuation { continuation in
+            let box = Unmanaged.passRetained(DeliveryBox(continuation))
+            if let error = enqueue(message, opaque: box.toOpaque()) {
+                // librdkafka refused the record synchronously: no delivery report will come.
+                box.release()
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        return try result.get()
+    }
+
+    /// Sends every record concurrently and waits for all delivery reports; throws the first failure.
+    public func sendAll(_ messages: [KafkaMessage]) async throws(KafkaError) -> [KafkaDelivery] {
+        let results = await withTaskGroup(of: (Int, Result<KafkaDelivery, KafkaError>).self) { group in
+            for (index, message) in messages.enumerated() {
+                group.addTask {
+                    do throws(KafkaError) { return (index, .success(try await self.send(message))) }
+                    catch { return (index, .failure(error)) }
+                }
+            }
+            var results = [Result<KafkaDelivery, KafkaError>?](repeating: nil, count: messages.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
+        var deliveries: [KafkaDelivery] = []
+        for case let result? in results { deliveries.append(try result.get()) }
+        return deliveries
+    }
+
+    /// Waits up to `timeoutMs` for outstanding records; returns false if some remain.
+    public func flush(timeoutMs: Int32) -> Bool {
+        rd_kafka_flush(handle.pointer, timeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR
+    }
+
+    /// Records handed to librdkafka and not yet acknowledged.
+    public var outstanding: Int32 { rd_kafka_outq_len(handle.pointer) }
+
+    /// Flushes, fails whatever is still outstanding (its senders get an error, never silence) and
+    /// releases the handle. Safe to call more than once.
+    public func close(flushTimeoutMs: Int32 = 5_000) {
+        shutDown(flushTimeoutMs: flushTimeoutMs)
+    }
+
+    private func shutDown(flushTimeoutMs: Int32) {
+        let wasClosed = closed.withLock { value in
+            defer { value = true }
+            return value
+        }
+        guard !wasClosed else { return }
+        _ = rd_kafka_flush(handle.pointer, flushTimeoutMs)
+        poller.stop()
+        _ = rd_kafka_purge(handle.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
+        // Serve the purge reports so every waiting `send` resumes.
+        _ = rd_kafka_flush(handle.pointer, 1_000)
+        handle.destroy()
+    }
+
+    private func enqueue(_ message: KafkaMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
+        guard let headers = rd_kafka_headers_new(message.headers.count) else {
+            return KafkaError(kind: .configuration, message: "rd_kafka_headers_new failed")
+        }
+        for header in message.headers {
+            if let value = header.value {
+                value.withUnsafeBytes { bytes in
+                    _ = rd_kafka_header_add(headers, header.name, -1, bytes.baseAddress, bytes.count)
+                }
+            } else {
+                _ = rd_kafka_header_add(headers, header.name, -1, nil, 0)
+            }
+        }
+        let error: OpaquePointer? = message.topic.withCString { topic in
+            message.value.withUnsafeBytes { value in
+                withOptionalBytes(message.key) { key in
+                    var args = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6)
+                    args[0].vtype = RD_KAFKA_VTYPE_TOPIC
+                    args[0].u.cstr = topic
+                    args[1].vtype = RD_KAFKA_VTYPE_VALUE
+                    args[1].u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                    args[1].u.mem.size = value.count
+                    args[2].vtype = RD_KAFKA_VTYPE_KEY
+                    args[2].u.mem.ptr = UnsafeMutableRawPointer(mutating: key?.baseAddress)
+                    args[2].u.mem.size = key?.count ?? 0
+                    args[3].vtype = RD_KAFKA_VTYPE_HEADERS
+                    args[3].u.headers = headers
+                    args[4].vtype = RD_KAFKA_VTYPE_OPAQUE
+                    args[4].u.ptr = opaque
+                    args[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                    args[5].u.i = RD_KAFKA_MSG_F_COPY
+                    return rd_kafka_produceva(handle.pointer, &args, args.count)
+                }
+            }
+        }
+        guard let error else { return nil }
+        // On failure the headers were not taken over by librdkafka.
+        rd_kafka_headers_destroy(headers)
+        let code = rd_kafka_error_code(error)
+        let text = String(cString: rd_kafka_error_string(error))
+        rd_kafka_error_destroy(error)
+        return KafkaError(kind: .broker(code: code.rawValue, name: String(cString: rd_kafka_err2name(code))),
+                          message: "produce to \(message.topic): \(text)")
+    }
+}
+
+private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+    guard let bytes else { return body(nil) }
+    return bytes.withUnsafeBytes { body($0) }
+}
+
+/// Carries one `send`'s continuation through librdkafka's per-message opaque pointer.
+private final class DeliveryBox {
+    let continuation: CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>
+    init(_ continuation: CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>) {
+        self.continuation = continuation
+    }
+}
+
+private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void = { _, message, _ in
+    guard let message, let opaque = message.pointee._private else { return }
+    let box = Unmanaged<DeliveryBox>.fromOpaque(opaque).takeRetainedValue()
+    let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+    if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+        box.continuation.resume(returning: .success(
+            KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
+    } else {
+        box.continuation.resume(returning: .failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
+    }
+}
