@@ -1,4 +1,5 @@
 import CRdKafka
+import Dispatch
 import Logging
 import Synchronization
 
@@ -38,6 +39,7 @@ public final class KafkaProducer: Sendable {
     }
 
     /// Sends every record concurrently and waits for all delivery reports; throws the first failure.
+    @discardableResult
     public func sendAll(_ messages: [KafkaMessage]) async throws(KafkaError) -> [KafkaDelivery] {
         let results = await withTaskGroup(of: (Int, Result<KafkaDelivery, KafkaError>).self) { group in
             for (index, message) in messages.enumerated() {
@@ -81,6 +83,14 @@ public final class KafkaProducer: Sendable {
         // Serve the purge reports so every waiting `send` resumes.
         _ = rd_kafka_flush(handle.pointer, 1_000)
         handle.destroy()
+    }
+
+    fileprivate func metadataProbe(timeoutMs: Int32) -> Bool {
+        if closed.withLock({ $0 }) { return false }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let err = rd_kafka_metadata(handle.pointer, 0, nil, &metadata, timeoutMs)
+        if let metadata { rd_kafka_metadata_destroy(metadata) }
+        return err == RD_KAFKA_RESP_ERR_NO_ERROR
     }
 
     private func enqueue(_ message: KafkaMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
@@ -151,5 +161,16 @@ private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointe
             KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
     } else {
         box.continuation.resume(returning: .failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
+    }
+}
+
+extension KafkaProducer {
+    /// Whether a metadata request to the cluster succeeds within the timeout.
+    public func isClusterReachable(timeoutMs: Int32) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(returning: metadataProbe(timeoutMs: timeoutMs))
+            }
+        }
     }
 }

@@ -1,0 +1,166 @@
+import Foundation
+
+/// Loads the YAML file and the `TOLLGATE_*` environment into a validated `TollgateConfig`.
+public enum ConfigLoader {
+    public static let defaultPath = "./tollgate.yaml"
+
+    /// `path` nil means `./tollgate.yaml` when it exists, else defaults plus environment.
+    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> TollgateConfig {
+        var text = ""
+        var origin = "(defaults)"
+        let chosen = path ?? (FileManager.default.fileExists(atPath: defaultPath) ? defaultPath : nil)
+        if let chosen {
+            guard let data = FileManager.default.contents(atPath: chosen) else {
+                throw ConfigError(key: chosen, message: "cannot read the configuration file")
+            }
+            text = String(decoding: data, as: UTF8.self)
+            origin = chosen
+        }
+        return try parse(yaml: text, origin: origin, environment: environment)
+    }
+
+    public static func parse(yaml: String, origin: String = "(text)", environment: [String: String] = [:]) throws(ConfigError) -> TollgateConfig {
+        let root = try ConfigValue.parse(yaml: yaml, origin: origin)
+        let overrides = EnvironmentOverrides(environment)
+        let reader = try ConfigReader(path: [], value: root, environment: overrides)
+        let config = try read(reader)
+        try reader.finish()
+        try overrides.finish()
+        return config
+    }
+
+    private static func read(_ r: ConfigReader) throws(ConfigError) -> TollgateConfig {
+        var c = TollgateConfig()
+        c.http = try r.section("http") { (s) throws(ConfigError) in
+            var h = HTTPSettings()
+            h.host = try s.string("host", default: h.host)
+            h.port = try s.int("port", default: h.port, range: 0...65_535)
+            h.maxBodyBytes = try s.int("maxBodyBytes", default: h.maxBodyBytes, range: 1_024...67_108_864)
+            h.publicPathPrefix = try s.string("publicPathPrefix", default: "")
+            if !h.publicPathPrefix.isEmpty, !h.publicPathPrefix.hasPrefix("/") {
+                throw ConfigError(key: s.name("publicPathPrefix"), message: "must start with /")
+            }
+            return h
+        }
+        c.api = try r.section("api") { (s) throws(ConfigError) in
+            var a = APISettings()
+            a.tokens = try s.strings("tokens")
+            return a
+        }
+        c.kafka = try r.section("kafka") { (s) throws(ConfigError) in
+            var k = KafkaSettings()
+            k.brokers = try s.string("brokers").flatMap { $0.isEmpty ? nil : $0 }
+            k.topicPrefix = try s.string("topicPrefix", default: k.topicPrefix)
+            guard !k.topicPrefix.isEmpty, k.topicPrefix.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) else {
+                throw ConfigError(key: s.name("topicPrefix"), message: "use letters, digits, '.', '_' or '-'")
+            }
+            k.ackTimeoutMs = try s.int("ackTimeoutMs", default: k.ackTimeoutMs, range: 100...300_000)
+            k.consumerGroup = try s.string("consumerGroup", default: k.consumerGroup)
+            k.partitions = try s.int("partitions", default: k.partitions, range: 1...10_000)
+            k.replicationFactor = try s.int("replicationFactor", default: k.replicationFactor, range: 1...32)
+            let delays = try s.strings("retryDelaysMs")
+            if !delays.isEmpty {
+                k.retryDelaysMs = []
+                for text in delays {
+                    guard let delay = Int(text), delay > 0 else {
+                        throw ConfigError(key: s.name("retryDelaysMs"), message: "expected positive integers, got \"\(text)\"")
+                    }
+                    k.retryDelaysMs.append(delay)
+                }
+            }
+            k.properties = try s.stringMap("properties")
+            return k
+        }
+        c.store = try r.section("store") { (s) throws(ConfigError) in
+            var st = StoreSettings()
+            st.url = try s.string("url", default: st.url)
+            guard st.url.hasPrefix("sqlite:") || st.url.hasPrefix("postgres://") || st.url.hasPrefix("postgresql://") else {
+                throw ConfigError(key: s.name("url"), message: "expected sqlite:<path> or postgres://..., got \"\(st.url)\"")
+            }
+            return st
+        }
+        c.log = try r.section("log") { (s) throws(ConfigError) in
+            var l = LogSettings()
+            l.level = try s.string("level", default: l.level)
+            guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(l.level) else {
+                throw ConfigError(key: s.name("level"), message: "expected trace, debug, info, notice, warning, error or critical, got \"\(l.level)\"")
+            }
+            let format = try s.string("format", default: l.format.rawValue)
+            guard let parsed = LogSettings.Format(rawValue: format) else {
+                throw ConfigError(key: s.name("format"), message: "expected json or text, got \"\(format)\"")
+            }
+            l.format = parsed
+            return l
+        }
+        c.sources = try r.section("sources") { (s) throws(ConfigError) in try readSources(s) }
+        return c
+    }
+
+    private static func required(_ value: String?, _ reader: ConfigReader, _ key: String) throws(ConfigError) -> String {
+        guard let value, !value.isEmpty else { throw ConfigError(key: reader.name(key), message: "is required") }
+        return value
+    }
+
+    private static func readSources(_ s: ConfigReader) throws(ConfigError) -> SourcesSettings {
+        var sources = SourcesSettings()
+        sources.apple = try s.section("apple") { (a) throws(ConfigError) in
+            var apple = AppleSettings()
+            apple.roots = try a.strings("roots")
+            apple.onlineChecks = try a.bool("onlineChecks", default: false)
+            apple.apps = try a.list("apps") { (app) throws(ConfigError) in
+                AppleSettings.App(bundleId: try required(app.string("bundleId"), app, "bundleId"),
+                                  appAppleId: try app.optionalInt("appAppleId"),
+                                  environments: try app.strings("environments"))
+            }
+            return apple
+        }
+        sources.google = try s.section("google") { (g) throws(ConfigError) in
+            var google = GoogleSettings()
+            google.audience = try g.string("audience")
+            google.serviceAccountEmail = try g.string("serviceAccountEmail")
+            google.jwks = try g.string("jwks", default: google.jwks)
+            google.packages = try g.strings("packages")
+            google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
+                var play = GoogleSettings.PlayAPI()
+                play.baseURL = try p.string("baseURL", default: play.baseURL)
+                play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
+                play.credentialsFile = try p.string("credentialsFile")
+                return play
+            }
+            return google
+        }
+        sources.citcon = try s.section("citcon") { (c) throws(ConfigError) in
+            var citcon = CitconSettings()
+            citcon.accounts = try c.list("accounts") { (a) throws(ConfigError) in
+                CitconSettings.Account(name: try required(a.string("name"), a, "name"),
+                                       secrets: try a.strings("secrets"), tokens: try a.strings("tokens"))
+            }
+            return citcon
+        }
+        sources.iaptic = try s.section("iaptic") { (i) throws(ConfigError) in
+            var iaptic = IapticSettings()
+            iaptic.apps = try i.list("apps") { (a) throws(ConfigError) in
+                let app = IapticSettings.App(name: try required(a.string("name"), a, "name"), secrets: try a.strings("secrets"))
+                if app.secrets.isEmpty || app.secrets.contains(where: \.isEmpty) {
+                    throw ConfigError(key: a.name("secrets"), message: "needs at least one non-empty secret")
+                }
+                return app
+            }
+            var seen = Set<String>()
+            for app in iaptic.apps where !seen.insert(app.name).inserted {
+                throw ConfigError(key: i.name("apps"), message: "app \(app.name) is configured twice")
+            }
+            return iaptic
+        }
+        sources.alipayplus = try s.section("alipayplus") { (a) throws(ConfigError) in
+            var alipay = AlipayPlusSettings()
+            alipay.clients = try a.list("clients") { (c) throws(ConfigError) in
+                AlipayPlusSettings.Client(clientId: try required(c.string("clientId"), c, "clientId"),
+                                          platformPublicKeys: try c.strings("platformPublicKeys"),
+                                          merchantPrivateKey: try c.string("merchantPrivateKey"))
+            }
+            return alipay
+        }
+        return sources
+    }
+}

@@ -1,0 +1,134 @@
+/// Reads one mapping of the configuration. Reading is the schema: every key a section reads is
+/// known, `finish()` rejects the rest, and each read first looks for its `TOLLGATE_*` override.
+final class ConfigReader {
+    let path: [String]
+    private let values: [String: ConfigValue]
+    private let environment: EnvironmentOverrides?
+    private var readKeys: Set<String> = []
+
+    init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?) throws(ConfigError) {
+        self.path = path
+        self.environment = environment
+        switch value {
+        case .null: values = [:]
+        case .map(let map): values = map
+        default: throw ConfigError(key: path.isEmpty ? "(top level)" : path.joined(separator: "."),
+                                   message: "expected a mapping, got \(value.kindName)")
+        }
+    }
+
+    func name(_ key: String) -> String { (path + [key]).joined(separator: ".") }
+
+    /// The raw value of `key`: an environment override wins over the file.
+    private func raw(_ key: String, asYAML: Bool) throws(ConfigError) -> ConfigValue? {
+        readKeys.insert(key)
+        if let environment, let override = try environment.take(path: path + [key], asYAML: asYAML) {
+            return override
+        }
+        guard let value = values[key], value != .null else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws(ConfigError) -> String? {
+        switch try raw(key, asYAML: false) {
+        case nil: return nil
+        case .scalar(let text)?: return text
+        case let other?: throw ConfigError(key: name(key), message: "expected text, got \(other.kindName)")
+        }
+    }
+
+    func string(_ key: String, default value: String) throws(ConfigError) -> String {
+        try string(key) ?? value
+    }
+
+    func int(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard let text = try string(key) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigError(key: name(key), message: "expected an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
+        }
+        return number
+    }
+
+    func optionalInt(_ key: String) throws(ConfigError) -> Int? {
+        guard let text = try string(key) else { return nil }
+        guard let number = Int(text) else {
+            throw ConfigError(key: name(key), message: "expected an integer, got \"\(text)\"")
+        }
+        return number
+    }
+
+    func bool(_ key: String, default value: Bool) throws(ConfigError) -> Bool {
+        guard let text = try string(key) else { return value }
+        switch text.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw ConfigError(key: name(key), message: "expected true or false, got \"\(text)\"")
+        }
+    }
+
+    func strings(_ key: String) throws(ConfigError) -> [String] {
+        switch try raw(key, asYAML: true) {
+        case nil: return []
+        case .scalar(let text)?: return [text]
+        case .list(let items)?:
+            var result: [String] = []
+            for (index, item) in items.enumerated() {
+                guard case .scalar(let text) = item else {
+                    throw ConfigError(key: "\(name(key))[\(index)]", message: "expected text, got \(item.kindName)")
+                }
+                result.append(text)
+            }
+            return result
+        case let other?: throw ConfigError(key: name(key), message: "expected a list, got \(other.kindName)")
+        }
+    }
+
+    func stringMap(_ key: String) throws(ConfigError) -> [String: String] {
+        switch try raw(key, asYAML: true) {
+        case nil: return [:]
+        case .map(let map)?:
+            var result: [String: String] = [:]
+            for (entry, value) in map {
+                guard case .scalar(let text) = value else {
+                    throw ConfigError(key: "\(name(key)).\(entry)", message: "expected text, got \(value.kindName)")
+                }
+                result[entry] = text
+            }
+            return result
+        case let other?: throw ConfigError(key: name(key), message: "expected a mapping, got \(other.kindName)")
+        }
+    }
+
+    /// A nested mapping; environment overrides reach its keys individually.
+    func section<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> T {
+        readKeys.insert(key)
+        let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment)
+        let result = try read(reader)
+        try reader.finish()
+        return result
+    }
+
+    /// A list of mappings; an environment override replaces the whole list (as YAML).
+    func list<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
+        let items: [ConfigValue]
+        switch try raw(key, asYAML: true) {
+        case nil: items = []
+        case .list(let list)?: items = list
+        case let other?: throw ConfigError(key: name(key), message: "expected a list, got \(other.kindName)")
+        }
+        var result: [T] = []
+        for (index, item) in items.enumerated() {
+            let reader = try ConfigReader(path: path + ["\(key)[\(index)]"], value: item, environment: nil)
+            result.append(try read(reader))
+            try reader.finish()
+        }
+        return result
+    }
+
+    func finish() throws(ConfigError) {
+        let unknown = Set(values.keys).subtracting(readKeys).sorted()
+        if let first = unknown.first {
+            throw ConfigError(key: name(first), message: "unknown key (known here: \(readKeys.sorted().joined(separator: ", ")))")
+        }
+    }
+}

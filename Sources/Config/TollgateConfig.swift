@@ -1,0 +1,119 @@
+/// The whole configuration (DESIGN.md section 5). Defaults give a working `tollgate dev`.
+public struct TollgateConfig: Sendable {
+    public var http = HTTPSettings()
+    public var api = APISettings()
+    public var kafka = KafkaSettings()
+    public var store = StoreSettings()
+    public var log = LogSettings()
+    public var sources = SourcesSettings()
+
+    public init() {}
+}
+
+public struct HTTPSettings: Sendable {
+    public var host = "0.0.0.0"
+    public var port = 8080
+    public var maxBodyBytes = 262_144
+    /// Restores the path a sender called when a proxy rewrites it (signatures over the path).
+    public var publicPathPrefix = ""
+    public init() {}
+}
+
+public struct APISettings: Sendable {
+    public var tokens: [String] = []
+    public init() {}
+}
+
+public struct KafkaSettings: Sendable {
+    /// Nil means the embedded broker (development only).
+    public var brokers: String?
+    public var topicPrefix = "tollgate"
+    public var ackTimeoutMs = 5_000
+    public var consumerGroup = "tollgate-workers"
+    public var partitions = 6
+    public var replicationFactor = 3
+    public var retryDelaysMs = [5_000, 60_000, 600_000]
+    /// librdkafka properties passed through unchanged (security.protocol, sasl.*, ssl.*).
+    public var properties: [String: String] = [:]
+    public init() {}
+}
+
+public struct StoreSettings: Sendable {
+    public var url = "sqlite:./.tollgate/tollgate.sqlite"
+    public init() {}
+}
+
+public struct LogSettings: Sendable {
+    public enum Format: String, Sendable { case json, text }
+    public var level = "info"
+    public var format = Format.text
+    public init() {}
+}
+
+public struct SourcesSettings: Sendable {
+    public var apple = AppleSettings()
+    public var google = GoogleSettings()
+    public var citcon = CitconSettings()
+    public var iaptic = IapticSettings()
+    public var alipayplus = AlipayPlusSettings()
+    public init() {}
+}
+
+public struct AppleSettings: Sendable {
+    public struct App: Sendable {
+        public var bundleId: String
+        public var appAppleId: Int?
+        public var environments: [String]
+    }
+    public var roots: [String] = []
+    public var apps: [App] = []
+    public var onlineChecks = false
+    public init() {}
+}
+
+public struct GoogleSettings: Sendable {
+    public struct PlayAPI: Sendable {
+        public var baseURL = "https://androidpublisher.googleapis.com"
+        public var tokenURL = "https://oauth2.googleapis.com/token"
+        public var credentialsFile: String?
+    }
+    public var audience: String?
+    public var serviceAccountEmail: String?
+    public var jwks = "https://www.googleapis.com/oauth2/v3/certs"
+    public var packages: [String] = []
+    public var playApi = PlayAPI()
+    public init() {}
+}
+
+public struct CitconSettings: Sendable {
+    public struct Account: Sendable {
+        public var name: String
+        public var secrets: [String]
+        public var tokens: [String]
+    }
+    public var accounts: [Account] = []
+    public init() {}
+}
+
+public struct IapticSettings: Sendable {
+    public struct App: Sendable {
+        public var name: String
+        public var secrets: [String]
+        public init(name: String, secrets: [String]) {
+            self.name = name
+            self.secrets = secrets
+        }
+    }
+    public var apps: [App] = []
+    public init() {}
+}
+
+public struct AlipayPlusSettings: Sendable {
+    public struct Client: Sendable {
+        public var clientId: String
+        public var platformPublicKeys: [String]
+        public var merchantPrivateKey: String?
+    }
+    public var clients: [Client] = []
+    public init() {}
+}

@@ -1,0 +1,52 @@
+import Metrics
+import Prometheus
+
+/// The gateway's Prometheus metrics. Each gateway owns its registry, so several gateways in one
+/// process (tests, `tollgate dev`) keep separate counts.
+public struct GatewayMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        self.factory = factory
+    }
+
+    /// Every HTTP request, by route template and status code.
+    func request(route: String, status: Int, duration: Duration) {
+        Counter(label: "tollgate_http_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+            .increment()
+        Metrics.Timer(label: "tollgate_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// A refused delivery, by sender and reason code.
+    func rejection(source: String, reason: String) {
+        Counter(label: "tollgate_rejections_total", dimensions: [("source", source), ("reason", reason)], factory: factory)
+            .increment()
+    }
+
+    /// A delivery made durable, and its events by type.
+    func accepted(source: String, eventTypes: [String]) {
+        Counter(label: "tollgate_deliveries_accepted_total", dimensions: [("source", source)], factory: factory).increment()
+        for type in eventTypes {
+            Counter(label: "tollgate_events_published_total", dimensions: [("source", source), ("type", type)], factory: factory)
+                .increment()
+        }
+    }
+
+    public func exposition() -> String { registry.emitToString() }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

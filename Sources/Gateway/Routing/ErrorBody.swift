@@ -1,0 +1,17 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Verifiers
+
+/// Every refusal answers `{"error": "<reason code>", "message": "..."}`.
+enum ErrorBody {
+    static func response(_ rejection: Rejection, extraHeaders: HTTPFields = [:]) -> Response {
+        let object = ["error": rejection.reason.rawValue, "message": rejection.message]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        var headers = extraHeaders
+        headers[.contentType] = "application/json"
+        return Response(status: HTTPResponse.Status(code: rejection.reason.httpStatus),
+                        headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,77 @@
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Kafka
+import Logging
+import NIOCore
+import Verifiers
+
+/// `POST /webhooks/<source>`: read the body within the limit, verify and normalize through the
+/// sender's `WebhookSource`, publish, and answer 2xx only once every record is acknowledged.
+struct WebhookHandler: Sendable {
+    let name: SourceName
+    let source: (any WebhookSource)?
+    let publisher: EventPublisher
+    let metrics: GatewayMetrics
+    let maxBodyBytes: Int
+    let publicPathPrefix: String
+    let logger: Logger
+
+    func handle(_ request: Request) async -> Response {
+        do {
+            return try await accept(request)
+        } catch {
+            metrics.rejection(source: name.rawValue, reason: error.reason.rawValue)
+            var headers = HTTPFields()
+            if error.reason == .notDurable { headers[.retryAfter] = "5" }
+            logger.notice("delivery rejected", metadata: [
+                "source": .string(name.rawValue), "reason": .string(error.reason.rawValue), "detail": .string(error.message)])
+            return ErrorBody.response(error, extraHeaders: headers)
+        }
+    }
+
+    private func accept(_ request: Request) async throws(Rejection) -> Response {
+        guard let source else {
+            throw Rejection(.notImplemented, "the \(name.rawValue) sender is not implemented yet")
+        }
+        let body = try await readBody(request)
+        let received = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        var headers = HeaderFields()
+        for field in request.headers { headers.append(name: field.name.canonicalName, value: field.value) }
+        let webhookRequest = WebhookRequest(path: publicPathPrefix + request.uri.path, headers: headers,
+                                            body: body, receivedAt: received)
+        let delivery = try source.handle(webhookRequest)
+        do {
+            try await publisher.publish(delivery, source: name, request: webhookRequest)
+        } catch {
+            logger.error("delivery not durable", metadata: ["source": .string(name.rawValue), "error": .string(error.message)])
+            throw Rejection(.notDurable, "the event could not be made durable; retry later")
+        }
+        metrics.accepted(source: name.rawValue, eventTypes: delivery.events.map(\.type.rawValue))
+        logger.info("delivery accepted", metadata: [
+            "source": .string(name.rawValue), "events": .stringConvertible(delivery.events.count),
+            "ce_id": .string(delivery.events.first?.id ?? "")])
+        var responseHeaders = HTTPFields()
+        if let contentType = delivery.response.contentType { responseHeaders[.contentType] = contentType }
+        return Response(status: HTTPResponse.Status(code: delivery.response.status), headers: responseHeaders,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: delivery.response.body)))
+    }
+
+    /// Refuses an announced oversize body before reading it, and stops reading a streamed one as
+    /// soon as it passes the limit, so an attacker cannot make the gateway buffer more.
+    private func readBody(_ request: Request) async throws(Rejection) -> [UInt8] {
+        let tooLarge = Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes")
+        if let announced = request.headers[.contentLength].flatMap(Int.init), announced > maxBodyBytes {
+            throw tooLarge
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: maxBodyBytes)
+            return Array(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw tooLarge
+        } catch {
+            throw Rejection(.malformedJSON, "the body could not be read: \(error)")
+        }
+    }
+}

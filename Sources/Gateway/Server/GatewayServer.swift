@@ -1,0 +1,73 @@
+import Config
+import Events
+import HTTPTypes
+import Hummingbird
+import Kafka
+import Logging
+import NIOCore
+import Verifiers
+
+/// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics`.
+public struct GatewayServer: Sendable {
+    public let settings: HTTPSettings
+    public let registry: SourceRegistry
+    public let publisher: EventPublisher
+    public let metrics: GatewayMetrics
+    public let readiness: Readiness
+    public let logger: Logger
+
+    public init(settings: HTTPSettings, registry: SourceRegistry, publisher: EventPublisher,
+                metrics: GatewayMetrics = GatewayMetrics(), logger: Logger) {
+        self.settings = settings
+        self.registry = registry
+        self.publisher = publisher
+        self.metrics = metrics
+        self.readiness = Readiness(producer: publisher.producer)
+        self.logger = logger
+    }
+
+    public static func webhookPath(_ source: SourceName) -> String { "/webhooks/\(source.rawValue)" }
+
+    public func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        var routes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
+        for source in SourceName.allCases { routes[Self.webhookPath(source)] = [.post] }
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        router.add(middleware: ProtocolErrorMiddleware(routes: routes, metrics: metrics))
+
+        for name in SourceName.allCases {
+            let handler = WebhookHandler(name: name, source: registry.source(name), publisher: publisher, metrics: metrics,
+                                         maxBodyBytes: settings.maxBodyBytes, publicPathPrefix: settings.publicPathPrefix,
+                                         logger: logger)
+            router.post(RouterPath(Self.webhookPath(name))) { request, _ in await handler.handle(request) }
+        }
+        router.get("/healthz") { _, _ in Self.json(.ok, #"{"status":"ok"}"#) }
+        router.head("/healthz") { _, _ in Response(status: .ok) }
+        router.get("/readyz") { [readiness] _, _ in
+            let (ready, detail) = await readiness.check()
+            return Self.json(ready ? .ok : .serviceUnavailable, #"{"ready":\#(ready),"detail":"\#(detail)"}"#)
+        }
+        router.head("/readyz") { [readiness] _, _ in Response(status: await readiness.check().ready ? .ok : .serviceUnavailable) }
+        router.get("/metrics") { [metrics] _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        return router
+    }
+
+    /// The HTTP application as a `Service`; `onListening` receives the bound port (useful with port 0).
+    public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "tollgate"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
+            logger: logger)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import COpenSSL
+
+/// Message digests through OpenSSL's EVP interface.
+public enum Digest {
+    public static func sha256(_ bytes: some ContiguousBytes) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBytes { input in
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha256(), nil)
+        }
+        // EVP_Digest with a built-in algorithm only fails on allocation failure.
+        precondition(ok == 1, "EVP_Digest(SHA-256) failed")
+        return Array(digest.prefix(Int(length)))
+    }
+
+    public static func sha256(_ text: String) -> [UInt8] { sha256(Array(text.utf8)) }
+
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// How a route judges `Content-Type`. Senders are inconsistent, so a missing or generic type is
+/// not a rejection and the body decides; only a type that contradicts the route is (415).
+public enum MediaType: Sendable, Equatable {
+    case json
+    case form
+    /// Missing, `text/plain`, `application/octet-stream`, `*/*`: says nothing about the body.
+    case generic
+    case other(String)
+
+    public init(contentType: String?) {
+        guard let contentType else { self = .generic; return }
+        let essence = contentType.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        switch essence {
+        case "application/json", "text/json": self = .json
+        case _ where essence.hasPrefix("application/") && essence.hasSuffix("+json"): self = .json
+        case "application/x-www-form-urlencoded": self = .form
+        case "", "text/plain", "application/octet-stream", "*/*": self = .generic
+        default: self = .other(essence)
+        }
+    }
+}

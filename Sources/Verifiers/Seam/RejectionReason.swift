@@ -1,0 +1,48 @@
+/// Why a delivery was refused. The one mapping from a reason to the HTTP status, the
+/// `tollgate_rejections_total{reason}` label, the log field and `tollgate verify`'s error code.
+public enum RejectionReason: String, Sendable, CaseIterable, Error {
+    // 400: the request is not what the sender's protocol defines.
+    case malformedJSON = "malformed_json"
+    case missingField = "missing_field"
+    case invalidField = "invalid_field"
+    // 401: authenticity missing or failed.
+    case missingPassword = "missing_password"
+    case wrongPassword = "wrong_password"
+    // 403: authentic, but for an app/client this gateway is not configured for.
+    case unknownApp = "unknown_app"
+    // Protocol-level rejections decided by the gateway before a sender sees the request.
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case bodyTooLarge = "body_too_large"
+    case unsupportedMediaType = "unsupported_media_type"
+    case notImplemented = "not_implemented"
+    /// The event could not be made durable (Kafka did not acknowledge in time).
+    case notDurable = "not_durable"
+
+    public var httpStatus: Int {
+        switch self {
+        case .malformedJSON, .missingField, .invalidField: 400
+        case .missingPassword, .wrongPassword: 401
+        case .unknownApp: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .bodyTooLarge: 413
+        case .unsupportedMediaType: 415
+        case .notImplemented: 501
+        case .notDurable: 503
+        }
+    }
+}
+
+/// A refused delivery: a reason code plus a message for people (never containing secrets).
+public struct Rejection: Error, Sendable, CustomStringConvertible {
+    public let reason: RejectionReason
+    public let message: String
+
+    public init(_ reason: RejectionReason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { "\(reason.rawValue): \(message)" }
+}

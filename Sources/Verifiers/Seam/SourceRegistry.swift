@@ -1,0 +1,16 @@
+import Config
+import Events
+
+/// Where senders are registered: adding a sender means one folder and one line here.
+public struct SourceRegistry: Sendable {
+    private let sources: [SourceName: any WebhookSource]
+
+    public init(settings: SourcesSettings) throws(ConfigError) {
+        var sources: [SourceName: any WebhookSource] = [:]
+        sources[.iaptic] = IapticSource(settings: settings.iaptic)
+        self.sources = sources
+    }
+
+    /// The sender for a route, or nil while it is not implemented (the route answers 501).
+    public func source(_ name: SourceName) -> (any WebhookSource)? { sources[name] }
+}

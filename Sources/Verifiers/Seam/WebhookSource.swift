@@ -1,0 +1,53 @@
+import Events
+
+/// The one seam for senders: the gateway, `tollgate verify` and replay all call `accept`,
+/// so they cannot disagree about what is authentic or how it normalizes.
+public protocol WebhookSource: Sendable {
+    var name: SourceName { get }
+    /// The specific media types the route takes; anything else specific is a 415.
+    var mediaTypes: [MediaType] { get }
+    /// Verifies the exact bytes received and normalizes them. No I/O.
+    func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery
+}
+
+extension WebhookSource {
+    /// The content-type rule, then the sender's own verification.
+    public func handle(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
+        let mediaType = MediaType(contentType: request.headers["content-type"])
+        if mediaType != .generic, !mediaTypes.contains(mediaType) {
+            throw Rejection(.unsupportedMediaType, "content type \(request.headers["content-type"] ?? "") is not accepted here")
+        }
+        return try accept(request)
+    }
+}
+
+/// A verified delivery: the events to publish and the answer the sender expects.
+public struct AcceptedDelivery: Sendable {
+    public var events: [NormalizedEvent]
+    /// Key of the raw record (the first event's subject, or a sender-level id).
+    public var rawKey: String
+    public var response: SenderResponse
+
+    public init(events: [NormalizedEvent], rawKey: String, response: SenderResponse) {
+        self.events = events
+        self.rawKey = rawKey
+        self.response = response
+    }
+}
+
+/// The 2xx body a sender expects; anything else makes it retry.
+public struct SenderResponse: Sendable, Equatable {
+    public var status: Int
+    public var contentType: String?
+    public var body: [UInt8]
+
+    public init(status: Int = 200, contentType: String? = nil, body: [UInt8] = []) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+
+    public static func json(_ text: String) -> SenderResponse {
+        SenderResponse(contentType: "application/json", body: Array(text.utf8))
+    }
+}

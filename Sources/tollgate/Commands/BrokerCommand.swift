@@ -1,0 +1,31 @@
+import ArgumentParser
+import Config
+import UnixSignals
+
+struct BrokerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "broker",
+        abstract: "Run the embedded Kafka-protocol broker (librdkafka mock cluster) alone, with Tollgate's topics.",
+        discussion: "For development, tests and benchmarks: it keeps everything in memory.")
+
+    @Option(help: "Number of brokers in the cluster.")
+    var brokers = 1
+
+    @Option(help: "Write the bootstrap servers as one line to this file once listening.")
+    var portFile: String?
+
+    @OptionGroup var options: ConfigOptions
+
+    func validate() throws {
+        guard (1...16).contains(brokers) else { throw ValidationError("--brokers must be between 1 and 16") }
+    }
+
+    func run() async throws {
+        let config = try options.load()
+        let cluster = try EmbeddedBroker.start(brokers: brokers, topics: config.kafka.topicNames)
+        if let portFile { try EmbeddedBroker.writeBootstrap(cluster.bootstrapServers, to: portFile) }
+        Output.line(cluster.bootstrapServers)
+        for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { break }
+        withExtendedLifetime(cluster) {}
+    }
+}

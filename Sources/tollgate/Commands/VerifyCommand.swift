@@ -1,0 +1,76 @@
+import ArgumentParser
+import Events
+import Foundation
+import Verifiers
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify and normalize one captured delivery offline, with the server's own code.",
+        discussion: """
+            Exit 0 and print the normalized events as a JSON array; exit 1 and print \
+            {"error": "<reason code>", "message": ...} on stderr when rejected; exit 2 on usage or configuration errors.
+            """)
+
+    @Option(help: "The sender: \(SourceName.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var source: SourceName
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(name: .customLong("header"), help: "A request header, 'Name: value' (repeatable).")
+    var headers: [String] = []
+
+    @Option(help: "The request path the sender called (default /webhooks/<source>).")
+    var path: String?
+
+    @Option(help: "RFC 3339 time to use as 'now' for time checks.")
+    var at: String?
+
+    @Argument(help: "The captured body, or - for standard input.")
+    var bodyFile: String
+
+    func run() async throws {
+        let config = try options.load()
+        var fields = HeaderFields()
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw ValidationError("--header must look like 'Name: value', got '\(header)'")
+            }
+            fields.append(name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                          value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        var now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        if let at {
+            guard let parsed = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time, got '\(at)'") }
+            now = parsed
+        }
+        let body: Data
+        if bodyFile == "-" {
+            body = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let data = FileManager.default.contents(atPath: bodyFile) else {
+                throw ValidationError("cannot read \(bodyFile)")
+            }
+            body = data
+        }
+        let registry: SourceRegistry
+        do { registry = try SourceRegistry(settings: config.sources) } catch {
+            Output.error("tollgate: \(error)")
+            throw ExitCode(2)
+        }
+        let request = WebhookRequest(path: path ?? "/webhooks/\(source.rawValue)", headers: fields,
+                                     body: Array(body), receivedAt: now, now: now)
+        do throws(Rejection) {
+            guard let sender = registry.source(source) else {
+                throw Rejection(.notImplemented, "the \(source.rawValue) sender is not implemented yet")
+            }
+            let delivery = try sender.handle(request)
+            Output.line(EventCoding.encodeArray(delivery.events, pretty: true))
+        } catch {
+            let object = ["error": error.reason.rawValue, "message": error.message]
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            Output.error(String(decoding: data, as: UTF8.self))
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Config
+import Events
+import Foundation
+
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "YAML configuration file (default: ./tollgate.yaml if present).")
+    var config: String?
+
+    /// The validated configuration; a configuration error prints its key and exits 2.
+    func load() throws -> TollgateConfig {
+        do {
+            return try ConfigLoader.load(path: config)
+        } catch {
+            Output.error("tollgate: \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+extension SourceName: ExpressibleByArgument {}
+
+enum Output {
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

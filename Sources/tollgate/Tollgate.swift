@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Tollgate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tollgate",
+        abstract: "Webhook ingestion and fan-out gateway for app stores and payment providers.",
+        subcommands: [DevCommand.self, ServeCommand.self, WorkCommand.self, BrokerCommand.self,
+                      VerifyCommand.self, TopicsCommand.self])
+
+    /// Usage errors exit 2, as DESIGN.md section 4 promises, instead of ArgumentParser's 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}

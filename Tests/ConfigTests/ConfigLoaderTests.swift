@@ -1,0 +1,129 @@
+import Config
+import Testing
+
+@Suite("Configuration")
+struct ConfigLoaderTests {
+    @Test("no file and no environment gives the documented defaults")
+    func defaults() throws {
+        let config = try ConfigLoader.parse(yaml: "")
+        #expect(config.http.port == 8080)
+        #expect(config.http.maxBodyBytes == 262_144)
+        #expect(config.kafka.brokers == nil)
+        #expect(config.kafka.topicPrefix == "tollgate")
+        #expect(config.kafka.ackTimeoutMs == 5_000)
+        #expect(config.store.url == "sqlite:./.tollgate/tollgate.sqlite")
+    }
+
+    @Test("a full file is read")
+    func fullFile() throws {
+        let config = try ConfigLoader.parse(yaml: """
+            http: { host: 127.0.0.1, port: 9000, maxBodyBytes: 65536 }
+            kafka:
+              brokers: "k1:9092,k2:9092"
+              ackTimeoutMs: 2000
+              properties: { security.protocol: SASL_SSL, sasl.mechanism: PLAIN }
+            sources:
+              iaptic:
+                apps:
+                  - { name: a, secrets: [s1, s2] }
+                  - { name: b, secrets: [s3] }
+              apple:
+                apps: [{ bundleId: com.example, appAppleId: 1234, environments: [Sandbox] }]
+            """)
+        #expect(config.http.port == 9000)
+        #expect(config.kafka.brokers == "k1:9092,k2:9092")
+        #expect(config.kafka.properties == ["security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"])
+        #expect(config.sources.iaptic.apps.map(\.name) == ["a", "b"])
+        #expect(config.sources.iaptic.apps[0].secrets == ["s1", "s2"])
+        #expect(config.sources.apple.apps.first?.appAppleId == 1234)
+    }
+
+    @Test("an unknown key fails and is named", arguments: [
+        ("http: { prot: 1 }", "http.prot"),
+        ("kafak: {}", "kafak"),
+        ("sources: { iaptic: { apps: [{ name: a, secrets: [s], secret: x }] } }", "sources.iaptic.apps[0].secret"),
+        ("sources: { paypal: {} }", "sources.paypal"),
+    ])
+    func unknownKey(yaml: String, key: String) {
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml: yaml) }
+        do { _ = try ConfigLoader.parse(yaml: yaml) } catch {
+            #expect(error.key == key)
+            #expect(error.description.contains("unknown key"))
+        }
+    }
+
+    @Test("a bad value fails and is named", arguments: [
+        ("http: { port: eighty }", "http.port"),
+        ("http: { port: 70000 }", "http.port"),
+        ("kafka: { ackTimeoutMs: -1 }", "kafka.ackTimeoutMs"),
+        ("store: { url: mysql://x }", "store.url"),
+        ("log: { format: xml }", "log.format"),
+        ("sources: { iaptic: { apps: [{ name: a, secrets: [] }] } }", "sources.iaptic.apps[0].secrets"),
+        ("sources: { iaptic: { apps: [{ secrets: [s] }] } }", "sources.iaptic.apps[0].name"),
+        ("http: [1, 2]", "http"),
+    ])
+    func badValue(yaml: String, key: String) {
+        do {
+            _ = try ConfigLoader.parse(yaml: yaml)
+            Issue.record("expected a configuration error for \(key)")
+        } catch {
+            #expect(error.key == key)
+        }
+    }
+
+    @Test("not YAML at all fails clearly")
+    func notYAML() {
+        #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml: "http: {port: [", origin: "x.yaml") }
+    }
+
+    @Test("TOLLGATE_* variables override the file")
+    func environmentOverrides() throws {
+        let config = try ConfigLoader.parse(
+            yaml: "http: { port: 9000 }\nkafka: { brokers: file:9092 }",
+            environment: [
+                "TOLLGATE_HTTP_PORT": "9100",
+                "TOLLGATE_KAFKA_BROKERS": "env:9092",
+                "TOLLGATE_HTTP_MAX_BODY_BYTES": "4096",
+                "TOLLGATE_API_TOKENS": "t1,t2",
+                "TOLLGATE_SOURCES_IAPTIC_APPS": "[{name: envapp, secrets: [s]}]",
+                "TOLLGATE_KAFKA_PROPERTIES": "{ssl.ca.location: /etc/ca.pem}",
+                "PATH": "/usr/bin",
+            ])
+        #expect(config.http.port == 9100)
+        #expect(config.kafka.brokers == "env:9092")
+        #expect(config.http.maxBodyBytes == 4096)
+        #expect(config.api.tokens == ["t1", "t2"])
+        #expect(config.sources.iaptic.apps.map(\.name) == ["envapp"])
+        #expect(config.kafka.properties == ["ssl.ca.location": "/etc/ca.pem"])
+    }
+
+    @Test("an unknown TOLLGATE_ variable fails and is named")
+    func unknownVariable() {
+        do {
+            _ = try ConfigLoader.parse(yaml: "", environment: ["TOLLGATE_HTTP_PROT": "1"])
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.key == "TOLLGATE_HTTP_PROT")
+        }
+    }
+
+    @Test("a bad environment value is named by its variable's key")
+    func badVariable() {
+        do {
+            _ = try ConfigLoader.parse(yaml: "", environment: ["TOLLGATE_KAFKA_ACK_TIMEOUT_MS": "soon"])
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.key == "kafka.ackTimeoutMs")
+        }
+    }
+
+    @Test("a missing file is an error naming it")
+    func missingFile() {
+        do {
+            _ = try ConfigLoader.load(path: "/nonexistent/tollgate.yaml", environment: [:])
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.key == "/nonexistent/tollgate.yaml")
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Events
+import Foundation
+import Testing
+
+@Suite("Iaptic end to end: HTTP -> verify -> normalize -> Kafka")
+struct IapticEndToEndTests {
+    @Test("an authentic delivery is answered {\"ok\":true} after the raw body and the event are on their topics")
+    func accepted() async throws {
+        let harness = try await GatewayHarness()
+        let body = Bodies.renewal()
+        let response = try await harness.postIaptic(body)
+        #expect(response.status == 200)
+        #expect(response.body == #"{"ok":true}"#)
+        #expect(response.headers["content-type"] == "application/json")
+
+        // The 2xx came after the delivery reports: the records are already readable.
+        let raw = try harness.records(harness.topics.raw(.iaptic))
+        #expect(raw.count == 1)
+        #expect(raw.first?.key == "apple:1")
+        #expect(raw.first?.value == body, "the raw topic holds the exact bytes received")
+        #expect(raw.first?.headers.contains("ce_id=iaptic:n-100:apple:1") == true)
+        #expect(raw.first?.headers.contains("http_content-type=application/json") == true)
+
+        let events = try harness.records(harness.topics.events)
+        let event = try #require(events.first)
+        #expect(events.count == 1)
+        #expect(event.key == "apple:1")
+        for header in ["ce_specversion=1.0", "ce_id=iaptic:n-100:apple:1", "ce_source=/iaptic/shop",
+                       "ce_type=dev.tollgate.subscription.renewed", "ce_subject=apple:1", "content-type=application/json"] {
+            #expect(event.headers.contains(header), "missing \(header)")
+        }
+        let decoded = try EventCoding.decode(Array(event.value.utf8))
+        #expect(decoded.type == .subscriptionRenewed)
+        #expect(decoded.user == "u-1")
+        #expect(try await harness.metric("tollgate_deliveries_accepted_total", ["source": "iaptic"]) == 1)
+        #expect(try await harness.metric("tollgate_http_requests_total", ["route": "/webhooks/iaptic", "status": "200"]) == 1)
+        await harness.stop()
+    }
+
+    @Test("a repeated delivery produces the same ce_id")
+    func repeatedDelivery() async throws {
+        let harness = try await GatewayHarness()
+        #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
+        #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
+        let ids = try harness.records(harness.topics.events).map { record in
+            record.headers.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map(String.init)
+        }
+        #expect(ids.count == 2)
+        #expect(ids[0] == ids[1])
+        #expect(ids[0] == "ce_id=iaptic:n-100:apple:1")
+        await harness.stop()
+    }
+
+    @Test("the test notification is published as store.test")
+    func testNotification() async throws {
+        let harness = try await GatewayHarness()
+        let response = try await harness.postIaptic(#"{"type":"test","password":"\#(GatewayHarness.secret)"}"#)
+        #expect(response.status == 200)
+        let events = try harness.records(harness.topics.events)
+        #expect(events.count == 1)
+        #expect(events.first?.headers.contains("ce_type=dev.tollgate.store.test") == true)
+        await harness.stop()
+    }
+
+    @Test("when Kafka cannot acknowledge in time the sender gets 503 with Retry-After, never a 2xx")
+    func brokerDown() async throws {
+        let harness = try await GatewayHarness(ackTimeoutMs: 1_000)
+        #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
+        harness.cluster.setAllBrokers(up: false)
+        let started = ContinuousClock.now
+        let response = try await harness.postIaptic(Bodies.renewal(notificationId: "n-200"))
+        #expect(response.status == 503)
+        #expect(response.headers["retry-after"] == "5")
+        #expect(response.body.contains("not_durable"))
+        #expect(ContinuousClock.now - started < .seconds(8), "bounded by kafka.ackTimeoutMs, not librdkafka's default")
+        #expect(try await harness.metric("tollgate_rejections_total", ["source": "iaptic", "reason": "not_durable"]) == 1)
+        await harness.stop()
+    }
+}

@@ -1,0 +1,105 @@
+import Config
+import Events
+import Foundation
+import Gateway
+import Kafka
+import Logging
+import ServiceLifecycle
+import Testing
+import Verifiers
+
+/// A real gateway on a free port, publishing to its own in-process mock cluster.
+final class GatewayHarness: Sendable {
+    let cluster: MockCluster
+    let producer: KafkaProducer
+    let metrics: GatewayMetrics
+    let topics = TopicNames()
+    let port: Int
+    let client: RawHTTPClient
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    static let secret = "harness-secret"
+
+    init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000) async throws {
+        cluster = try MockCluster(brokers: 1)
+        for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
+        producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
+                                                            deliveryTimeoutMs: ackTimeoutMs))
+        var sources = SourcesSettings()
+        sources.iaptic.apps = [IapticSettings.App(name: "shop", secrets: [Self.secret])]
+        var http = HTTPSettings()
+        http.host = "127.0.0.1"
+        http.port = 0
+        http.maxBodyBytes = maxBodyBytes
+        metrics = GatewayMetrics()
+        var logger = Logger(label: "gateway-test")
+        logger.logLevel = .warning
+        let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources),
+                                   publisher: EventPublisher(producer: producer, topics: topics), metrics: metrics, logger: logger)
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = server.makeApplication { port in portContinuation.yield(port) }
+        group = ServiceGroup(services: [app], logger: logger)
+        running = Task { [group] in try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw ClientError("server did not start") }
+        self.port = port
+        client = RawHTTPClient(port: port)
+    }
+
+    func stop() async {
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+        producer.close()
+    }
+
+    func postIaptic(_ body: String, contentType: String = "application/json") async throws -> RawHTTPClient.Response {
+        try await client.request("POST", "/webhooks/iaptic", headers: ["Content-Type": contentType], body: body)
+    }
+
+    /// Every record currently on `topic`, read with kcat (an independent client) up to the end.
+    func records(_ topic: String) throws -> [(key: String, headers: String, value: String)] {
+        let output = try runProcess("/usr/bin/kcat", ["-b", cluster.bootstrapServers, "-C", "-t", topic, "-o", "beginning",
+                                                      "-e", "-q", "-f", "%k\t%h\t%s\n"])
+        return output.split(separator: "\n").map { line in
+            let fields = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            return (fields[0], fields.count > 1 ? fields[1] : "", fields.count > 2 ? fields[2] : "")
+        }
+    }
+
+    /// The value of one sample in `/metrics`, matching all the given labels.
+    func metric(_ name: String, _ labels: [String: String]) async throws -> Double {
+        let text = try await client.request("GET", "/metrics").body
+        var total = 0.0
+        for line in text.split(separator: "\n") where line.hasPrefix(name + "{") {
+            guard let open = line.firstIndex(of: "{"), let close = line.firstIndex(of: "}"),
+                  let value = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces)) else { continue }
+            let labelText = line[line.index(after: open)..<close]
+            var found: [String: String] = [:]
+            for pair in labelText.split(separator: ",") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { found[String(parts[0])] = parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            }
+            if labels.allSatisfy({ found[$0.key] == $0.value }) { total += value }
+        }
+        return total
+    }
+}
+
+func runProcess(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+enum Bodies {
+    static func renewal(password: String = GatewayHarness.secret, notificationId: String = "n-100") -> String {
+        #"{"type":"purchases.updated","password":"\#(password)","applicationUsername":"u-1","notification":{"id":"\#(notificationId)","reason":"RENEWED","purchaseId":"apple:1"},"purchases":{"apple:m":{"purchaseId":"apple:1","productId":"apple:m","expirationDate":"2027-01-01T00:00:00Z","renewalIntent":"Renew"}}}"#
+    }
+}

@@ -1,0 +1,183 @@
+import Events
+import Foundation
+import Testing
+import Verifiers
+
+@Suite("Iaptic verification")
+struct IapticVerificationTests {
+    let source = IapticFixtures.source
+
+    func reject(_ body: String, contentType: String? = "application/json") -> RejectionReason? {
+        do {
+            _ = try source.handle(IapticFixtures.request(body, contentType: contentType))
+            return nil
+        } catch {
+            return error.reason
+        }
+    }
+
+    @Test("every configured secret is accepted (rotation) and names its app")
+    func rotation() throws {
+        let old = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "old-secret")))
+        let new = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "new-secret")))
+        let beta = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "beta-secret")))
+        #expect(old.events.first?.app == "alpha")
+        #expect(new.events.first?.app == "alpha")
+        #expect(beta.events.first?.source == "/iaptic/beta")
+        #expect(new.response == .json(#"{"ok":true}"#))
+    }
+
+    @Test("a wrong, empty, missing or non-text password is 401")
+    func passwords() {
+        #expect(reject(IapticFixtures.updated(password: "new-secreT")) == .wrongPassword)
+        #expect(reject(IapticFixtures.updated(password: "new-secret ")) == .wrongPassword)
+        #expect(reject(IapticFixtures.updated(password: "")) == .missingPassword)
+        #expect(reject(#"{"type":"test"}"#) == .missingPassword)
+        #expect(reject(#"{"type":"test","password":42}"#) == .missingPassword)
+        #expect(RejectionReason.wrongPassword.httpStatus == 401)
+    }
+
+    @Test("the password is checked before anything else is read")
+    func authenticationFirst() {
+        #expect(reject(#"{"password":"nope","purchases":5}"#) == .wrongPassword)
+    }
+
+    @Test("what is not a JSON object is 400", arguments: [
+        "", "not json", "[1,2]", "\"text\"", #"{"type":"test","password":"new-secret"} trailing"#, "{\"type\":",
+    ])
+    func malformed(body: String) {
+        #expect(reject(body) == .malformedJSON)
+        #expect(RejectionReason.malformedJSON.httpStatus == 400)
+    }
+
+    @Test("shape errors are 400 and say where")
+    func shapeErrors() {
+        #expect(reject(#"{"password":"new-secret"}"#) == .missingField)
+        #expect(reject(#"{"type":"purchases.updated","password":"new-secret","purchases":[]}"#) == .invalidField)
+        #expect(reject(#"{"type":"purchases.updated","password":"new-secret","purchases":{"p":5}}"#) == .invalidField)
+        #expect(reject(IapticFixtures.updated(purchases: [("p", #"{"productId":"p"}"#)])) == .missingField)
+    }
+
+    @Test("a contradicting content type is 415; missing or generic ones are not")
+    func contentTypes() {
+        let body = IapticFixtures.updated()
+        #expect(reject(body, contentType: "application/xml") == .unsupportedMediaType)
+        #expect(reject(body, contentType: "application/x-www-form-urlencoded") == .unsupportedMediaType)
+        #expect(reject(body, contentType: nil) == nil)
+        #expect(reject(body, contentType: "text/plain; charset=utf-8") == nil)
+        #expect(reject(body, contentType: "application/json; charset=UTF-8") == nil)
+        #expect(RejectionReason.unsupportedMediaType.httpStatus == 415)
+    }
+}
+
+@Suite("Iaptic normalization")
+struct IapticNormalizationTests {
+    let source = IapticFixtures.source
+
+    func events(_ body: String) throws -> [NormalizedEvent] {
+        try source.handle(IapticFixtures.request(body)).events
+    }
+
+    @Test("a renewal becomes one fully populated event")
+    func renewal() throws {
+        let event = try #require(try events(IapticFixtures.updated()).first)
+        #expect(event.id == "iaptic:n-1:apple:1000")
+        #expect(event.type == .subscriptionRenewed)
+        #expect(event.source == "/iaptic/alpha")
+        #expect(event.app == "alpha")
+        #expect(event.environment == .sandbox)
+        #expect(event.subject == "apple:1000")
+        #expect(event.user == "user-1")
+        #expect(event.product == "apple:monthly")
+        #expect(event.occurredAt == "2026-11-20T08:00:00.000Z")
+        #expect(event.receivedAt == "2026-11-21T12:00:00.000Z")
+        #expect(event.transaction?.id == "apple:1000-t")
+        #expect(event.transaction?.expiresAt == "2026-12-01T00:00:00.000Z")
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 4_990_000, currency: "EUR"))
+        #expect(event.subscription?.autoRenew == true)
+        #expect(event.subscription?.state == "active")
+        #expect(event.sourceType == "purchases.updated/RENEWED")
+    }
+
+    @Test("a redelivery produces the same ce_id, whenever it arrives")
+    func deterministicIds() throws {
+        let body = IapticFixtures.updated()
+        let first = try source.handle(IapticFixtures.request(body)).events.map(\.id)
+        let later = try source.handle(IapticFixtures.request(body, receivedAt: Timestamp(millisecondsSince1970: 0))).events.map(\.id)
+        #expect(first == later)
+    }
+
+    @Test("without a notification id the id hashes the purchase state")
+    func hashedIds() throws {
+        let a = try events(IapticFixtures.updated(notificationId: nil)).map(\.id)
+        let b = try events(IapticFixtures.updated(notificationId: nil)).map(\.id)
+        let changed = try events(IapticFixtures.updated(notificationId: nil, purchases: [
+            ("apple:monthly", IapticFixtures.purchase(extra: #","isExpired":true"#))])).map(\.id)
+        #expect(a == b)
+        #expect(a != changed)
+        #expect(a.first?.hasPrefix("iaptic:") == true && a.first?.hasSuffix(":apple:1000") == true)
+    }
+
+    @Test("the reason applies to the purchase it names; the others are snapshots")
+    func targeting() throws {
+        let body = IapticFixtures.updated(reason: "EXPIRED", notificationTarget: "apple:2000", purchases: [
+            ("apple:monthly", IapticFixtures.purchase(id: "apple:1000")),
+            ("apple:yearly", IapticFixtures.purchase(id: "apple:2000", product: "apple:yearly")),
+        ])
+        let byId = Dictionary(uniqueKeysWithValues: try events(body).map { ($0.subject, $0.type) })
+        #expect(byId == ["apple:1000": .subscriptionUpdated, "apple:2000": .subscriptionExpired])
+    }
+
+    @Test("a notification that names no purchase applies to all")
+    func untargeted() throws {
+        let body = IapticFixtures.updated(reason: "REFUNDED", notificationTarget: nil, purchases: [
+            ("a", IapticFixtures.purchase(id: "apple:1", subscription: false)),
+            ("b", IapticFixtures.purchase(id: "apple:2", subscription: false)),
+        ])
+        #expect(try events(body).map(\.type) == [.purchaseRefunded, .purchaseRefunded])
+    }
+
+    @Test("reasons map to the vocabulary", arguments: [
+        ("PURCHASED", true, EventType.subscriptionStarted),
+        ("PURCHASED", false, .purchaseCompleted),
+        ("RENEWED", true, .subscriptionRenewed),
+        ("ENTERED_GRACE_PERIOD", true, .subscriptionBillingIssue),
+        ("WILL_LAPSE", true, .subscriptionAutoRenewDisabled),
+        ("WILL_AUTO_RENEW", true, .subscriptionAutoRenewEnabled),
+        ("EXPIRED", true, .subscriptionExpired),
+        ("PAUSED", true, .subscriptionPaused),
+        ("REVOKED", true, .subscriptionRevoked),
+        ("EXTENDED", true, .subscriptionExtended),
+        ("PRICE_CHANGE_CONFIRMED", true, .subscriptionPriceChange),
+        ("REFUNDED", false, .purchaseRefunded),
+        ("RECEIPT_VALIDATED", true, .subscriptionUpdated),
+        ("SOMETHING_NEW", true, .storeOther),
+    ])
+    func reasons(reason: String, subscription: Bool, type: EventType) throws {
+        let body = IapticFixtures.updated(reason: reason, purchases: [("apple:monthly", IapticFixtures.purchase(subscription: subscription))])
+        #expect(try events(body).map(\.type) == [type])
+    }
+
+    @Test("no reason at all is a snapshot")
+    func noReason() throws {
+        #expect(try events(IapticFixtures.updated(reason: nil)).map(\.type) == [.subscriptionUpdated])
+    }
+
+    @Test("type is compared case-insensitively; test becomes store.test")
+    func testNotification() throws {
+        let delivery = try IapticFixtures.source.handle(IapticFixtures.request(#"{"type":"TEST","password":"beta-secret"}"#))
+        let event = try #require(delivery.events.first)
+        #expect(delivery.events.count == 1)
+        #expect(event.type == .storeTest)
+        #expect(event.app == "beta")
+        #expect(event.id.hasPrefix("iaptic:test:"))
+        #expect(try events(IapticFixtures.updated().replacingOccurrences(of: "purchases.updated", with: "Purchases.Updated")).count == 1)
+    }
+
+    @Test("an unknown authentic type is kept as store.other")
+    func unknownType() throws {
+        let event = try #require(try events(#"{"type":"subscriber.deleted","password":"new-secret","applicationUsername":"u"}"#).first)
+        #expect(event.type == .storeOther)
+        #expect(event.sourceType == "subscriber.deleted")
+    }
+}
