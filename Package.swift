@@ -78,6 +78,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"], swiftSettings: strict),
+        // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
+        .testTarget(name: "CLITests", swiftSettings: strict),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),

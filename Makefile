@@ -1,0 +1,39 @@
+# Tollgate: `make run` and `make test` work on a fresh Debian machine (as root, or with sudo).
+
+SHELL        := /bin/bash
+SWIFT        ?= swift
+CONFIG       ?= examples/dev.yaml
+APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat
+SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+BUILD_LOG    := .build/tollgate-build.log
+
+.PHONY: deps build build-tests run test clean
+
+## Install the system packages Tollgate builds and tests against, when missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH (expected the Swift 6 toolchain)"; exit 1; }
+
+build: deps
+	$(SWIFT) build
+
+## Builds everything and fails on any compiler warning in the project's own code.
+build-tests: deps
+	@mkdir -p .build
+	$(SWIFT) build --build-tests 2>&1 | tee $(BUILD_LOG); test $${PIPESTATUS[0]} -eq 0
+	@if grep -E "^$(CURDIR)/(Sources|Tests)/.*: warning:" $(BUILD_LOG); then echo "compiler warnings in project code"; exit 1; fi
+
+## Starts everything in one process: embedded broker, gateway on :8080, workers.
+run: build
+	.build/debug/tollgate dev --config $(CONFIG)
+
+## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI.
+test: build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build .tollgate
