@@ -105,12 +105,26 @@ public enum ConfigLoader {
         var sources = SourcesSettings()
         sources.apple = try s.section("apple") { (a) throws(ConfigError) in
             var apple = AppleSettings()
-            apple.roots = try a.strings("roots")
+            let roots = try a.strings("roots")
+            if !roots.isEmpty { apple.roots = roots }
             apple.onlineChecks = try a.bool("onlineChecks", default: false)
+            if apple.onlineChecks {
+                throw ConfigError(key: a.name("onlineChecks"), message: "OCSP online checks are not supported yet; use false (offline, as Apple's library defaults to)")
+            }
+            apple.verifyNested = try a.bool("verifyNested", default: true)
+            apple.strictX509 = try a.bool("strictX509", default: false)
             apple.apps = try a.list("apps") { (app) throws(ConfigError) in
-                AppleSettings.App(bundleId: try required(app.string("bundleId"), app, "bundleId"),
-                                  appAppleId: try app.optionalInt("appAppleId"),
-                                  environments: try app.strings("environments"))
+                var environments = try app.strings("environments")
+                if environments.isEmpty { environments = ["Production", "Sandbox"] }
+                for environment in environments where !["Production", "Sandbox", "Xcode", "LocalTesting"].contains(environment) {
+                    throw ConfigError(key: app.name("environments"), message: "expected Production, Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
+                }
+                let appAppleId = try app.optionalInt("appAppleId").map(Int64.init)
+                if environments.contains("Production"), appAppleId == nil {
+                    throw ConfigError(key: app.name("appAppleId"), message: "is required when Production is enabled")
+                }
+                return AppleSettings.App(bundleId: try required(app.string("bundleId"), app, "bundleId"),
+                                         appAppleId: appAppleId, environments: environments)
             }
             return apple
         }

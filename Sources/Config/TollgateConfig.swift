@@ -62,12 +62,23 @@ public struct SourcesSettings: Sendable {
 public struct AppleSettings: Sendable {
     public struct App: Sendable {
         public var bundleId: String
-        public var appAppleId: Int?
+        public var appAppleId: Int64?
         public var environments: [String]
+        public init(bundleId: String, appAppleId: Int64?, environments: [String]) {
+            self.bundleId = bundleId
+            self.appAppleId = appAppleId
+            self.environments = environments
+        }
     }
-    public var roots: [String] = []
+    /// Where operators install Apple Root CA - G3 (docs/senders/apple.md); the container image puts it here.
+    public static let defaultRoot = "/etc/tollgate/apple/AppleRootCA-G3.cer"
+    public var roots: [String] = [defaultRoot]
     public var apps: [App] = []
     public var onlineChecks = false
+    /// Verify nested signedTransactionInfo / signedRenewalInfo JWS too (the outer signature covers their bytes).
+    public var verifyNested = true
+    /// OpenSSL's X509_STRICT checks (Apple's own test chain lacks AKI/SKI, so off by default).
+    public var strictX509 = false
     public init() {}
 }
 

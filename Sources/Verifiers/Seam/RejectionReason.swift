@@ -5,11 +5,22 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case malformedJSON = "malformed_json"
     case missingField = "missing_field"
     case invalidField = "invalid_field"
+    case malformedJWS = "malformed_jws"
+    case invalidCertificate = "invalid_certificate"
+    case invalidChainLength = "invalid_chain_length"
+    /// An App Store Server Notifications V1 body.
+    case unsupportedVersion = "unsupported_version"
     // 401: authenticity missing or failed.
     case missingPassword = "missing_password"
     case wrongPassword = "wrong_password"
+    case unsupportedAlg = "unsupported_alg"
+    case untrustedChain = "untrusted_chain"
+    case missingAppleOID = "missing_apple_oid"
+    case certificateExpired = "certificate_expired"
+    case badSignature = "bad_signature"
     // 403: authentic, but for an app/client this gateway is not configured for.
     case unknownApp = "unknown_app"
+    case wrongEnvironment = "wrong_environment"
     // Protocol-level rejections decided by the gateway before a sender sees the request.
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
@@ -21,9 +32,11 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
 
     public var httpStatus: Int {
         switch self {
-        case .malformedJSON, .missingField, .invalidField: 400
-        case .missingPassword, .wrongPassword: 401
-        case .unknownApp: 403
+        case .malformedJSON, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
+             .unsupportedVersion: 400
+        case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
+             .badSignature: 401
+        case .unknownApp, .wrongEnvironment: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413

@@ -8,6 +8,7 @@ public struct SourceRegistry: Sendable {
     public init(settings: SourcesSettings) throws(ConfigError) {
         var sources: [SourceName: any WebhookSource] = [:]
         sources[.iaptic] = IapticSource(settings: settings.iaptic)
+        sources[.apple] = try AppleSource(settings: settings.apple)
         self.sources = sources
     }
 

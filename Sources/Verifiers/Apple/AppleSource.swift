@@ -1,0 +1,154 @@
+import Config
+import Events
+import Foundation
+
+/// App Store Server Notifications V2: `{"signedPayload": "<JWS>"}`, verified as Apple's
+/// `SignedDataVerifier` does (offline mode), then checked against the configured apps.
+public struct AppleSource: WebhookSource {
+    public let name = SourceName.apple
+    public let mediaTypes: [MediaType] = [.json]
+    private let apps: [AppleSettings.App]
+    private let chainVerifier: AppleChainVerifier?
+    private let verifyNested: Bool
+
+    /// Roots are required once an app is configured; with none, every delivery is refused as untrusted.
+    public init(settings: AppleSettings) throws(ConfigError) {
+        var roots: [Certificate] = []
+        do {
+            roots = try AppleRoots.load(paths: settings.roots)
+        } catch {
+            if !settings.apps.isEmpty { throw error }
+        }
+        self.init(apps: settings.apps, roots: roots, verifyNested: settings.verifyNested, strict: settings.strictX509)
+    }
+
+    public init(apps: [AppleSettings.App], roots: [Certificate], verifyNested: Bool = true, strict: Bool = false) {
+        self.apps = apps
+        self.chainVerifier = TrustStore(roots: roots).map { AppleChainVerifier(trustStore: $0, strict: strict) }
+        self.verifyNested = verifyNested
+    }
+
+    public func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
+        guard let body = JSONValue.parse(request.body), let object = body.object else {
+            throw Rejection(.malformedJSON, "the body is not a JSON object")
+        }
+        guard let signedPayload = object["signedPayload"] else {
+            if object["notification_type"] != nil || object["unified_receipt"] != nil {
+                throw Rejection(.unsupportedVersion, "App Store Server Notifications V1 is not supported: in App Store Connect, App Information, set the notification version of this URL to Version 2")
+            }
+            throw Rejection(.missingField, "signedPayload is missing")
+        }
+        guard let jws = signedPayload.string else { throw Rejection(.invalidField, "signedPayload is not a string") }
+
+        let payload: NotificationPayload = try verifiedPayload(jws, now: request.now)
+        let (bundleId, appAppleId, claimedEnvironment) = try identity(of: payload)
+        let (app, environment) = try checkApp(bundleId: bundleId, appAppleId: appAppleId, environment: claimedEnvironment)
+        guard let notificationUUID = payload.notificationUUID, !notificationUUID.isEmpty else {
+            throw Rejection(.missingField, "notificationUUID is missing")
+        }
+
+        var transaction: TransactionPayload?
+        if let nested = payload.data?.signedTransactionInfo {
+            let decoded: TransactionPayload = try nestedPayload(nested, now: request.now, what: "signedTransactionInfo")
+            guard decoded.bundleId == nil || decoded.bundleId == app.bundleId else {
+                throw Rejection(.unknownApp, "signedTransactionInfo is for another bundleId")
+            }
+            guard decoded.environment == nil || decoded.environment == environment else {
+                throw Rejection(.wrongEnvironment, "signedTransactionInfo is for another environment")
+            }
+            transaction = decoded
+        }
+        var renewal: RenewalInfoPayload?
+        if let nested = payload.data?.signedRenewalInfo {
+            let decoded: RenewalInfoPayload = try nestedPayload(nested, now: request.now, what: "signedRenewalInfo")
+            guard decoded.environment == nil || decoded.environment == environment else {
+                throw Rejection(.wrongEnvironment, "signedRenewalInfo is for another environment")
+            }
+            renewal = decoded
+        }
+        let event = AppleNormalizer(payload: payload, transaction: transaction, renewal: renewal, bundleId: app.bundleId,
+                                    environment: environment, notificationUUID: notificationUUID,
+                                    receivedAt: request.receivedAt).event()
+        return AcceptedDelivery(events: [event], rawKey: event.subject, response: SenderResponse(status: 200))
+    }
+
+    /// Verifies a JWS (alg, x5c chain at its signedDate, ES256) and decodes its payload.
+    func verifiedPayload<T: Decodable>(_ text: String, now: Timestamp) throws(Rejection) -> T {
+        let jws: CompactJWS
+        do { jws = try CompactJWS(Substring(text)) } catch {
+            if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
+            throw Rejection(.malformedJWS, "not a compact JWS")
+        }
+        guard let alg = jws.algorithm else { throw Rejection(.unsupportedAlg, "the JWS header has no alg") }
+        guard alg == "ES256" else { throw Rejection(.unsupportedAlg, "alg \(alg) is not accepted; Apple signs with ES256") }
+        guard jws.header["crit"] == nil else { throw Rejection(.malformedJWS, "the JWS header has crit extensions Tollgate does not understand") }
+        guard let payloadJSON = JSONValue.parse(jws.payload), payloadJSON.object != nil else {
+            throw Rejection(.malformedJWS, "the JWS payload is not a JSON object")
+        }
+        guard let chainVerifier else { throw Rejection(.untrustedChain, "no Apple root certificate is configured (sources.apple.roots)") }
+        // Offline mode, as Apple's library: the chain must be valid when Apple signed.
+        let effectiveMillis = payloadJSON["signedDate"].flatMap(Self.millis) ?? now.millisecondsSince1970
+        let key = try chainVerifier.verify(x5c: jws.header["x5c"], at: Self.floorDiv(effectiveMillis, 1000))
+        guard key.verifyES256(message: jws.signingInput, signature: jws.signature) else {
+            throw Rejection(.badSignature, "the ES256 signature does not match")
+        }
+        return try decode(jws.payload)
+    }
+
+    private func nestedPayload<T: Decodable>(_ text: String, now: Timestamp, what: String) throws(Rejection) -> T {
+        if verifyNested { return try verifiedPayload(text, now: now) }
+        // The outer signature covers these bytes already; decode without a second chain check.
+        do {
+            return try decode(try CompactJWS(Substring(text)).payload)
+        } catch {
+            throw Rejection(.malformedJWS, "\(what) is not a compact JWS")
+        }
+    }
+
+    private func decode<T: Decodable>(_ bytes: [UInt8]) throws(Rejection) -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch {
+            throw Rejection(.malformedJWS, "the payload does not decode as \(T.self): \(Self.describe(error))")
+        }
+    }
+
+    private func identity(of payload: NotificationPayload) throws(Rejection) -> (String?, Int64?, AppleEnvironment?) {
+        if let data = payload.data { return (data.bundleId, data.appAppleId, data.environment) }
+        if let summary = payload.summary { return (summary.bundleId, summary.appAppleId, summary.environment) }
+        if let token = payload.externalPurchaseToken {
+            // No environment field: Apple marks sandbox tokens by the id's prefix.
+            let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") ?? false
+            return (token.bundleId, token.appAppleId, sandbox ? .sandbox : .production)
+        }
+        if let appData = payload.appData { return (appData.bundleId, appData.appAppleId, appData.environment) }
+        throw Rejection(.malformedJWS, "the notification has none of data, summary, externalPurchaseToken, appData")
+    }
+
+    private func checkApp(bundleId: String?, appAppleId: Int64?, environment: AppleEnvironment?) throws(Rejection) -> (AppleSettings.App, AppleEnvironment) {
+        guard let bundleId, let app = apps.first(where: { $0.bundleId == bundleId }) else {
+            throw Rejection(.unknownApp, "bundleId \(bundleId ?? "(none)") is not configured")
+        }
+        guard let environment, app.environments.contains(environment.rawValue) else {
+            throw Rejection(.wrongEnvironment, "environment \(environment?.rawValue ?? "(none)") is not enabled for \(bundleId)")
+        }
+        if environment == .production, appAppleId != app.appAppleId {
+            throw Rejection(.unknownApp, "appAppleId \(appAppleId.map(String.init) ?? "(none)") does not match \(bundleId)")
+        }
+        return (app, environment)
+    }
+
+    private static func millis(_ value: JSONValue) -> Int64? {
+        switch value {
+        case .int(let ms): ms
+        case .double(let ms) where ms.isFinite && abs(ms) < 1e17: Int64(ms.rounded(.down))
+        default: nil
+        }
+    }
+
+    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    private static func describe(_ error: any Error) -> String {
+        if case DecodingError.typeMismatch(_, let context) = error { return context.codingPath.map(\.stringValue).joined(separator: ".") }
+        if case DecodingError.dataCorrupted(let context) = error { return context.debugDescription }
+        return "invalid"
+    }
+}

@@ -1,0 +1,81 @@
+import COpenSSL
+import Foundation
+
+/// An OpenSSL private key: generated, or loaded from PEM. Signs ES256 (raw r||s, as JWS wants)
+/// and RS256. Used for Alipay+ response signatures, Play API tokens, and to sign test traffic.
+public final class PrivateKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    public static func generateP256() -> PrivateKey? {
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1,
+              EVP_PKEY_CTX_set_ec_paramgen_curve_nid(context, NID_X9_62_prime256v1) == 1 else { return nil }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen(context, &key) == 1, let key else { ERR_clear_error(); return nil }
+        return PrivateKey(owning: key)
+    }
+
+    public static func generateRSA(bits: Int32 = 2048) -> PrivateKey? {
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_rsa_keygen_bits(context, bits) == 1 else { return nil }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen(context, &key) == 1, let key else { ERR_clear_error(); return nil }
+        return PrivateKey(owning: key)
+    }
+
+    /// PKCS#8 or traditional PEM.
+    public convenience init?(pem: String) {
+        let key: OpaquePointer? = pem.withCString { text in
+            guard let bio = BIO_new_mem_buf(text, -1) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key else { ERR_clear_error(); return nil }
+        self.init(owning: key)
+    }
+
+    /// The matching public key.
+    public var publicKey: PublicKey? {
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(pointer, &der)
+        guard length > 0, let der else { return nil }
+        defer { CRYPTO_free(der, #fileID, #line) }
+        var cursor: UnsafePointer<UInt8>? = UnsafePointer(der)
+        guard let key = d2i_PUBKEY(nil, &cursor, Int(length)) else { return nil }
+        return PublicKey(owning: key)
+    }
+
+    /// ES256: the 64-byte raw r||s signature of SHA-256(message).
+    public func signES256(_ message: [UInt8]) -> [UInt8]? {
+        guard let der = sign(message), let sig = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
+            var cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+        }) else { return nil }
+        defer { ECDSA_SIG_free(sig) }
+        var r: OpaquePointer?
+        var s: OpaquePointer?
+        ECDSA_SIG_get0(sig, &r, &s)
+        var raw = [UInt8](repeating: 0, count: 64)
+        guard BN_bn2binpad(r, &raw, 32) == 32 else { return nil }
+        let ok = raw.withUnsafeMutableBufferPointer { BN_bn2binpad(s, $0.baseAddress.map { $0 + 32 }, 32) == 32 }
+        return ok ? raw : nil
+    }
+
+    /// RS256 (or an ECDSA DER signature for EC keys): SHA-256 with the key's native scheme.
+    public func sign(_ message: [UInt8]) -> [UInt8]? {
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else { ERR_clear_error(); return nil }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else { ERR_clear_error(); return nil }
+        return Array(signature.prefix(length))
+    }
+}

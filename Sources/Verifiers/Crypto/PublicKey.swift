@@ -1,0 +1,79 @@
+import COpenSSL
+import Foundation
+
+/// An OpenSSL public key (`EVP_PKEY`), immutable once built, so one instance is shared across
+/// threads (OpenSSL 3 keys are reference counted and safe for concurrent verification).
+public final class PublicKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// Takes ownership of one reference.
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo).
+    public convenience init?(pem: String) {
+        let key: OpaquePointer? = pem.withCString { text in
+            guard let bio = BIO_new_mem_buf(text, -1) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
+        }
+        guard let key else { ERR_clear_error(); return nil }
+        self.init(owning: key)
+    }
+
+    /// True for an elliptic-curve key on P-256, the only curve ES256 allows.
+    public var isP256: Bool {
+        guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC else { return false }
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1 else { return false }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+    }
+
+    public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
+
+    /// ES256: ECDSA P-256 with SHA-256 over `message`; `signature` is the JWS form, raw r||s (64 bytes),
+    /// converted to DER for OpenSSL.
+    public func verifyES256(message: some ContiguousBytes, signature: [UInt8]) -> Bool {
+        guard isP256, signature.count == 64, let der = Self.derSignature(rawP256: signature) else { return false }
+        return verify(message: message, signature: der, digest: EVP_sha256())
+    }
+
+    /// RS256: RSASSA-PKCS1-v1_5 with SHA-256.
+    public func verifyRS256(message: some ContiguousBytes, signature: [UInt8]) -> Bool {
+        guard isRSA else { return false }
+        return verify(message: message, signature: signature, digest: EVP_sha256())
+    }
+
+    private func verify(message: some ContiguousBytes, signature: [UInt8], digest: OpaquePointer?) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, digest, nil, pointer) == 1 else { ERR_clear_error(); return false }
+        let result = message.withUnsafeBytes { bytes in
+            EVP_DigestVerify(context, signature, signature.count, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+        if result != 1 { ERR_clear_error() }
+        return result == 1
+    }
+
+    /// r||s (32 + 32 bytes, big-endian) to a DER `ECDSA-Sig-Value`.
+    static func derSignature(rawP256 raw: [UInt8]) -> [UInt8]? {
+        guard let sig = ECDSA_SIG_new() else { return nil }
+        defer { ECDSA_SIG_free(sig) }
+        guard let r = BN_bin2bn(raw, 32, nil) else { return nil }
+        guard let s = raw.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress.map { $0 + 32 }, 32, nil) }) else {
+            BN_free(r)
+            return nil
+        }
+        guard ECDSA_SIG_set0(sig, r, s) == 1 else { BN_free(r); BN_free(s); return nil }
+        let length = i2d_ECDSA_SIG(sig, nil)
+        guard length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_ECDSA_SIG(sig, &cursor)
+        }
+        return written == length ? der : nil
+    }
+}

@@ -1,0 +1,117 @@
+import Config
+import Events
+import Foundation
+import Testing
+@testable import Verifiers
+
+/// A root -> intermediate -> leaf chain generated with OpenSSL for each test, shaped like Apple's,
+/// and a signer for notifications and nested JWS.
+struct AppleTestChain {
+    static let y2020: Int64 = 1_577_836_800
+    static let y2040: Int64 = 2_208_988_800
+
+    let rootKey: PrivateKey
+    let root: Certificate
+    let intermediateKey: PrivateKey
+    let intermediate: Certificate
+    let leafKey: PrivateKey
+    let leaf: Certificate
+
+    struct Options {
+        var leafValidity: ClosedRange<Int64> = y2020...y2040
+        var leafOID = AppleChainVerifier.leafOID
+        var intermediateOID = AppleChainVerifier.intermediateOID
+        /// Apple's own test chain has no AKI/SKI.
+        var keyIdentifiers = true
+    }
+
+    init(_ options: Options = Options()) throws {
+        rootKey = try #require(PrivateKey.generateP256())
+        var rootBuilder = CertificateBuilder(subject: "Test Root CA", notBefore: Self.y2020, notAfter: Self.y2040)
+        rootBuilder.isCA = true
+        rootBuilder.keyIdentifiers = options.keyIdentifiers
+        root = try #require(rootBuilder.issue(key: rootKey, issuer: nil, issuerKey: rootKey))
+
+        intermediateKey = try #require(PrivateKey.generateP256())
+        var intermediateBuilder = CertificateBuilder(subject: "Test WWDR", notBefore: Self.y2020, notAfter: Self.y2040)
+        intermediateBuilder.isCA = true
+        intermediateBuilder.serial = 2
+        intermediateBuilder.keyIdentifiers = options.keyIdentifiers
+        intermediateBuilder.markerOIDs = [options.intermediateOID]
+        intermediate = try #require(intermediateBuilder.issue(key: intermediateKey, issuer: root, issuerKey: rootKey))
+
+        leafKey = try #require(PrivateKey.generateP256())
+        var leafBuilder = CertificateBuilder(subject: "Test Leaf", notBefore: options.leafValidity.lowerBound,
+                                             notAfter: options.leafValidity.upperBound)
+        leafBuilder.serial = 3
+        leafBuilder.keyIdentifiers = options.keyIdentifiers
+        leafBuilder.markerOIDs = [options.leafOID]
+        leaf = try #require(leafBuilder.issue(key: leafKey, issuer: intermediate, issuerKey: intermediateKey))
+    }
+
+    /// A different certificate with the root's subject and key (like Apple's test vector x5c[2]).
+    func lookalikeRoot() throws -> Certificate {
+        var builder = CertificateBuilder(subject: "Test Root CA", notBefore: Self.y2020, notAfter: Self.y2040)
+        builder.isCA = true
+        builder.serial = 99
+        return try #require(builder.issue(key: rootKey, issuer: nil, issuerKey: rootKey))
+    }
+
+    var x5c: [String] { [leaf, intermediate, root].map { Base64.encodeStandard($0.der) } }
+
+    /// A compact JWS over `payload` with the given header fields.
+    func sign(_ payload: String, alg: String? = "ES256", x5c: [String]? = nil, key: PrivateKey? = nil) throws -> String {
+        var header: [String: Any] = ["x5c": x5c ?? self.x5c]
+        if let alg { header["alg"] = alg }
+        let headerData = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+        let input = Base64.encodeURL(Array(headerData)) + "." + Base64.encodeURL(Array(payload.utf8))
+        let signature = try #require((key ?? leafKey).signES256(Array(input.utf8)))
+        return input + "." + Base64.encodeURL(signature)
+    }
+
+    func source(apps: [AppleSettings.App] = AppleTestChain.apps, roots: [Certificate]? = nil,
+                verifyNested: Bool = true, strict: Bool = false) -> AppleSource {
+        AppleSource(apps: apps, roots: roots ?? [root], verifyNested: verifyNested, strict: strict)
+    }
+
+    static let apps = [AppleSettings.App(bundleId: "com.example", appAppleId: 1234, environments: ["Production", "Sandbox"])]
+}
+
+enum AppleBodies {
+    static let signedDate: Int64 = 1_700_000_000_000 // 2023-11-14T22:13:20Z
+
+    static func transaction(environment: String = "Sandbox", bundleId: String = "com.example", signedDate: Int64 = signedDate) -> String {
+        #"{"originalTransactionId":"1000","transactionId":"1001","bundleId":"\#(bundleId)","productId":"pro.monthly","purchaseDate":1699990000000,"expiresDate":1702582000000,"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","signedDate":\#(signedDate),"environment":"\#(environment)","currency":"USD","price":4990}"#
+    }
+
+    static func renewal(environment: String = "Sandbox") -> String {
+        #"{"originalTransactionId":"1000","productId":"pro.monthly","autoRenewStatus":1,"isInBillingRetryPeriod":false,"signedDate":\#(signedDate),"environment":"\#(environment)"}"#
+    }
+
+    static func notification(type: String = "DID_RENEW", subtype: String? = nil, environment: String = "Sandbox",
+                             bundleId: String = "com.example", appAppleId: Int64? = 1234, signedDate: Int64? = signedDate,
+                             transactionJWS: String? = nil, renewalJWS: String? = nil, status: Int? = 1) -> String {
+        var data = [#""bundleId":"\#(bundleId)""#, #""environment":"\#(environment)""#]
+        if let appAppleId { data.append(#""appAppleId":\#(appAppleId)"#) }
+        if let transactionJWS { data.append(#""signedTransactionInfo":"\#(transactionJWS)""#) }
+        if let renewalJWS { data.append(#""signedRenewalInfo":"\#(renewalJWS)""#) }
+        if let status { data.append(#""status":\#(status)"#) }
+        var fields = [#""notificationType":"\#(type)""#, #""notificationUUID":"0b7a1b2c-3d4e-5f60-7182-93a4b5c6d7e8""#,
+                      #""version":"2.0""#, #""data":{\#(data.joined(separator: ","))}"#]
+        if let subtype { fields.append(#""subtype":"\#(subtype)""#) }
+        if let signedDate { fields.append(#""signedDate":\#(signedDate)"#) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func request(_ jws: String, now: Timestamp = Timestamp(rfc3339: "2026-11-21T12:00:00Z")!) -> WebhookRequest {
+        WebhookRequest(path: "/webhooks/apple", headers: HeaderFields([("Content-Type", "application/json")]),
+                       body: Array(#"{"signedPayload":"\#(jws)"}"#.utf8), receivedAt: now)
+    }
+}
+
+extension AppleSource {
+    /// The reason code of a refusal, or nil when accepted.
+    func reason(_ request: WebhookRequest) -> RejectionReason? {
+        do { _ = try handle(request); return nil } catch { return error.reason }
+    }
+}
