@@ -7,7 +7,7 @@ APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat
 SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_LOG    := .build/tollgate-build.log
 
-.PHONY: deps build build-tests run test clean
+.PHONY: deps build build-tests run test conformance bench clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -31,9 +31,21 @@ build-tests: deps
 run: build
 	.build/debug/tollgate dev --config $(CONFIG)
 
-## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI.
+## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, and the
+## conformance checks against ../shared/conformance when it is present (as it is in CI).
 test: build-tests
+	scripts/conformance.sh
 	$(SWIFT) test --skip-build
+
+## Third-party sender data only: the Swift conformance suites and `tollgate verify` over the real files.
+conformance: build-tests
+	$(SWIFT) test --skip-build --filter Conformance
+	scripts/conformance.sh
+
+## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run.
+bench: deps
+	$(SWIFT) build -c release --product tollgate-bench
+	taskset -c 1 .build/release/tollgate-bench --json bench/results/verifiers.json
 
 clean:
 	rm -rf .build .tollgate

@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tollgate", targets: ["tollgate"]),
+        .executable(name: "tollgate-bench", targets: ["Bench"]),
     ],
     dependencies: [
         // traits: [] drops swift-configuration and the full-Foundation extras we do not use.
@@ -77,6 +78,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `make bench`: micro-benchmarks of the verifiers against raw OpenSSL, measured in one run.
+        .executableTarget(name: "Bench", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
         .testTarget(name: "CLITests", swiftSettings: strict),

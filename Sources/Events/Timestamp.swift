@@ -17,7 +17,27 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         let (year, month, day) = Self.civil(fromDays: days)
         let ms = rest % 1000
         let secs = rest / 1000
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2)).\(pad(ms, 3))Z"
+        guard (0...9999).contains(year) else {
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2)).\(pad(ms, 3))Z"
+        }
+        // Written digit by digit into 24 bytes: this runs several times per event.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            func put(_ value: Int64, _ width: Int, at offset: Int) {
+                var v = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    out[i] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+            }
+            put(year, 4, at: 0); out[4] = 45
+            put(month, 2, at: 5); out[7] = 45
+            put(day, 2, at: 8); out[10] = 84
+            put(secs / 3600, 2, at: 11); out[13] = 58
+            put(secs / 60 % 60, 2, at: 14); out[16] = 58
+            put(secs % 60, 2, at: 17); out[19] = 46
+            put(ms, 3, at: 20); out[23] = 90
+            return 24
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`; `t` and `z` are accepted too.

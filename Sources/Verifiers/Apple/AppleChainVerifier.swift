@@ -18,8 +18,45 @@ public final class AppleChainVerifier: Sendable {
         self.cache = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
     }
 
+    /// The key that verifies a JWS with this header: `alg` must be ES256 and the `x5c` chain must
+    /// verify at `time`. Keyed by the header's exact bytes, a repeat costs one lookup plus the
+    /// validity check at `time`; the signature itself is still checked by the caller every time.
+    public func publicKey(for jws: CompactJWS, at time: Int64) throws(Rejection) -> PublicKey {
+        let key = ChainCache.Key(bytes: Array(jws.headerSegment))
+        if let hit = cache.lookup(key) {
+            guard hit.validity.contains(time) else {
+                throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
+            }
+            return hit.publicKey
+        }
+        let header: JSONValue
+        do { header = try jws.header() } catch {
+            if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
+            throw Rejection(.malformedJWS, "bad header")
+        }
+        guard let alg = header["alg"]?.string else { throw Rejection(.unsupportedAlg, "the JWS header has no alg") }
+        guard alg == "ES256" else { throw Rejection(.unsupportedAlg, "alg \(alg) is not accepted; Apple signs with ES256") }
+        guard header["crit"] == nil else { throw Rejection(.malformedJWS, "the JWS header has crit extensions Tollgate does not understand") }
+        let entry = try verifiedChain(x5c: header["x5c"], at: time)
+        cache.insert(key, entry)
+        return entry.publicKey
+    }
+
     /// The leaf's public key once the chain is verified at `time` (seconds since 1970).
     public func verify(x5c: JSONValue?, at time: Int64) throws(Rejection) -> PublicKey {
+        let key = ChainCache.Key(bytes: Array(x5c?.canonical.utf8 ?? "".utf8))
+        if let hit = cache.lookup(key) {
+            guard hit.validity.contains(time) else {
+                throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
+            }
+            return hit.publicKey
+        }
+        let entry = try verifiedChain(x5c: x5c, at: time)
+        cache.insert(key, entry)
+        return entry.publicKey
+    }
+
+    private func verifiedChain(x5c: JSONValue?, at time: Int64) throws(Rejection) -> ChainCache.Entry {
         guard let x5c else { throw Rejection(.invalidCertificate, "the JWS header has no x5c") }
         guard case .array(let items) = x5c else { throw Rejection(.invalidCertificate, "x5c is not an array") }
         guard items.count == 3 else {
@@ -27,14 +64,6 @@ public final class AppleChainVerifier: Sendable {
         }
         guard let leafText = items[0].string, let intermediateText = items[1].string, items[2].string != nil else {
             throw Rejection(.invalidCertificate, "x5c entries must be base64 strings")
-        }
-        let key = ChainCache.Key(leaf: leafText, intermediate: intermediateText)
-        if let hit = cache.lookup(key) {
-            // A cached chain is still only good inside every certificate's validity.
-            guard hit.validity.contains(time) else {
-                throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
-            }
-            return hit.publicKey
         }
 
         guard let leafDER = Base64.decodeStandard(leafText), let leaf = Certificate(der: leafDER) else {
@@ -65,8 +94,7 @@ public final class AppleChainVerifier: Sendable {
         guard let publicKey = leaf.publicKey, publicKey.isP256 else {
             throw Rejection(.invalidCertificate, "the leaf's key is not an EC P-256 key")
         }
-        cache.insert(key, ChainCache.Entry(publicKey: publicKey, validity: chain.validity))
-        return publicKey
+        return ChainCache.Entry(publicKey: publicKey, validity: chain.validity)
     }
 
     public var cachedChains: Int { cache.count }
@@ -74,9 +102,17 @@ public final class AppleChainVerifier: Sendable {
 
 /// A bounded, expiring LRU of verified (leaf, intermediate) pairs.
 final class ChainCache: Sendable {
+    /// Equal only when every byte is equal; hashed on the length and the last bytes, which end in
+    /// a certificate signature and so differ between chains, to keep a look-up cheap.
     struct Key: Hashable, Sendable {
-        let leaf: String
-        let intermediate: String
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(bytes.count)
+            bytes.suffix(64).withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.bytes == rhs.bytes }
     }
 
     struct Entry: Sendable {

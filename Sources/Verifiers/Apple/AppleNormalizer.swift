@@ -35,7 +35,7 @@ struct AppleNormalizer {
             transaction: transaction.map { t in
                 NormalizedEvent.Transaction(id: t.transactionId, originalId: t.originalTransactionId,
                                             purchasedAt: t.purchaseDate.map(rfc3339), expiresAt: t.expiresDate.map(rfc3339),
-                                            revokedAt: t.revocationDate.map(rfc3339), quantity: t.quantity)
+                                            revokedAt: t.revocationDate.map(rfc3339), quantity: t.quantity.map { Int($0) })
             },
             price: price, subscription: subscription, reason: reason(type), sourceType: sourceType)
     }
@@ -65,7 +65,7 @@ struct AppleNormalizer {
     }
 
     /// `status` of the subscription: 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
-    static func state(_ status: Int) -> String? {
+    static func state(_ status: Int64) -> String? {
         switch status {
         case 1: "active"
         case 2: "expired"

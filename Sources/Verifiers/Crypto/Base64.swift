@@ -3,11 +3,13 @@
 /// text, so only one spelling is accepted.
 public enum Base64 {
     /// base64url without padding (JWS, RFC 7515 section 2).
-    public static func decodeURL(_ text: Substring) -> [UInt8]? { decode(text.utf8, url: true) }
+    public static func decodeURL(_ bytes: ArraySlice<UInt8>) -> [UInt8]? { decode(bytes, url: true) }
+    public static func decodeURL(_ text: Substring) -> [UInt8]? { decode(Array(text.utf8)[...], url: true) }
 
     /// Standard base64 with `=` padding (x5c, RFC 7515 section 4.1.6; Pub/Sub data).
-    public static func decodeStandard(_ text: Substring) -> [UInt8]? { decode(text.utf8, url: false) }
-    public static func decodeStandard(_ text: String) -> [UInt8]? { decodeStandard(Substring(text)) }
+    public static func decodeStandard(_ bytes: ArraySlice<UInt8>) -> [UInt8]? { decode(bytes, url: false) }
+    public static func decodeStandard(_ text: Substring) -> [UInt8]? { decode(Array(text.utf8)[...], url: false) }
+    public static func decodeStandard(_ text: String) -> [UInt8]? { decode(Array(text.utf8)[...], url: false) }
 
     public static func encodeURL(_ bytes: [UInt8]) -> String { encode(bytes, url: true) }
     public static func encodeStandard(_ bytes: [UInt8]) -> String { encode(bytes, url: false) }
@@ -24,9 +26,8 @@ public enum Base64 {
         return table
     }
 
-    private static func decode(_ input: Substring.UTF8View, url: Bool) -> [UInt8]? {
-        let table = url ? urlTable : standardTable
-        var bytes = Array(input)
+    private static func decode(_ input: ArraySlice<UInt8>, url: Bool) -> [UInt8]? {
+        var bytes = input
         if !url {
             // Padding is required and only at the end: length must be a multiple of 4.
             guard bytes.count % 4 == 0 else { return nil }
@@ -35,23 +36,32 @@ public enum Base64 {
             guard padding == (4 - bytes.count % 4) % 4 else { return nil }
         }
         guard bytes.count % 4 != 1 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for char in bytes {
-            let value = table[Int(char)]
-            guard value != 0xFF else { return nil }
-            accumulator = (accumulator << 6) | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8((accumulator >> UInt32(bits)) & 0xFF))
+        let outputCount = bytes.count * 6 / 8
+        return (url ? urlTable : standardTable).withUnsafeBufferPointer { table -> [UInt8]? in
+            bytes.withUnsafeBufferPointer { input -> [UInt8]? in
+                var valid = true
+                var accumulator: UInt32 = 0
+                var bits: UInt32 = 0
+                let out = [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+                    var written = 0
+                    for char in input {
+                        let value = table[Int(char)]
+                        if value == 0xFF { valid = false; break }
+                        accumulator = (accumulator << 6) | UInt32(value)
+                        bits += 6
+                        if bits >= 8 {
+                            bits -= 8
+                            if written < outputCount { output[written] = UInt8(truncatingIfNeeded: accumulator >> bits) }
+                            written += 1
+                        }
+                    }
+                    initialized = min(written, outputCount)
+                }
+                // Leftover bits must be zero, or two spellings would decode alike.
+                guard valid, out.count == outputCount, accumulator & ((1 << bits) - 1) == 0 else { return nil }
+                return out
             }
         }
-        // Leftover bits must be zero, or two spellings would decode alike.
-        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return out
     }
 
     private static func encode(_ bytes: [UInt8], url: Bool) -> String {

@@ -57,23 +57,17 @@ public final class PublicKey: @unchecked Sendable {
         return result == 1
     }
 
-    /// r||s (32 + 32 bytes, big-endian) to a DER `ECDSA-Sig-Value`.
+    /// r||s (32 + 32 bytes, big-endian) to a DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs),
+    /// written directly: the lengths are small and fixed, and this runs once per signature.
     static func derSignature(rawP256 raw: [UInt8]) -> [UInt8]? {
-        guard let sig = ECDSA_SIG_new() else { return nil }
-        defer { ECDSA_SIG_free(sig) }
-        guard let r = BN_bin2bn(raw, 32, nil) else { return nil }
-        guard let s = raw.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress.map { $0 + 32 }, 32, nil) }) else {
-            BN_free(r)
-            return nil
+        guard raw.count == 64 else { return nil }
+        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            var value = Array(bytes.drop(while: { $0 == 0 }))
+            if value.isEmpty { value = [0] }
+            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
+            return [0x02, UInt8(value.count)] + value
         }
-        guard ECDSA_SIG_set0(sig, r, s) == 1 else { BN_free(r); BN_free(s); return nil }
-        let length = i2d_ECDSA_SIG(sig, nil)
-        guard length > 0 else { return nil }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        let written = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_ECDSA_SIG(sig, &cursor)
-        }
-        return written == length ? der : nil
+        let body = integer(raw[0..<32]) + integer(raw[32..<64])
+        return [0x30, UInt8(body.count)] + body
     }
 }

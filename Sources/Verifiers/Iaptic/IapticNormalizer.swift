@@ -109,7 +109,7 @@ struct IapticNormalizer {
     static func timestamp(_ value: JSONValue) -> Timestamp? {
         switch value {
         case .string(let text): return Timestamp(rfc3339: text)
-        case .int(let millis): return Timestamp(millisecondsSince1970: millis)
+        case .number(let number): return number.int64.map(Timestamp.init(millisecondsSince1970:))
         default: return nil
         }
     }

@@ -6,26 +6,35 @@ public struct CompactJWS: Sendable {
     }
 
     /// `BASE64URL(header) "." BASE64URL(payload)`, exactly as received: the signed bytes.
-    public let signingInput: [UInt8]
-    public let header: JSONValue
+    public let signingInput: ArraySlice<UInt8>
+    /// The header as received (base64url). Identical bytes mean an identical header, which lets a
+    /// verifier cache what it concluded from it.
+    public let headerSegment: ArraySlice<UInt8>
     public let payload: [UInt8]
     public let signature: [UInt8]
 
-    public init(_ text: Substring) throws(Failure) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("a compact JWS has exactly three parts, found \(parts.count)") }
-        guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else { throw .malformed("a JWS part is empty") }
-        guard let headerBytes = Base64.decodeURL(parts[0]) else { throw .malformed("the header is not base64url") }
-        guard let payload = Base64.decodeURL(parts[1]) else { throw .malformed("the payload is not base64url") }
-        guard let signature = Base64.decodeURL(parts[2]) else { throw .malformed("the signature is not base64url") }
-        guard let header = JSONValue.parse(headerBytes), header.object != nil else {
-            throw .malformed("the header is not a JSON object")
+    public init(_ text: String) throws(Failure) {
+        let bytes = Array(text.utf8)
+        var dots: [Int] = []
+        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
+            dots.append(index)
+            guard dots.count <= 2 else { throw .malformed("a compact JWS has exactly three parts, found more") }
         }
-        self.header = header
+        guard dots.count == 2 else { throw .malformed("a compact JWS has exactly three parts, found \(dots.count + 1)") }
+        let headerPart = bytes[..<dots[0]], payloadPart = bytes[(dots[0] + 1)..<dots[1]], signaturePart = bytes[(dots[1] + 1)...]
+        guard !headerPart.isEmpty, !payloadPart.isEmpty, !signaturePart.isEmpty else { throw .malformed("a JWS part is empty") }
+        guard let payload = Base64.decodeURL(payloadPart) else { throw .malformed("the payload is not base64url") }
+        guard let signature = Base64.decodeURL(signaturePart) else { throw .malformed("the signature is not base64url") }
         self.payload = payload
         self.signature = signature
-        signingInput = Array(text[text.startIndex..<parts[1].endIndex].utf8)
+        signingInput = bytes[..<dots[1]]
+        headerSegment = signingInput[..<dots[0]]
     }
 
-    public var algorithm: String? { header["alg"]?.string }
+    /// The decoded header, a JSON object.
+    public func header() throws(Failure) -> JSONValue {
+        guard let bytes = Base64.decodeURL(headerSegment) else { throw .malformed("the header is not base64url") }
+        guard let header = JSONValue.parse(bytes), header.object != nil else { throw .malformed("the header is not a JSON object") }
+        return header
+    }
 }

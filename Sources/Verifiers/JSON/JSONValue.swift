@@ -1,30 +1,14 @@
-import Foundation
-
-/// A parsed JSON document. Integers stay exact (`Int64`) rather than passing through `Double`.
-public enum JSONValue: Sendable, Equatable, Decodable {
+/// A parsed JSON document. Numbers keep the exact text they were written with (Citcon signs it).
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
-    case int(Int64)
-    case double(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .int(value) }
-        else if let value = try? container.decode(Double.self) { self = .double(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
-    }
-
-    /// Parses a whole body; nil when it is not JSON.
-    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-    }
+    /// Parses a whole body strictly (see `JSONParser`); nil when it is not one JSON value.
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
 
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
@@ -41,17 +25,28 @@ public enum JSONValue: Sendable, Equatable, Decodable {
         return nil
     }
 
+    /// An integer written without fraction or exponent (or a string holding one).
     public var int64: Int64? {
         switch self {
-        case .int(let value): value
-        case .double(let value) where value == value.rounded() && abs(value) < 9e15: Int64(value)
+        case .number(let number): number.int64
         case .string(let text): Int64(text)
         default: nil
         }
     }
 
+    /// Any number, as a double (milliseconds with a fraction, from Xcode-signed payloads).
+    public var double: Double? {
+        if case .number(let number) = self { return Double(number.text) }
+        return nil
+    }
+
     public var object: [String: JSONValue]? {
         if case .object(let value) = self { return value }
+        return nil
+    }
+
+    public var array: [JSONValue]? {
+        if case .array(let value) = self { return value }
         return nil
     }
 
@@ -60,8 +55,7 @@ public enum JSONValue: Sendable, Equatable, Decodable {
         switch self {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"
-        case .int(let value): return String(value)
-        case .double(let value): return String(value)
+        case .number(let number): return number.text
         case .string(let value): return Self.quote(value)
         case .array(let items): return "[" + items.map(\.canonical).joined(separator: ",") + "]"
         case .object(let object):
@@ -75,10 +69,21 @@ public enum JSONValue: Sendable, Equatable, Decodable {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
     }
+}
+
+/// A JSON number exactly as written.
+public struct JSONNumber: Sendable, Equatable, Hashable {
+    public let text: String
+    /// Written without fraction or exponent.
+    public let isIntegral: Bool
+
+    public var int64: Int64? { isIntegral ? Int64(text) : nil }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// How a route judges `Content-Type`. Senders are inconsistent, so a missing or generic type is
 /// not a rejection and the body decides; only a type that contradicts the route is (415).
 public enum MediaType: Sendable, Equatable {
@@ -11,9 +9,9 @@ public enum MediaType: Sendable, Equatable {
 
     public init(contentType: String?) {
         guard let contentType else { self = .generic; return }
-        let essence = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let beforeParameters = contentType.utf8.prefix(while: { $0 != UInt8(ascii: ";") })
+        let trimmed = beforeParameters.drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed().drop(while: { $0 == 0x20 || $0 == 0x09 }).reversed()
+        let essence = String(decoding: trimmed, as: UTF8.self).lowercased()
         switch essence {
         case "application/json", "text/json": self = .json
         case _ where essence.hasPrefix("application/") && essence.hasSuffix("+json"): self = .json

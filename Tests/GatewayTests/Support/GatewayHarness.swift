@@ -21,13 +21,14 @@ final class GatewayHarness: Sendable {
 
     static let secret = "harness-secret"
 
-    init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000) async throws {
+    init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings()) async throws {
         cluster = try MockCluster(brokers: 1)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
                                                             deliveryTimeoutMs: ackTimeoutMs))
         var sources = SourcesSettings()
         sources.iaptic.apps = [IapticSettings.App(name: "shop", secrets: [Self.secret])]
+        sources.apple = apple
         var http = HTTPSettings()
         http.host = "127.0.0.1"
         http.port = 0

@@ -1,8 +1,11 @@
 /// Apple's string enums, kept open: an unknown value decodes as itself, never as a failure.
-public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, Decodable {
+public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, JSONReadable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    init?(json: JSONValue) {
+        guard let text = json.string else { return nil }
+        rawValue = text
+    }
 
     /// The 23 notification types of App Store Server Notifications V2.
     public static let known: Set<String> = [
@@ -14,10 +17,13 @@ public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, Decod
     public var isKnown: Bool { Self.known.contains(rawValue) }
 }
 
-public struct AppleSubtype: RawRepresentable, Hashable, Sendable, Decodable {
+public struct AppleSubtype: RawRepresentable, Hashable, Sendable, JSONReadable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    init?(json: JSONValue) {
+        guard let text = json.string else { return nil }
+        rawValue = text
+    }
 
     /// The 17 subtypes.
     public static let known: Set<String> = [
@@ -29,10 +35,13 @@ public struct AppleSubtype: RawRepresentable, Hashable, Sendable, Decodable {
 }
 
 /// `Production`, `Sandbox`, `Xcode`, `LocalTesting`, or whatever Apple adds.
-public struct AppleEnvironment: RawRepresentable, Hashable, Sendable, Decodable {
+public struct AppleEnvironment: RawRepresentable, Hashable, Sendable, JSONReadable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    init?(json: JSONValue) {
+        guard let text = json.string else { return nil }
+        rawValue = text
+    }
 
     public static let production = AppleEnvironment(rawValue: "Production")
     public static let sandbox = AppleEnvironment(rawValue: "Sandbox")
@@ -42,21 +51,73 @@ public struct AppleEnvironment: RawRepresentable, Hashable, Sendable, Decodable 
 }
 
 /// Apple dates are integer milliseconds since 1970; Xcode-signed payloads may carry a fraction.
-public struct AppleDate: Hashable, Sendable, Decodable {
+public struct AppleDate: Hashable, Sendable, JSONReadable {
     public let milliseconds: Int64
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let whole = try? container.decode(Int64.self) {
+    init?(json: JSONValue) {
+        if let whole = json.int64 {
             milliseconds = whole
-        } else {
-            let value = try container.decode(Double.self)
-            guard value.isFinite, abs(value) < 1e17 else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "date out of range")
-            }
+        } else if let value = json.double, value.isFinite, abs(value) < 1e17 {
             milliseconds = Int64(value.rounded(.down))
+        } else {
+            return nil
         }
+    }
+}
+
+/// A value built from a parsed JSON tree (the payload is parsed once, by `JSONParser`).
+protocol JSONReadable {
+    init?(json: JSONValue)
+}
+
+/// Reads typed fields of a JSON object; a field of the wrong type is a decoding error, not nil.
+struct JSONFields {
+    let object: [String: JSONValue]
+    let path: String
+
+    init(_ value: JSONValue, path: String) throws(Rejection) {
+        guard let object = value.object else { throw Rejection(.malformedJWS, "\(path) is not a JSON object") }
+        self.object = object
+        self.path = path
+    }
+
+    private func present(_ key: String) -> JSONValue? {
+        guard let value = object[key], value != .null else { return nil }
+        return value
+    }
+
+    private func wrongType(_ key: String, _ expected: String) -> Rejection {
+        Rejection(.malformedJWS, "\(path).\(key) is not \(expected)")
+    }
+
+    func string(_ key: String) throws(Rejection) -> String? {
+        guard let value = present(key) else { return nil }
+        guard let text = value.string else { throw wrongType(key, "a string") }
+        return text
+    }
+
+    func int(_ key: String) throws(Rejection) -> Int64? {
+        guard let value = present(key) else { return nil }
+        guard let number = value.int64, case .number = value else { throw wrongType(key, "an integer") }
+        return number
+    }
+
+    func bool(_ key: String) throws(Rejection) -> Bool? {
+        guard let value = present(key) else { return nil }
+        guard let flag = value.bool else { throw wrongType(key, "a boolean") }
+        return flag
+    }
+
+    func value<T: JSONReadable>(_ key: String) throws(Rejection) -> T? {
+        guard let value = present(key) else { return nil }
+        guard let typed = T(json: value) else { throw wrongType(key, "a valid \(T.self)") }
+        return typed
+    }
+
+    func nested(_ key: String) throws(Rejection) -> JSONFields? {
+        guard let value = present(key) else { return nil }
+        return try JSONFields(value, path: "\(path).\(key)")
     }
 }

@@ -1,5 +1,5 @@
 /// `ResponseBodyV2DecodedPayload`: exactly one of `data`, `summary`, `externalPurchaseToken`, `appData`.
-public struct NotificationPayload: Sendable, Decodable {
+public struct NotificationPayload: Sendable {
     public var notificationType: AppleNotificationType?
     public var subtype: AppleSubtype?
     public var notificationUUID: String?
@@ -10,39 +10,85 @@ public struct NotificationPayload: Sendable, Decodable {
     public var version: String?
     public var signedDate: AppleDate?
 
-    public struct NotificationData: Sendable, Decodable {
+    init(_ f: JSONFields) throws(Rejection) {
+        notificationType = try f.value("notificationType")
+        subtype = try f.value("subtype")
+        notificationUUID = try f.string("notificationUUID")
+        version = try f.string("version")
+        signedDate = try f.value("signedDate")
+        data = try f.nested("data").map(NotificationData.init)
+        summary = try f.nested("summary").map(Summary.init)
+        externalPurchaseToken = try f.nested("externalPurchaseToken").map(ExternalPurchaseToken.init)
+        appData = try f.nested("appData").map(AppData.init)
+    }
+
+    public struct NotificationData: Sendable {
         public var appAppleId: Int64?
         public var bundleId: String?
         public var bundleVersion: String?
         public var environment: AppleEnvironment?
         public var signedTransactionInfo: String?
         public var signedRenewalInfo: String?
-        public var status: Int?
+        public var status: Int64?
         public var consumptionRequestReason: String?
+
+        init(_ f: JSONFields) throws(Rejection) {
+            appAppleId = try f.int("appAppleId")
+            bundleId = try f.string("bundleId")
+            bundleVersion = try f.string("bundleVersion")
+            environment = try f.value("environment")
+            signedTransactionInfo = try f.string("signedTransactionInfo")
+            signedRenewalInfo = try f.string("signedRenewalInfo")
+            status = try f.int("status")
+            consumptionRequestReason = try f.string("consumptionRequestReason")
+        }
     }
 
-    public struct Summary: Sendable, Decodable {
+    public struct Summary: Sendable {
         public var requestIdentifier: String?
         public var environment: AppleEnvironment?
         public var appAppleId: Int64?
         public var bundleId: String?
         public var productId: String?
-        public var storefrontCountryCodes: [String]?
         public var failedCount: Int64?
         public var succeededCount: Int64?
+
+        init(_ f: JSONFields) throws(Rejection) {
+            requestIdentifier = try f.string("requestIdentifier")
+            environment = try f.value("environment")
+            appAppleId = try f.int("appAppleId")
+            bundleId = try f.string("bundleId")
+            productId = try f.string("productId")
+            failedCount = try f.int("failedCount")
+            succeededCount = try f.int("succeededCount")
+        }
     }
 
-    public struct ExternalPurchaseToken: Sendable, Decodable {
+    public struct ExternalPurchaseToken: Sendable {
         public var externalPurchaseId: String?
         public var tokenCreationDate: AppleDate?
         public var appAppleId: Int64?
         public var bundleId: String?
+
+        init(_ f: JSONFields) throws(Rejection) {
+            externalPurchaseId = try f.string("externalPurchaseId")
+            tokenCreationDate = try f.value("tokenCreationDate")
+            appAppleId = try f.int("appAppleId")
+            bundleId = try f.string("bundleId")
+        }
     }
 
-    public struct AppData: Sendable, Decodable {
+    public struct AppData: Sendable {
         public var appAppleId: Int64?
         public var bundleId: String?
         public var environment: AppleEnvironment?
         public var signedAppTransactionInfo: String?
+
+        init(_ f: JSONFields) throws(Rejection) {
+            appAppleId = try f.int("appAppleId")
+            bundleId = try f.string("bundleId")
+            environment = try f.value("environment")
+            signedAppTransactionInfo = try f.string("signedAppTransactionInfo")
+        }
     }
 }

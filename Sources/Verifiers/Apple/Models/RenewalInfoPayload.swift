@@ -1,19 +1,28 @@
 /// `JWSRenewalInfoDecodedPayload` (the fields Tollgate normalizes; others are ignored).
-public struct RenewalInfoPayload: Sendable, Decodable {
-    public var expirationIntent: Int?
+public struct RenewalInfoPayload: Sendable, SignedPayload {
+    public var expirationIntent: Int64?
     public var originalTransactionId: String?
     public var autoRenewProductId: String?
     public var productId: String?
-    public var autoRenewStatus: Int?
+    public var autoRenewStatus: Int64?
     public var isInBillingRetryPeriod: Bool?
-    public var priceIncreaseStatus: Int?
     public var gracePeriodExpiresDate: AppleDate?
-    public var offerType: Int?
     public var signedDate: AppleDate?
     public var environment: AppleEnvironment?
-    public var recentSubscriptionStartDate: AppleDate?
     public var renewalDate: AppleDate?
-    public var currency: String?
-    public var renewalPrice: Int64?
     public var appAccountToken: String?
+
+    init(_ f: JSONFields) throws(Rejection) {
+        expirationIntent = try f.int("expirationIntent")
+        originalTransactionId = try f.string("originalTransactionId")
+        autoRenewProductId = try f.string("autoRenewProductId")
+        productId = try f.string("productId")
+        autoRenewStatus = try f.int("autoRenewStatus")
+        isInBillingRetryPeriod = try f.bool("isInBillingRetryPeriod")
+        gracePeriodExpiresDate = try f.value("gracePeriodExpiresDate")
+        signedDate = try f.value("signedDate")
+        environment = try f.value("environment")
+        renewalDate = try f.value("renewalDate")
+        appAccountToken = try f.string("appAccountToken")
+    }
 }

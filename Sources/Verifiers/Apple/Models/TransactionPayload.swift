@@ -1,28 +1,44 @@
 /// `JWSTransactionDecodedPayload` (the fields Tollgate normalizes; others are ignored).
-public struct TransactionPayload: Sendable, Decodable {
+public struct TransactionPayload: Sendable, SignedPayload {
     public var originalTransactionId: String?
     public var transactionId: String?
-    public var webOrderLineItemId: String?
     public var bundleId: String?
     public var productId: String?
-    public var subscriptionGroupIdentifier: String?
     public var purchaseDate: AppleDate?
-    public var originalPurchaseDate: AppleDate?
     public var expiresDate: AppleDate?
-    public var quantity: Int?
+    public var quantity: Int64?
     public var type: String?
     public var appAccountToken: String?
-    public var inAppOwnershipType: String?
     public var signedDate: AppleDate?
-    public var revocationReason: Int?
+    public var revocationReason: Int64?
     public var revocationDate: AppleDate?
-    public var isUpgraded: Bool?
-    public var offerType: Int?
-    public var offerIdentifier: String?
     public var environment: AppleEnvironment?
-    public var storefront: String?
-    public var transactionReason: String?
     public var currency: String?
     /// Milliunits of the currency.
     public var price: Int64?
+
+    init(_ f: JSONFields) throws(Rejection) {
+        originalTransactionId = try f.string("originalTransactionId")
+        transactionId = try f.string("transactionId")
+        bundleId = try f.string("bundleId")
+        productId = try f.string("productId")
+        purchaseDate = try f.value("purchaseDate")
+        expiresDate = try f.value("expiresDate")
+        quantity = try f.int("quantity")
+        type = try f.string("type")
+        appAccountToken = try f.string("appAccountToken")
+        signedDate = try f.value("signedDate")
+        revocationReason = try f.int("revocationReason")
+        revocationDate = try f.value("revocationDate")
+        environment = try f.value("environment")
+        currency = try f.string("currency")
+        price = try f.int("price")
+    }
 }
+
+/// A payload decoded from a verified JWS.
+protocol SignedPayload {
+    init(_ fields: JSONFields) throws(Rejection)
+}
+
+extension NotificationPayload: SignedPayload {}

@@ -1,0 +1,55 @@
+import Foundation
+
+// tollgate-bench [--seconds S] [--rounds R] [--json FILE]
+// Run it pinned to one core (`taskset -c 1`): every figure is per core, and every ratio compares
+// figures measured in this same run, because these machines are noisy.
+var seconds = 2.0
+var rounds = 3
+var jsonPath: String?
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
+    case "--rounds": rounds = arguments.next().flatMap(Int.init) ?? rounds
+    case "--json": jsonPath = arguments.next()
+    default:
+        FileHandle.standardError.write(Data("usage: tollgate-bench [--seconds S] [--rounds R] [--json FILE]\n".utf8))
+        exit(2)
+    }
+}
+
+do {
+    let apple = try AppleBenchmark().run(seconds: seconds, rounds: rounds)
+    print("Apple verifier, one core, warm chain cache (\(rounds) interleaved rounds of \(seconds) s, best of each)")
+    print("")
+    print(pad("case", 52) + pad("per s", 12) + pad("ES256/s", 12) + "vs raw")
+    print(pad("raw ES256 verify (EVP_DigestVerify)", 52) + pad(format(apple.rawVerifiesPerSecond), 12) + pad(format(apple.rawVerifiesPerSecond), 12) + "1.00")
+    if let speed = apple.opensslSpeedVerifiesPerSecond {
+        print(pad("openssl speed ecdsap256 (reference)", 52) + pad(format(speed), 12) + pad(format(speed), 12) + String(format: "%.2f", speed / apple.rawVerifiesPerSecond))
+    }
+    var cases: [[String: Any]] = []
+    for entry in apple.cases {
+        let ratio = entry.perSecond * Double(entry.checks) / apple.rawVerifiesPerSecond
+        print(pad(entry.name, 52) + pad(format(entry.perSecond), 12) + pad(format(entry.perSecond * Double(entry.checks)), 12) + String(format: "%.2f", ratio))
+        cases.append(["case": entry.name, "notifications_per_sec": entry.perSecond.rounded(), "es256_checks": entry.checks,
+                      "ratio_to_raw_verify": (ratio * 1000).rounded() / 1000])
+    }
+    print("")
+    print("target: ratio >= 0.75 (everything but the ES256 checks costs under 25%)")
+    if let jsonPath {
+        let document: [String: Any] = [
+            "benchmark": "apple-verifier-micro", "seconds": seconds, "rounds": rounds,
+            "raw_es256_verify_per_sec": apple.rawVerifiesPerSecond.rounded(),
+            "openssl_speed_ecdsap256_verify_per_sec": apple.opensslSpeedVerifiesPerSecond ?? 0,
+            "cases": cases,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: jsonPath))
+    }
+} catch {
+    FileHandle.standardError.write(Data("tollgate-bench: \(error)\n".utf8))
+    exit(1)
+}
+
+func format(_ value: Double) -> String { String(Int(value.rounded())) }
+func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
