@@ -36,6 +36,7 @@ public enum ConfigLoader {
             h.host = try s.string("host", default: h.host)
             h.port = try s.int("port", default: h.port, range: 0...65_535)
             h.maxBodyBytes = try s.int("maxBodyBytes", default: h.maxBodyBytes, range: 1_024...67_108_864)
+            h.idleTimeoutMs = try s.int("idleTimeoutMs", default: h.idleTimeoutMs, range: 1_000...3_600_000)
             h.publicPathPrefix = try s.string("publicPathPrefix", default: "")
             if !h.publicPathPrefix.isEmpty, !h.publicPathPrefix.hasPrefix("/") {
                 throw ConfigError(key: s.name("publicPathPrefix"), message: "must start with /")
@@ -51,8 +52,10 @@ public enum ConfigLoader {
             var k = KafkaSettings()
             k.brokers = try s.string("brokers").flatMap { $0.isEmpty ? nil : $0 }
             k.topicPrefix = try s.string("topicPrefix", default: k.topicPrefix)
-            guard !k.topicPrefix.isEmpty, k.topicPrefix.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) else {
-                throw ConfigError(key: s.name("topicPrefix"), message: "use letters, digits, '.', '_' or '-'")
+            // Kafka topic names: ASCII letters, digits, '.', '_', '-', at most 249 in all.
+            guard !k.topicPrefix.isEmpty, k.topicPrefix.utf8.count <= 200,
+                  k.topicPrefix.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }) else {
+                throw ConfigError(key: s.name("topicPrefix"), message: "use at most 200 ASCII letters, digits, '.', '_' or '-'")
             }
             k.ackTimeoutMs = try s.int("ackTimeoutMs", default: k.ackTimeoutMs, range: 100...300_000)
             k.consumerGroup = try s.string("consumerGroup", default: k.consumerGroup)
@@ -69,7 +72,16 @@ public enum ConfigLoader {
                 }
             }
             k.properties = try s.stringMap("properties")
+            for key in k.properties.keys.sorted() where KafkaSettings.managedProperties.contains(key) {
+                throw ConfigError(key: s.name("properties") + "." + key,
+                                  message: "is managed by Tollgate (acks=all, idempotence, kafka.ackTimeoutMs, kafka.brokers) and cannot be overridden")
+            }
             return k
+        }
+        // The raw body travels as one Kafka record: it must fit librdkafka's message.max.bytes.
+        let messageMax = c.kafka.properties["message.max.bytes"].flatMap(Int.init) ?? 1_000_000
+        if c.http.maxBodyBytes + 65_536 > messageMax {
+            throw ConfigError(key: "http.maxBodyBytes", message: "must be at least 64 KiB below kafka.properties.message.max.bytes (\(messageMax)); raise both together")
         }
         c.store = try r.section("store") { (s) throws(ConfigError) in
             var st = StoreSettings()
@@ -163,6 +175,15 @@ public enum ConfigLoader {
             var seen = Set<String>()
             for app in iaptic.apps where !seen.insert(app.name).inserted {
                 throw ConfigError(key: i.name("apps"), message: "app \(app.name) is configured twice")
+            }
+            // A secret names its app: shared by two apps, deliveries would be attributed to the first.
+            var owners: [String: String] = [:]
+            for app in iaptic.apps {
+                for secret in app.secrets {
+                    if let other = owners.updateValue(app.name, forKey: secret), other != app.name {
+                        throw ConfigError(key: i.name("apps"), message: "apps \(other) and \(app.name) share a secret")
+                    }
+                }
             }
             return iaptic
         }

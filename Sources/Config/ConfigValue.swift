@@ -14,7 +14,9 @@ enum ConfigValue: Equatable {
         } catch let error as ConfigError {
             throw error
         } catch {
-            throw ConfigError(key: origin, message: "not valid YAML: \(error)")
+            // Only the first line (position and problem): the rest quotes the source, which may hold secrets.
+            let summary = "\(error)".split(separator: "\n").first.map(String.init) ?? "parse error"
+            throw ConfigError(key: origin, message: "not valid YAML: \(summary)")
         }
     }
 

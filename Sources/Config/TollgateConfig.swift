@@ -14,6 +14,8 @@ public struct HTTPSettings: Sendable {
     public var host = "0.0.0.0"
     public var port = 8080
     public var maxBodyBytes = 262_144
+    /// A connection that sends or receives nothing for this long is closed (slow clients).
+    public var idleTimeoutMs = 30_000
     /// Restores the path a sender called when a proxy rewrites it (signatures over the path).
     public var publicPathPrefix = ""
     public init() {}
@@ -35,6 +37,10 @@ public struct KafkaSettings: Sendable {
     public var retryDelaysMs = [5_000, 60_000, 600_000]
     /// librdkafka properties passed through unchanged (security.protocol, sasl.*, ssl.*).
     public var properties: [String: String] = [:]
+    /// Properties that guarantee durability; `properties` may not set them.
+    public static let managedProperties: Set<String> = ["enable.idempotence", "acks", "request.required.acks",
+                                                        "message.timeout.ms", "delivery.timeout.ms", "bootstrap.servers",
+                                                        "group.id", "enable.auto.commit", "enable.auto.offset.store"]
     public init() {}
 }
 

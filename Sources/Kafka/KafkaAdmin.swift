@@ -27,8 +27,6 @@ public final class KafkaAdmin: Sendable {
         handle = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: client.baseProperties.merging(client.properties) { $1 })
     }
 
-    deinit { handle.destroy() }
-
     /// Creates the topics; an existing topic is not an error. Throws on the first topic that failed.
     public func createTopics(_ topics: [TopicSpec], timeoutMs: Int32 = 30_000) async throws(KafkaError) -> [String: Outcome] {
         let result: Result<[String: Outcome], KafkaError> = await withCheckedContinuation { continuation in

@@ -31,13 +31,18 @@ public struct ProducerConfig: Sendable {
         self.lingerMs = lingerMs
     }
 
+    /// The durability settings are applied last, so pass-through properties cannot weaken them
+    /// (configuration also refuses such keys with a clear message).
     var properties: [String: String] {
-        client.baseProperties.merging([
-            "enable.idempotence": "true",
-            "acks": "all",
-            "message.timeout.ms": String(deliveryTimeoutMs),
-            "linger.ms": String(lingerMs),
-        ]) { $1 }.merging(client.properties) { $1 }
+        client.baseProperties
+            .merging(["linger.ms": String(lingerMs)]) { $1 }
+            .merging(client.properties) { $1 }
+            .merging([
+                "enable.idempotence": "true",
+                "acks": "all",
+                "message.timeout.ms": String(deliveryTimeoutMs),
+                "bootstrap.servers": client.bootstrapServers,
+            ]) { $1 }
     }
 }
 
@@ -57,7 +62,7 @@ public struct ConsumerConfig: Sendable {
     }
 
     var properties: [String: String] {
-        client.baseProperties.merging([
+        client.baseProperties.merging(client.properties) { $1 }.merging([
             "group.id": groupId,
             // Offsets are committed by the caller after its work is durable, never in the background.
             "enable.auto.commit": "false",
@@ -65,6 +70,6 @@ public struct ConsumerConfig: Sendable {
             "auto.offset.reset": offsetReset.rawValue,
             "session.timeout.ms": String(sessionTimeoutMs),
             "enable.partition.eof": "false",
-        ]) { $1 }.merging(client.properties) { $1 }
+        ]) { $1 }
     }
 }

@@ -23,7 +23,7 @@ public final class KafkaConsumer: Sendable {
         for topic in topics { rd_kafka_topic_partition_list_add(list, topic, RD_KAFKA_PARTITION_UA) }
         let err = rd_kafka_subscribe(handle.pointer, list)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            handle.destroy()
+            // deinit still runs (every property is set) and closes; the handle frees itself.
             throw KafkaError(code: err, context: "subscribe to \(topics.joined(separator: ","))")
         }
     }
@@ -69,7 +69,11 @@ public final class KafkaConsumer: Sendable {
     /// Commits the given next-offsets to consume, synchronously with the group coordinator.
     public func commit(_ offsets: [(topic: String, partition: Int32, nextOffset: Int64)]) async throws(KafkaError) {
         let result: Result<Void, KafkaError> = await withCheckedContinuation { continuation in
-            commitQueue.async { [handle] in
+            commitQueue.async { [self] in
+                guard state.withLock({ $0 != .closed }) else {
+                    continuation.resume(returning: .failure(KafkaError(kind: .closed, message: "consumer is closed")))
+                    return
+                }
                 guard let list = rd_kafka_topic_partition_list_new(Int32(offsets.count)) else {
                     continuation.resume(returning: .failure(KafkaError(kind: .configuration, message: "partition list")))
                     return
@@ -87,25 +91,34 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The committed next-offset of a partition, or nil if the group has none.
-    public func committedOffset(topic: String, partition: Int32, timeoutMs: Int32 = 5_000) throws(KafkaError) -> Int64? {
-        guard let list = rd_kafka_topic_partition_list_new(1) else {
-            throw KafkaError(kind: .configuration, message: "partition list")
+    public func committedOffset(topic: String, partition: Int32, timeoutMs: Int32 = 5_000) async throws(KafkaError) -> Int64? {
+        let result: Result<Int64?, KafkaError> = await withCheckedContinuation { continuation in
+            commitQueue.async { [self] in
+                guard state.withLock({ $0 != .closed }), let list = rd_kafka_topic_partition_list_new(1) else {
+                    continuation.resume(returning: .failure(KafkaError(kind: .closed, message: "consumer is closed")))
+                    return
+                }
+                defer { rd_kafka_topic_partition_list_destroy(list) }
+                rd_kafka_topic_partition_list_add(list, topic, partition)
+                let err = rd_kafka_committed(handle.pointer, list, timeoutMs)
+                guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
+                    continuation.resume(returning: .failure(KafkaError(code: err, context: "committed")))
+                    return
+                }
+                let offset = list.pointee.elems[0].offset
+                continuation.resume(returning: .success(offset >= 0 ? offset : nil))
+            }
         }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        rd_kafka_topic_partition_list_add(list, topic, partition)
-        let err = rd_kafka_committed(handle.pointer, list, timeoutMs)
-        guard err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(code: err, context: "committed") }
-        let offset = list.pointee.elems[0].offset
-        return offset >= 0 ? offset : nil
+        return try result.get()
     }
 
-    /// Leaves the group cleanly (so partitions move at once) and releases the handle.
+    /// Leaves the group cleanly (so partitions move at once). Commits already queued finish first.
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // Behind any running poll, which sees the state change within 100 ms.
             state.withLock { if $0 == .open { $0 = .closing } }
             pollQueue.async { [self] in
-                shutDown()
+                commitQueue.sync { shutDown() }
                 continuation.resume()
             }
         }
@@ -118,7 +131,6 @@ public final class KafkaConsumer: Sendable {
         }
         guard shouldClose else { return }
         _ = rd_kafka_consumer_close(handle.pointer)
-        handle.destroy()
     }
 }
 

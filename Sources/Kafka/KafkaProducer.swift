@@ -8,6 +8,8 @@ import Synchronization
 public final class KafkaProducer: Sendable {
     private let handle: RDKafkaHandle
     private let poller: PollThread
+    /// Guards the open/closed transition: records are handed to librdkafka under it, so none can
+    /// slip in after `close` has flushed.
     private let closed = Mutex(false)
     public let config: ProducerConfig
 
@@ -26,13 +28,16 @@ public final class KafkaProducer: Sendable {
     /// Produces one record and waits for its delivery report.
     @discardableResult
     public func send(_ message: KafkaMessage) async throws(KafkaError) -> KafkaDelivery {
-        if closed.withLock({ $0 }) { throw KafkaError(kind: .closed, message: "producer is closed") }
         let result: Result<KafkaDelivery, KafkaError> = await withCheckedContinuation { continuation in
             let box = Unmanaged.passRetained(DeliveryBox(continuation))
-            if let error = enqueue(message, opaque: box.toOpaque()) {
-                // librdkafka refused the record synchronously: no delivery report will come.
+            let refusal: KafkaError? = closed.withLock { isClosed in
+                if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
+                return enqueue(message, opaque: box.toOpaque())
+            }
+            if let refusal {
+                // librdkafka did not take the record: no delivery report will come.
                 box.release()
-                continuation.resume(returning: .failure(error))
+                continuation.resume(returning: .failure(refusal))
             }
         }
         return try result.get()
@@ -65,8 +70,12 @@ public final class KafkaProducer: Sendable {
     /// Records handed to librdkafka and not yet acknowledged.
     public var outstanding: Int32 { rd_kafka_outq_len(handle.pointer) }
 
+    /// Set when the idempotent producer hit a fatal error: it cannot produce again and must be
+    /// replaced (the process restarted); readiness reports it.
+    public var fatalError: String? { handle.fatalError }
+
     /// Flushes, fails whatever is still outstanding (its senders get an error, never silence) and
-    /// releases the handle. Safe to call more than once.
+    /// stops the poll thread. Safe to call more than once.
     public func close(flushTimeoutMs: Int32 = 5_000) {
         shutDown(flushTimeoutMs: flushTimeoutMs)
     }
@@ -80,9 +89,16 @@ public final class KafkaProducer: Sendable {
         _ = rd_kafka_flush(handle.pointer, flushTimeoutMs)
         poller.stop()
         _ = rd_kafka_purge(handle.pointer, Int32(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT))
-        // Serve the purge reports so every waiting `send` resumes.
-        _ = rd_kafka_flush(handle.pointer, 1_000)
-        handle.destroy()
+        // Serve every delivery report, purged ones included, so each waiting `send` resumes.
+        var rounds = 0
+        while rd_kafka_outq_len(handle.pointer) > 0, rounds < 300 {
+            _ = rd_kafka_poll(handle.pointer, 100)
+            rounds += 1
+        }
+        if rd_kafka_outq_len(handle.pointer) > 0 {
+            librdkafkaLogger.error("producer closed with records whose delivery reports never came",
+                                   metadata: ["records": .stringConvertible(rd_kafka_outq_len(handle.pointer))])
+        }
     }
 
     fileprivate func metadataProbe(timeoutMs: Int32) -> Bool {
@@ -122,6 +138,7 @@ public final class KafkaProducer: Sendable {
                     args[3].u.headers = headers
                     args[4].vtype = RD_KAFKA_VTYPE_OPAQUE
                     args[4].u.ptr = opaque
+                    // F_COPY: librdkafka copies key and value, so these buffers may go after the call.
                     args[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
                     args[5].u.i = RD_KAFKA_MSG_F_COPY
                     return rd_kafka_produceva(handle.pointer, &args, args.count)
@@ -136,6 +153,17 @@ public final class KafkaProducer: Sendable {
         rd_kafka_error_destroy(error)
         return KafkaError(kind: .broker(code: code.rawValue, name: String(cString: rd_kafka_err2name(code))),
                           message: "produce to \(message.topic): \(text)")
+    }
+}
+
+extension KafkaProducer {
+    /// Whether a metadata request to the cluster succeeds within the timeout.
+    public func isClusterReachable(timeoutMs: Int32) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(returning: metadataProbe(timeoutMs: timeoutMs))
+            }
+        }
     }
 }
 
@@ -161,16 +189,5 @@ private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointe
             KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
     } else {
         box.continuation.resume(returning: .failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
-    }
-}
-
-extension KafkaProducer {
-    /// Whether a metadata request to the cluster succeeds within the timeout.
-    public func isClusterReachable(timeoutMs: Int32) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [self] in
-                continuation.resume(returning: metadataProbe(timeoutMs: timeoutMs))
-            }
-        }
     }
 }

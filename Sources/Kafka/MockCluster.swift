@@ -13,7 +13,6 @@ public final class MockCluster: Sendable {
         // log_level 4 keeps the host handle's "no bootstrap.servers" notice out of the logs.
         host = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: ["log_level": "4", "client.id": "tollgate-mock-cluster"])
         guard let cluster = rd_kafka_mock_cluster_new(host.pointer, Int32(brokers)) else {
-            host.destroy()
             throw KafkaError(kind: .configuration, message: "could not start the mock cluster")
         }
         self.cluster = cluster
@@ -21,9 +20,9 @@ public final class MockCluster: Sendable {
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
     }
 
+    /// The cluster must go before its host handle, which the stored property then releases.
     deinit {
         rd_kafka_mock_cluster_destroy(cluster)
-        host.destroy()
     }
 
     /// Creates a topic directly in the mock (its controller does not serve the admin API).

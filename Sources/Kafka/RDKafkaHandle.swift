@@ -2,7 +2,8 @@ import CRdKafka
 import Logging
 
 /// Owns one `rd_kafka_t`. librdkafka handles are thread-safe, so the pointer alone is
-/// `nonisolated(unsafe)`; code captures this wrapper, never the raw pointer.
+/// `nonisolated(unsafe)`; code captures this wrapper, never the raw pointer, and the handle is
+/// destroyed only when the last capture is gone, so no call can reach a freed handle.
 final class RDKafkaHandle: Sendable {
     nonisolated(unsafe) let pointer: OpaquePointer
 
@@ -28,8 +29,15 @@ final class RDKafkaHandle: Sendable {
         self.pointer = handle
     }
 
-    func destroy() {
+    deinit {
         rd_kafka_destroy(pointer)
+    }
+
+    /// The producer's fatal error (idempotence broken), after which nothing more can be produced.
+    var fatalError: String? {
+        var text = [CChar](repeating: 0, count: 512)
+        let code = rd_kafka_fatal_error(pointer, &text, text.count)
+        return code == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : cString(text)
     }
 }
 

@@ -27,7 +27,8 @@ public struct EventConsumer: Service {
         do {
             try await cancelWhenGracefulShutdown {
                 while let record = try await consumer.next() {
-                    await process(record)
+                    // Not committed until handled: on shutdown mid-retry it is redelivered.
+                    guard await process(record) else { break }
                     do { try await consumer.commit(record) } catch {
                         logger.warning("commit failed; the record will be redelivered", metadata: ["error": .string("\(error)")])
                     }
@@ -42,21 +43,33 @@ public struct EventConsumer: Service {
         logger.info("consumer stopped")
     }
 
-    private func process(_ record: KafkaRecord) async {
+    /// Handles one record; false when shutdown interrupted its retries (it must not be committed).
+    /// An undecodable record can never succeed: it is counted, logged with its position (it stays
+    /// in the topic for inspection) and passed over, so it cannot block its partition.
+    private func process(_ record: KafkaRecord) async -> Bool {
         let event: NormalizedEvent
         do {
             event = try EventCoding.decode(record.value)
         } catch {
             Counter(label: "tollgate_worker_undecodable_total").increment()
-            logger.error("undecodable event left in place", metadata: [
-                "partition": .stringConvertible(record.partition), "offset": .stringConvertible(record.offset)])
-            return
+            logger.error("undecodable event passed over", metadata: [
+                "topic": .string(record.topic), "partition": .stringConvertible(record.partition),
+                "offset": .stringConvertible(record.offset)])
+            return true
         }
-        do {
-            try await handler(event, record)
-            Counter(label: "tollgate_worker_events_total", dimensions: [("type", event.type.rawValue)]).increment()
-        } catch {
-            logger.error("event handler failed", metadata: ["ce_id": .string(event.id), "error": .string("\(error)")])
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await handler(event, record)
+                Counter(label: "tollgate_worker_events_total", dimensions: [("type", event.type.rawValue)]).increment()
+                return true
+            } catch {
+                Counter(label: "tollgate_worker_handler_failures_total").increment()
+                logger.error("event handler failed; retrying", metadata: [
+                    "ce_id": .string(event.id), "error": .string("\(error)"), "retry_in_ms": .stringConvertible(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)])
+                do { try await Task.sleep(for: delay) } catch { return false }
+                delay = min(delay * 2, .seconds(30))
+            }
         }
     }
 }

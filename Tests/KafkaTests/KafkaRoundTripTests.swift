@@ -44,7 +44,7 @@ struct KafkaRoundTripTests {
         try await first.commit(r1)
         // Consumed but never committed: must be redelivered to the next member.
         _ = try #require(try await withTimeout { try await first.next() })
-        #expect(try first.committedOffset(topic: "t.commit", partition: 0) == 2)
+        #expect(try await first.committedOffset(topic: "t.commit", partition: 0) == 2)
         await first.close()
         #expect(String(decoding: r0.value, as: UTF8.self) == "m0")
 
@@ -114,3 +114,27 @@ func withTimeout<T: Sendable>(_ seconds: Int = 20, _ body: @escaping @Sendable (
 }
 
 struct TimeoutError: Error {}
+
+@Suite("Kafka producer shutdown")
+struct KafkaShutdownTests {
+    @Test("closing with records in flight fails each of them instead of leaving a sender hanging")
+    func closeWithRecordsInFlight() async throws {
+        let cluster = try MockCluster()
+        try cluster.createTopic("t.close", partitions: 1)
+        let producer = try KafkaProducer(config: ProducerConfig(
+            client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers), deliveryTimeoutMs: 60_000))
+        try await producer.send(KafkaMessage(topic: "t.close", key: "k", value: [0]))
+        cluster.setAllBrokers(up: false)
+        let pending = (0..<5).map { i in
+            Task { try await producer.send(KafkaMessage(topic: "t.close", key: "k", value: [UInt8(i)])) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        producer.close(flushTimeoutMs: 500)
+        for task in pending {
+            await #expect(throws: KafkaError.self) { _ = try await task.value }
+        }
+        #expect(ContinuousClock.now - started < .seconds(15))
+        await #expect(throws: KafkaError.self) { try await producer.send(KafkaMessage(topic: "t.close", key: "k", value: [9])) }
+    }
+}

@@ -25,6 +25,8 @@ struct WebhookHandler: Sendable {
             metrics.rejection(source: name.rawValue, reason: error.reason.rawValue)
             var headers = HTTPFields()
             if error.reason == .notDurable { headers[.retryAfter] = "5" }
+            // The rest of an oversize body is not worth reading: end the connection.
+            if error.reason == .bodyTooLarge { headers[.connection] = "close" }
             logger.notice("delivery rejected", metadata: [
                 "source": .string(name.rawValue), "reason": .string(error.reason.rawValue), "detail": .string(error.message)])
             return ErrorBody.response(error, extraHeaders: headers)
@@ -71,7 +73,7 @@ struct WebhookHandler: Sendable {
         } catch is NIOTooManyBytesError {
             throw tooLarge
         } catch {
-            throw Rejection(.malformedJSON, "the body could not be read: \(error)")
+            throw Rejection(.unreadableBody, "the body could not be read to its end")
         }
     }
 }

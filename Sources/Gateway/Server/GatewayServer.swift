@@ -60,6 +60,7 @@ public struct GatewayServer: Sendable {
     public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(settings.idleTimeoutMs)))),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "tollgate"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: logger)

@@ -2,10 +2,18 @@ import Kafka
 import Synchronization
 
 /// Whether the gateway can make events durable right now; answers `/readyz`.
-/// The cluster probe is cached briefly so a tight probe loop does not become metadata load.
+/// One cluster probe at a time, its answer kept for a second, so a flood of `/readyz` calls
+/// (the port is public) costs one metadata request per second, not one thread each.
 public final class Readiness: Sendable {
+    private struct State {
+        var checkedAt: ContinuousClock.Instant?
+        var reachable = false
+        var draining = false
+        var probe: Task<Bool, Never>?
+    }
+
     private let producer: KafkaProducer
-    private let state = Mutex<(checkedAt: ContinuousClock.Instant?, reachable: Bool, draining: Bool)>((nil, false, false))
+    private let state = Mutex(State())
 
     public init(producer: KafkaProducer) {
         self.producer = producer
@@ -15,16 +23,27 @@ public final class Readiness: Sendable {
     public func startDraining() { state.withLock { $0.draining = true } }
 
     public func check() async -> (ready: Bool, detail: String) {
-        let cached = state.withLock { s -> Bool? in
-            guard !s.draining else { return false }
-            if let at = s.checkedAt, ContinuousClock.now - at < .seconds(1) { return s.reachable }
-            return nil
+        if let fatal = producer.fatalError { return (false, "kafka producer failed fatally: \(fatal)") }
+        enum Step { case answer(Bool), draining, wait(Task<Bool, Never>) }
+        let step: Step = state.withLock { state in
+            if state.draining { return .draining }
+            if let at = state.checkedAt, ContinuousClock.now - at < .seconds(1) { return .answer(state.reachable) }
+            if let probe = state.probe { return .wait(probe) }
+            let probe = Task { [producer] in await producer.isClusterReachable(timeoutMs: 1_000) }
+            state.probe = probe
+            return .wait(probe)
         }
-        if state.withLock({ $0.draining }) { return (false, "shutting down") }
         let reachable: Bool
-        if let cached { reachable = cached } else {
-            reachable = await producer.isClusterReachable(timeoutMs: 1_000)
-            state.withLock { $0.checkedAt = .now; $0.reachable = reachable }
+        switch step {
+        case .draining: return (false, "shutting down")
+        case .answer(let cached): reachable = cached
+        case .wait(let probe):
+            reachable = await probe.value
+            state.withLock { state in
+                state.probe = nil
+                state.checkedAt = .now
+                state.reachable = reachable
+            }
         }
         return reachable ? (true, "kafka reachable") : (false, "kafka unreachable")
     }

@@ -3,6 +3,8 @@
 public enum RejectionReason: String, Sendable, CaseIterable, Error {
     // 400: the request is not what the sender's protocol defines.
     case malformedJSON = "malformed_json"
+    /// The body stopped or broke before its end.
+    case unreadableBody = "unreadable_body"
     case missingField = "missing_field"
     case invalidField = "invalid_field"
     case malformedJWS = "malformed_jws"
@@ -32,7 +34,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
 
     public var httpStatus: Int {
         switch self {
-        case .malformedJSON, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
+        case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
              .unsupportedVersion: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature: 401
