@@ -47,7 +47,7 @@ struct AppleBenchmark {
                        body: Array(#"{"signedPayload":"\#(jws)"}"#.utf8), receivedAt: Timestamp(millisecondsSince1970: 0))
     }
 
-    func run(seconds: Double, rounds: Int) throws -> Result {
+    func run(seconds: Double, rounds: Int) async throws -> Result {
         let signedDate = Int64(Date().timeIntervalSince1970 * 1000)
         let transaction = try sign(#"{"originalTransactionId":"1000","transactionId":"1001","bundleId":"com.example","productId":"pro.monthly","purchaseDate":\#(signedDate),"expiresDate":\#(signedDate + 2_592_000_000),"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"7e3fb20b-4cdb-47cc-936d-99d65f608138","signedDate":\#(signedDate),"environment":"Sandbox","currency":"USD","price":4990,"storefront":"USA","transactionReason":"RENEWAL","inAppOwnershipType":"PURCHASED"}"#)
         let renewal = try sign(#"{"originalTransactionId":"1000","productId":"pro.monthly","autoRenewProductId":"pro.monthly","autoRenewStatus":1,"isInBillingRetryPeriod":false,"signedDate":\#(signedDate),"environment":"Sandbox","renewalDate":\#(signedDate + 2_592_000_000)}"#)
@@ -62,12 +62,12 @@ struct AppleBenchmark {
         let publicKey = try unwrap(leafKey.publicKey)
 
         // Warm the chain cache.
-        _ = try source.handle(renewed)
+        _ = try await source.handle(renewed)
         let source = self.source
-        let rates = interleaved(rounds: rounds, seconds: seconds, [
+        let rates = await interleaved(rounds: rounds, seconds: seconds, [
             ("raw", { publicKey.verifyES256(message: signingInput, signature: signature) }),
-            ("renewal", { (try? source.handle(renewed)) != nil }),
-            ("test", { (try? source.handle(test)) != nil }),
+            ("renewal", { (try? await source.handle(renewed)) != nil }),
+            ("test", { (try? await source.handle(test)) != nil }),
         ])
         return Result(
             rawVerifiesPerSecond: rates["raw"] ?? 0,

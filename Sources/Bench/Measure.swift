@@ -1,14 +1,15 @@
 import Foundation
 
-/// Runs `body` repeatedly for about `seconds` on the calling thread; returns operations per second.
-func rate(seconds: Double, _ body: () -> Bool) -> Double {
+/// Runs `body` repeatedly for about `seconds` on the calling task; returns operations per second.
+/// Every case, the raw one included, is called the same way (async), so the ratios stay fair.
+func rate(seconds: Double, _ body: () async -> Bool) async -> Double {
     var count = 0
     let start = DispatchTime.now().uptimeNanoseconds
     let budget = UInt64(seconds * 1e9)
     var elapsed: UInt64 = 0
     repeat {
         for _ in 0..<64 {
-            guard body() else { fatalError("benchmark operation failed") }
+            guard await body() else { fatalError("benchmark operation failed") }
         }
         count += 64
         elapsed = DispatchTime.now().uptimeNanoseconds - start
@@ -17,10 +18,10 @@ func rate(seconds: Double, _ body: () -> Bool) -> Double {
 }
 
 /// Alternates the measurements `rounds` times (the host is noisy) and keeps each one's best.
-func interleaved(rounds: Int, seconds: Double, _ cases: [(String, () -> Bool)]) -> [String: Double] {
+func interleaved(rounds: Int, seconds: Double, _ cases: [(String, () async -> Bool)]) async -> [String: Double] {
     var best: [String: Double] = [:]
     for _ in 0..<rounds {
-        for (name, body) in cases { best[name] = max(best[name] ?? 0, rate(seconds: seconds, body)) }
+        for (name, body) in cases { best[name] = max(best[name] ?? 0, await rate(seconds: seconds, body)) }
     }
     return best
 }

@@ -19,7 +19,7 @@ while let argument = arguments.next() {
 }
 
 do {
-    let apple = try AppleBenchmark().run(seconds: seconds, rounds: rounds)
+    let apple = try await AppleBenchmark().run(seconds: seconds, rounds: rounds)
     print("Apple verifier, one core, warm chain cache (\(rounds) interleaved rounds of \(seconds) s, best of each)")
     print("")
     print(pad("case", 52) + pad("per s", 12) + pad("ES256/s", 12) + "vs raw")

@@ -72,7 +72,9 @@ struct IapticEndToEndTests {
         #expect(response.status == 503)
         #expect(response.headers["retry-after"] == "5")
         #expect(response.body.contains("not_durable"))
-        #expect(ContinuousClock.now - started < .seconds(8), "bounded by kafka.ackTimeoutMs, not librdkafka's default")
+        // A generous bound (the test machine is shared): what matters is that the answer comes
+        // from kafka.ackTimeoutMs (1 s here), not after minutes.
+        #expect(ContinuousClock.now - started < .seconds(30))
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "iaptic", "reason": "not_durable"]) == 1)
         await harness.stop()
     }

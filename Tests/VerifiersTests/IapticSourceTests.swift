@@ -7,9 +7,9 @@ import Verifiers
 struct IapticVerificationTests {
     let source = IapticFixtures.source
 
-    func reject(_ body: String, contentType: String? = "application/json") -> RejectionReason? {
+    func reject(_ body: String, contentType: String? = "application/json") async -> RejectionReason? {
         do {
-            _ = try source.handle(IapticFixtures.request(body, contentType: contentType))
+            _ = try await source.handle(IapticFixtures.request(body, contentType: contentType))
             return nil
         } catch {
             return error.reason
@@ -17,10 +17,10 @@ struct IapticVerificationTests {
     }
 
     @Test("every configured secret is accepted (rotation) and names its app")
-    func rotation() throws {
-        let old = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "old-secret")))
-        let new = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "new-secret")))
-        let beta = try source.handle(IapticFixtures.request(IapticFixtures.updated(password: "beta-secret")))
+    func rotation() async throws {
+        let old = try await source.handle(IapticFixtures.request(IapticFixtures.updated(password: "old-secret")))
+        let new = try await source.handle(IapticFixtures.request(IapticFixtures.updated(password: "new-secret")))
+        let beta = try await source.handle(IapticFixtures.request(IapticFixtures.updated(password: "beta-secret")))
         #expect(old.events.first?.app == "alpha")
         #expect(new.events.first?.app == "alpha")
         #expect(beta.events.first?.source == "/iaptic/beta")
@@ -28,44 +28,44 @@ struct IapticVerificationTests {
     }
 
     @Test("a wrong, empty, missing or non-text password is 401")
-    func passwords() {
-        #expect(reject(IapticFixtures.updated(password: "new-secreT")) == .wrongPassword)
-        #expect(reject(IapticFixtures.updated(password: "new-secret ")) == .wrongPassword)
-        #expect(reject(IapticFixtures.updated(password: "")) == .missingPassword)
-        #expect(reject(#"{"type":"test"}"#) == .missingPassword)
-        #expect(reject(#"{"type":"test","password":42}"#) == .missingPassword)
+    func passwords() async {
+        #expect(await reject(IapticFixtures.updated(password: "new-secreT")) == .wrongPassword)
+        #expect(await reject(IapticFixtures.updated(password: "new-secret ")) == .wrongPassword)
+        #expect(await reject(IapticFixtures.updated(password: "")) == .missingPassword)
+        #expect(await reject(#"{"type":"test"}"#) == .missingPassword)
+        #expect(await reject(#"{"type":"test","password":42}"#) == .missingPassword)
         #expect(RejectionReason.wrongPassword.httpStatus == 401)
     }
 
     @Test("the password is checked before anything else is read")
-    func authenticationFirst() {
-        #expect(reject(#"{"password":"nope","purchases":5}"#) == .wrongPassword)
+    func authenticationFirst() async {
+        #expect(await reject(#"{"password":"nope","purchases":5}"#) == .wrongPassword)
     }
 
     @Test("what is not a JSON object is 400", arguments: [
         "", "not json", "[1,2]", "\"text\"", #"{"type":"test","password":"new-secret"} trailing"#, "{\"type\":",
     ])
-    func malformed(body: String) {
-        #expect(reject(body) == .malformedJSON)
+    func malformed(body: String) async {
+        #expect(await reject(body) == .malformedJSON)
         #expect(RejectionReason.malformedJSON.httpStatus == 400)
     }
 
     @Test("shape errors are 400 and say where")
-    func shapeErrors() {
-        #expect(reject(#"{"password":"new-secret"}"#) == .missingField)
-        #expect(reject(#"{"type":"purchases.updated","password":"new-secret","purchases":[]}"#) == .invalidField)
-        #expect(reject(#"{"type":"purchases.updated","password":"new-secret","purchases":{"p":5}}"#) == .invalidField)
-        #expect(reject(IapticFixtures.updated(purchases: [("p", #"{"productId":"p"}"#)])) == .missingField)
+    func shapeErrors() async {
+        #expect(await reject(#"{"password":"new-secret"}"#) == .missingField)
+        #expect(await reject(#"{"type":"purchases.updated","password":"new-secret","purchases":[]}"#) == .invalidField)
+        #expect(await reject(#"{"type":"purchases.updated","password":"new-secret","purchases":{"p":5}}"#) == .invalidField)
+        #expect(await reject(IapticFixtures.updated(purchases: [("p", #"{"productId":"p"}"#)])) == .missingField)
     }
 
     @Test("a contradicting content type is 415; missing or generic ones are not")
-    func contentTypes() {
+    func contentTypes() async {
         let body = IapticFixtures.updated()
-        #expect(reject(body, contentType: "application/xml") == .unsupportedMediaType)
-        #expect(reject(body, contentType: "application/x-www-form-urlencoded") == .unsupportedMediaType)
-        #expect(reject(body, contentType: nil) == nil)
-        #expect(reject(body, contentType: "text/plain; charset=utf-8") == nil)
-        #expect(reject(body, contentType: "application/json; charset=UTF-8") == nil)
+        #expect(await reject(body, contentType: "application/xml") == .unsupportedMediaType)
+        #expect(await reject(body, contentType: "application/x-www-form-urlencoded") == .unsupportedMediaType)
+        #expect(await reject(body, contentType: nil) == nil)
+        #expect(await reject(body, contentType: "text/plain; charset=utf-8") == nil)
+        #expect(await reject(body, contentType: "application/json; charset=UTF-8") == nil)
         #expect(RejectionReason.unsupportedMediaType.httpStatus == 415)
     }
 }
@@ -74,13 +74,13 @@ struct IapticVerificationTests {
 struct IapticNormalizationTests {
     let source = IapticFixtures.source
 
-    func events(_ body: String) throws -> [NormalizedEvent] {
-        try source.handle(IapticFixtures.request(body)).events
+    func events(_ body: String) async throws -> [NormalizedEvent] {
+        try await source.handle(IapticFixtures.request(body)).events
     }
 
     @Test("a renewal becomes one fully populated event")
-    func renewal() throws {
-        let event = try #require(try events(IapticFixtures.updated()).first)
+    func renewal() async throws {
+        let event = try #require(try await events(IapticFixtures.updated()).first)
         #expect(event.id == "iaptic:n-1:apple:1000")
         #expect(event.type == .subscriptionRenewed)
         #expect(event.source == "/iaptic/alpha")
@@ -100,18 +100,18 @@ struct IapticNormalizationTests {
     }
 
     @Test("a redelivery produces the same ce_id, whenever it arrives")
-    func deterministicIds() throws {
+    func deterministicIds() async throws {
         let body = IapticFixtures.updated()
-        let first = try source.handle(IapticFixtures.request(body)).events.map(\.id)
-        let later = try source.handle(IapticFixtures.request(body, receivedAt: Timestamp(millisecondsSince1970: 0))).events.map(\.id)
+        let first = try await source.handle(IapticFixtures.request(body)).events.map(\.id)
+        let later = try await source.handle(IapticFixtures.request(body, receivedAt: Timestamp(millisecondsSince1970: 0))).events.map(\.id)
         #expect(first == later)
     }
 
     @Test("without a notification id the id hashes the purchase state")
-    func hashedIds() throws {
-        let a = try events(IapticFixtures.updated(notificationId: nil)).map(\.id)
-        let b = try events(IapticFixtures.updated(notificationId: nil)).map(\.id)
-        let changed = try events(IapticFixtures.updated(notificationId: nil, purchases: [
+    func hashedIds() async throws {
+        let a = try await events(IapticFixtures.updated(notificationId: nil)).map(\.id)
+        let b = try await events(IapticFixtures.updated(notificationId: nil)).map(\.id)
+        let changed = try await events(IapticFixtures.updated(notificationId: nil, purchases: [
             ("apple:monthly", IapticFixtures.purchase(extra: #","isExpired":true"#))])).map(\.id)
         #expect(a == b)
         #expect(a != changed)
@@ -119,22 +119,22 @@ struct IapticNormalizationTests {
     }
 
     @Test("the reason applies to the purchase it names; the others are snapshots")
-    func targeting() throws {
+    func targeting() async throws {
         let body = IapticFixtures.updated(reason: "EXPIRED", notificationTarget: "apple:2000", purchases: [
             ("apple:monthly", IapticFixtures.purchase(id: "apple:1000")),
             ("apple:yearly", IapticFixtures.purchase(id: "apple:2000", product: "apple:yearly")),
         ])
-        let byId = Dictionary(uniqueKeysWithValues: try events(body).map { ($0.subject, $0.type) })
+        let byId = Dictionary(uniqueKeysWithValues: try await events(body).map { ($0.subject, $0.type) })
         #expect(byId == ["apple:1000": .subscriptionUpdated, "apple:2000": .subscriptionExpired])
     }
 
     @Test("a notification that names no purchase applies to all")
-    func untargeted() throws {
+    func untargeted() async throws {
         let body = IapticFixtures.updated(reason: "REFUNDED", notificationTarget: nil, purchases: [
             ("a", IapticFixtures.purchase(id: "apple:1", subscription: false)),
             ("b", IapticFixtures.purchase(id: "apple:2", subscription: false)),
         ])
-        #expect(try events(body).map(\.type) == [.purchaseRefunded, .purchaseRefunded])
+        #expect(try await events(body).map(\.type) == [.purchaseRefunded, .purchaseRefunded])
     }
 
     @Test("reasons map to the vocabulary", arguments: [
@@ -153,30 +153,30 @@ struct IapticNormalizationTests {
         ("RECEIPT_VALIDATED", true, .subscriptionUpdated),
         ("SOMETHING_NEW", true, .storeOther),
     ])
-    func reasons(reason: String, subscription: Bool, type: EventType) throws {
+    func reasons(reason: String, subscription: Bool, type: EventType) async throws {
         let body = IapticFixtures.updated(reason: reason, purchases: [("apple:monthly", IapticFixtures.purchase(subscription: subscription))])
-        #expect(try events(body).map(\.type) == [type])
+        #expect(try await events(body).map(\.type) == [type])
     }
 
     @Test("no reason at all is a snapshot")
-    func noReason() throws {
-        #expect(try events(IapticFixtures.updated(reason: nil)).map(\.type) == [.subscriptionUpdated])
+    func noReason() async throws {
+        #expect(try await events(IapticFixtures.updated(reason: nil)).map(\.type) == [.subscriptionUpdated])
     }
 
     @Test("type is compared case-insensitively; test becomes store.test")
-    func testNotification() throws {
-        let delivery = try IapticFixtures.source.handle(IapticFixtures.request(#"{"type":"TEST","password":"beta-secret"}"#))
+    func testNotification() async throws {
+        let delivery = try await IapticFixtures.source.handle(IapticFixtures.request(#"{"type":"TEST","password":"beta-secret"}"#))
         let event = try #require(delivery.events.first)
         #expect(delivery.events.count == 1)
         #expect(event.type == .storeTest)
         #expect(event.app == "beta")
         #expect(event.id.hasPrefix("iaptic:test:"))
-        #expect(try events(IapticFixtures.updated().replacingOccurrences(of: "purchases.updated", with: "Purchases.Updated")).count == 1)
+        #expect(try await events(IapticFixtures.updated().replacingOccurrences(of: "purchases.updated", with: "Purchases.Updated")).count == 1)
     }
 
     @Test("an unknown authentic type is kept as store.other")
-    func unknownType() throws {
-        let event = try #require(try events(#"{"type":"subscriber.deleted","password":"new-secret","applicationUsername":"u"}"#).first)
+    func unknownType() async throws {
+        let event = try #require(try await events(#"{"type":"subscriber.deleted","password":"new-secret","applicationUsername":"u"}"#).first)
         #expect(event.type == .storeOther)
         #expect(event.sourceType == "subscriber.deleted")
     }

@@ -43,7 +43,7 @@ struct WebhookHandler: Sendable {
         for field in request.headers { headers.append(name: field.name.canonicalName, value: field.value) }
         let webhookRequest = WebhookRequest(path: publicPathPrefix + request.uri.path, headers: headers,
                                             body: body, receivedAt: received)
-        let delivery = try source.handle(webhookRequest)
+        let delivery = try await source.handle(webhookRequest)
         do {
             try await publisher.publish(delivery, source: name, request: webhookRequest)
         } catch {

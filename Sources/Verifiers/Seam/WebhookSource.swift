@@ -6,18 +6,19 @@ public protocol WebhookSource: Sendable {
     var name: SourceName { get }
     /// The specific media types the route takes; anything else specific is a 415.
     var mediaTypes: [MediaType] { get }
-    /// Verifies the exact bytes received and normalizes them. No I/O.
-    func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery
+    /// Verifies the exact bytes received and normalizes them. Async because some checks may need
+    /// an injected fetch (OCSP, a key set refresh); the sender code itself does no I/O.
+    func accept(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery
 }
 
 extension WebhookSource {
     /// The content-type rule, then the sender's own verification.
-    public func handle(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
+    public func handle(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery {
         let mediaType = MediaType(contentType: request.headers["content-type"])
         if mediaType != .generic, !mediaTypes.contains(mediaType) {
             throw Rejection(.unsupportedMediaType, "content type \(request.headers["content-type"] ?? "") is not accepted here")
         }
-        return try accept(request)
+        return try await accept(request)
     }
 }
 

@@ -64,7 +64,7 @@ struct VerifyCommand: AsyncParsableCommand {
             guard let sender = registry.source(source) else {
                 throw Rejection(.notImplemented, "the \(source.rawValue) sender is not implemented yet")
             }
-            let delivery = try sender.handle(request)
+            let delivery = try await sender.handle(request)
             Output.line(EventCoding.encodeArray(delivery.events, pretty: true))
         } catch {
             let object = ["error": error.reason.rawValue, "message": error.message]

@@ -36,26 +36,26 @@ struct AppleConformanceTests {
     }
 
     @Test("Apple's testNotification: valid in Sandbox, wrong environment in Production")
-    func testNotification() throws {
+    func testNotification() async throws {
         let jws = try Self.text("conformance/apple/mock_signed_data/testNotification")
-        let event = try #require(try Self.testSource().handle(Self.request(jws)).events.first)
+        let event = try #require(try await Self.testSource().handle(Self.request(jws)).events.first)
         #expect(event.type == .storeTest)
         #expect(event.id == "apple:9ad56bd2-0bc6-42e0-af24-fd996d87a1e6")
         #expect(event.occurredAt == "2023-04-12T15:45:24.000Z")
-        #expect(try Self.testSource(environments: ["Production"]).reason(Self.request(jws)) == .wrongEnvironment)
+        #expect(try await Self.testSource(environments: ["Production"]).reason(Self.request(jws)) == .wrongEnvironment)
     }
 
     @Test("Apple's wrongBundleId is an unknown app; missingX5CHeaderClaim has no certificate")
-    func refusals() throws {
+    func refusals() async throws {
         let wrongBundle = try Self.text("conformance/apple/mock_signed_data/wrongBundleId")
-        #expect(try Self.testSource().reason(Self.request(wrongBundle)) == .unknownApp)
+        #expect(try await Self.testSource().reason(Self.request(wrongBundle)) == .unknownApp)
         let missingX5C = try Self.text("conformance/apple/mock_signed_data/missingX5CHeaderClaim")
-        #expect(try Self.testSource().reason(Self.request(missingX5C)) == .invalidCertificate)
-        #expect(try Self.testSource().reason(Self.request("a.b.c.d")) == .malformedJWS)
+        #expect(try await Self.testSource().reason(Self.request(missingX5C)) == .invalidCertificate)
+        #expect(try await Self.testSource().reason(Self.request("a.b.c.d")) == .malformedJWS)
     }
 
     @Test("Apple's transactionInfo and renewalInfo verify with the same rules")
-    func nestedVectors() throws {
+    func nestedVectors() async throws {
         let source = try Self.testSource()
         let transaction: TransactionPayload = try source.verifiedPayload(
             try Self.text("conformance/apple/mock_signed_data/transactionInfo"), now: Timestamp(millisecondsSince1970: 0))
@@ -67,7 +67,7 @@ struct AppleConformanceTests {
     }
 
     @Test("Apple's chain vectors: OIDs, expiry and the real G3 chain")
-    func chainVectors() throws {
+    func chainVectors() async throws {
         func verify(_ leaf: String, _ intermediate: String, root: String, at time: Int64) throws -> RejectionReason? {
             let store = try #require(TrustStore(roots: [try Self.certificate(root)]))
             let x5c = JSONValue.array(try [leaf, intermediate, root].map { .string(Base64.encodeStandard(try Self.certificate($0).der)) })
@@ -87,7 +87,7 @@ struct AppleConformanceTests {
     }
 
     @Test("15 real Apple-signed notifications verify to Apple Root CA - G3 and decode as expected")
-    func realNotifications() throws {
+    func realNotifications() async throws {
         let source = AppleSource(
             apps: [AppleSettings.App(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868, environments: ["Sandbox"])],
             roots: try AppleRoots.load(paths: [Self.root.appendingPathComponent("fixtures/apple/AppleRootCA-G3.pem").path]))
@@ -97,7 +97,7 @@ struct AppleConformanceTests {
         for entry in expected {
             let file = try #require(entry["file"] as? String)
             let jws = try Self.text("conformance/apple/real/\(file)")
-            let event = try #require(try source.handle(Self.request(jws)).events.first, "\(file)")
+            let event = try #require(try await source.handle(Self.request(jws)).events.first, "\(file)")
             #expect(event.id == "apple:\(entry["notificationUUID"] as? String ?? "")", "\(file)")
             let type = try #require(entry["notificationType"] as? String)
             let sourceType = [type, entry["subtype"] as? String].compactMap { $0 }.joined(separator: "/")
@@ -115,7 +115,7 @@ struct AppleConformanceTests {
     }
 
     @Test("the real TEST notification's leaf has expired since: it passes only at signedDate")
-    func expiredSince() throws {
+    func expiredSince() async throws {
         let jws = try Self.text("conformance/apple/real/01-TEST.jws")
         let x5c = try #require(try CompactJWS(jws).header()["x5c"])
         let store = try #require(TrustStore(roots: try AppleRoots.load(paths: [Self.root.appendingPathComponent("fixtures/apple/AppleRootCA-G3.pem").path])))

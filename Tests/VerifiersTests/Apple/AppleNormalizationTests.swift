@@ -43,73 +43,73 @@ struct AppleNormalizationTests {
         ("RESCIND_CONSENT", nil, .storeOther),
         ("SOMETHING_APPLE_ADDS_LATER", nil, .storeOther),
     ] as [(String, String?, EventType)])
-    func mapping(type: String, subtype: String?, expected: EventType) throws {
+    func mapping(type: String, subtype: String?, expected: EventType) async throws {
         #expect(AppleEventType.of(AppleNotificationType(rawValue: type), subtype.map(AppleSubtype.init(rawValue:))) == expected)
     }
 
     @Test("the vocabulary test covers all 23 types and 17 subtypes Apple documents")
-    func knownValues() {
+    func knownValues() async {
         #expect(AppleNotificationType.known.count == 23)
         #expect(AppleSubtype.known.count == 17)
     }
 
     @Test("an unknown type or subtype decodes and is kept as store.other with its name")
-    func unknownValues() throws {
+    func unknownValues() async throws {
         let chain = try AppleTestChain()
         let jws = try chain.sign(AppleBodies.notification(type: "BRAND_NEW", subtype: "SHINY"))
-        let event = try #require(try chain.source().handle(AppleBodies.request(jws)).events.first)
+        let event = try #require(try await chain.source().handle(AppleBodies.request(jws)).events.first)
         #expect(event.type == .storeOther)
         #expect(event.sourceType == "BRAND_NEW/SHINY")
     }
 
     @Test("a summary notification is keyed by its request identifier")
-    func summary() throws {
+    func summary() async throws {
         let chain = try AppleTestChain()
         let payload = #"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"u-summary","signedDate":\#(AppleBodies.signedDate),"summary":{"requestIdentifier":"req-1","environment":"Sandbox","appAppleId":1234,"bundleId":"com.example","productId":"pro.monthly","storefrontCountryCodes":["USA"],"failedCount":0,"succeededCount":5}}"#
-        let event = try #require(try chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first)
+        let event = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first)
         #expect(event.subject == "summary:req-1")
         #expect(event.type == .subscriptionExtended)
         #expect(event.product == "pro.monthly")
     }
 
     @Test("an external purchase token takes its environment from the id's prefix")
-    func externalPurchaseToken() throws {
+    func externalPurchaseToken() async throws {
         let chain = try AppleTestChain()
         func payload(_ id: String) -> String {
             #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","subtype":"UNREPORTED","notificationUUID":"u-ext","signedDate":\#(AppleBodies.signedDate),"externalPurchaseToken":{"externalPurchaseId":"\#(id)","tokenCreationDate":1698148900000,"appAppleId":1234,"bundleId":"com.example"}}"#
         }
-        let sandbox = try #require(try chain.source().handle(AppleBodies.request(try chain.sign(payload("SANDBOX_b2158121")))).events.first)
+        let sandbox = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload("SANDBOX_b2158121")))).events.first)
         #expect(sandbox.subject == "external:SANDBOX_b2158121")
         #expect(sandbox.environment == .sandbox)
-        let production = try #require(try chain.source().handle(AppleBodies.request(try chain.sign(payload("b2158121")))).events.first)
+        let production = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload("b2158121")))).events.first)
         #expect(production.environment == .production)
     }
 
     @Test("an appData notification is checked against the app like the others")
-    func appData() throws {
+    func appData() async throws {
         let chain = try AppleTestChain()
         let payload = #"{"notificationType":"RESCIND_CONSENT","notificationUUID":"u-app","signedDate":\#(AppleBodies.signedDate),"appData":{"appAppleId":1234,"bundleId":"com.example","environment":"Sandbox"}}"#
-        #expect(chain.source().reason(AppleBodies.request(try chain.sign(payload))) == nil)
+        #expect(await chain.source().reason(AppleBodies.request(try chain.sign(payload))) == nil)
         let other = payload.replacingOccurrences(of: "com.example", with: "com.nope")
-        #expect(chain.source().reason(AppleBodies.request(try chain.sign(other))) == .unknownApp)
+        #expect(await chain.source().reason(AppleBodies.request(try chain.sign(other))) == .unknownApp)
     }
 
     @Test("Xcode payloads may carry fractional millisecond dates")
-    func fractionalDates() throws {
+    func fractionalDates() async throws {
         let chain = try AppleTestChain()
         let apps = [AppleSettings.App(bundleId: "com.example", appAppleId: nil, environments: ["Xcode"])]
         let payload = AppleBodies.notification(environment: "Xcode", appAppleId: nil).replacingOccurrences(
             of: "\"signedDate\":\(AppleBodies.signedDate)", with: "\"signedDate\":\(AppleBodies.signedDate).5")
-        let event = try #require(try chain.source(apps: apps).handle(AppleBodies.request(try chain.sign(payload))).events.first)
+        let event = try #require(try await chain.source(apps: apps).handle(AppleBodies.request(try chain.sign(payload))).events.first)
         #expect(event.occurredAt == "2023-11-14T22:13:20.000Z")
     }
 
     @Test("the same notification always gets the same ce_id")
-    func deterministicId() throws {
+    func deterministicId() async throws {
         let chain = try AppleTestChain()
         let request = AppleBodies.request(try chain.sign(AppleBodies.notification()))
-        let first = try chain.source().handle(request).events.map(\.id)
-        let second = try chain.source().handle(request).events.map(\.id)
+        let first = try await chain.source().handle(request).events.map(\.id)
+        let second = try await chain.source().handle(request).events.map(\.id)
         #expect(first == second)
         #expect(first == ["apple:0b7a1b2c-3d4e-5f60-7182-93a4b5c6d7e8"])
     }
@@ -122,7 +122,7 @@ struct AppleRootsTests {
         .appendingPathComponent("shared/fixtures/apple")
 
     @Test("a root that calls itself Apple Root CA - G3 must have Apple's fingerprint")
-    func impostorRoot() throws {
+    func impostorRoot() async throws {
         let key = try #require(PrivateKey.generateP256())
         var builder = CertificateBuilder(subject: "Apple Root CA - G3", notBefore: AppleTestChain.y2020, notAfter: AppleTestChain.y2040)
         builder.isCA = true
@@ -133,7 +133,7 @@ struct AppleRootsTests {
     }
 
     @Test("the real Apple Root CA - G3 (from ../shared) loads, PEM or DER", .enabled(if: FileManager.default.fileExists(atPath: fixtures.path)))
-    func realRoot() throws {
+    func realRoot() async throws {
         let pem = Self.fixtures.appendingPathComponent("AppleRootCA-G3.pem").path
         let roots = try AppleRoots.load(paths: [pem])
         #expect(roots.first?.commonName == "Apple Root CA - G3")
@@ -143,7 +143,7 @@ struct AppleRootsTests {
     }
 
     @Test("a missing root file fails start-up only when Apple apps are configured")
-    func missingRoot() throws {
+    func missingRoot() async throws {
         var settings = AppleSettings()
         settings.roots = ["/nonexistent/root.pem"]
         #expect(throws: Never.self) { _ = try AppleSource(settings: settings) }

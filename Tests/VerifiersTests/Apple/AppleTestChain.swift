@@ -111,7 +111,7 @@ enum AppleBodies {
 
 extension AppleSource {
     /// The reason code of a refusal, or nil when accepted.
-    func reason(_ request: WebhookRequest) -> RejectionReason? {
-        do { _ = try handle(request); return nil } catch { return error.reason }
+    func reason(_ request: WebhookRequest) async -> RejectionReason? {
+        do { _ = try await handle(request); return nil } catch { return error.reason }
     }
 }
