@@ -44,9 +44,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "Outbound",
+            dependencies: ["Verifiers"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -70,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Gateway", "Workers",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -85,7 +90,7 @@ let package = Package(
         .testTarget(name: "CLITests", swiftSettings: strict),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound"], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers",

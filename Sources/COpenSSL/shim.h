@@ -8,3 +8,4 @@
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/rsa.h>
+#include <openssl/ocsp.h>

@@ -120,8 +120,10 @@ public enum ConfigLoader {
             let roots = try a.strings("roots")
             if !roots.isEmpty { apple.roots = roots }
             apple.onlineChecks = try a.bool("onlineChecks", default: false)
-            if apple.onlineChecks {
-                throw ConfigError(key: a.name("onlineChecks"), message: "OCSP online checks are not supported yet; use false (offline, as Apple's library defaults to)")
+            apple.ocspTimeoutMs = try a.int("ocspTimeoutMs", default: apple.ocspTimeoutMs, range: 100...60_000)
+            apple.ocspResponder = try a.string("ocspResponder").flatMap { $0.isEmpty ? nil : $0 }
+            if let responder = apple.ocspResponder, !(responder.hasPrefix("http://") || responder.hasPrefix("https://")) {
+                throw ConfigError(key: a.name("ocspResponder"), message: "expected an http:// or https:// URL")
             }
             apple.verifyNested = try a.bool("verifyNested", default: true)
             apple.strictX509 = try a.bool("strictX509", default: false)

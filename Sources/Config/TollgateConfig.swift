@@ -80,7 +80,11 @@ public struct AppleSettings: Sendable {
     public static let defaultRoot = "/etc/tollgate/apple/AppleRootCA-G3.cer"
     public var roots: [String] = [defaultRoot]
     public var apps: [App] = []
+    /// OCSP for leaf and intermediate, validity at "now" instead of signedDate.
     public var onlineChecks = false
+    public var ocspTimeoutMs = 5_000
+    /// Ask this responder instead of the one each certificate names (AIA), e.g. a caching proxy.
+    public var ocspResponder: String?
     /// Verify nested signedTransactionInfo / signedRenewalInfo JWS too (the outer signature covers their bytes).
     public var verifyNested = true
     /// OpenSSL's X509_STRICT checks (Apple's own test chain lacks AKI/SKI, so off by default).

@@ -38,6 +38,18 @@ struct ConfigLoaderTests {
         #expect(config.sources.apple.apps.first?.appAppleId == 1234)
     }
 
+    @Test("Apple online checks take a timeout and an optional responder override")
+    func appleOnlineChecks() throws {
+        let config = try ConfigLoader.parse(yaml: """
+            sources:
+              apple: { onlineChecks: true, ocspTimeoutMs: 1500, ocspResponder: "http://ocsp-proxy.internal" }
+            """)
+        #expect(config.sources.apple.onlineChecks)
+        #expect(config.sources.apple.ocspTimeoutMs == 1_500)
+        #expect(config.sources.apple.ocspResponder == "http://ocsp-proxy.internal")
+        #expect(try ConfigLoader.parse(yaml: "").sources.apple.ocspResponder == nil)
+    }
+
     @Test("an unknown key fails and is named", arguments: [
         ("http: { prot: 1 }", "http.prot"),
         ("kafak: {}", "kafak"),
@@ -61,6 +73,8 @@ struct ConfigLoaderTests {
         ("sources: { iaptic: { apps: [{ name: a, secrets: [] }] } }", "sources.iaptic.apps[0].secrets"),
         ("sources: { iaptic: { apps: [{ secrets: [s] }] } }", "sources.iaptic.apps[0].name"),
         ("http: [1, 2]", "http"),
+        ("sources: { apple: { ocspResponder: ftp://x } }", "sources.apple.ocspResponder"),
+        ("sources: { apple: { ocspTimeoutMs: 0 } }", "sources.apple.ocspTimeoutMs"),
     ])
     func badValue(yaml: String, key: String) {
         do {

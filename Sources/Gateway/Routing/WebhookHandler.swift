@@ -24,7 +24,7 @@ struct WebhookHandler: Sendable {
         } catch {
             metrics.rejection(source: name.rawValue, reason: error.reason.rawValue)
             var headers = HTTPFields()
-            if error.reason == .notDurable { headers[.retryAfter] = "5" }
+            if error.reason.httpStatus == 503 { headers[.retryAfter] = "5" }
             // The rest of an oversize body is not worth reading: end the connection.
             if error.reason == .bodyTooLarge { headers[.connection] = "close" }
             logger.notice("delivery rejected", metadata: [

@@ -18,17 +18,12 @@ public final class AppleChainVerifier: Sendable {
         self.cache = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
     }
 
-    /// The key that verifies a JWS with this header: `alg` must be ES256 and the `x5c` chain must
+    /// The verified signer of a JWS with this header: `alg` must be ES256 and the `x5c` chain must
     /// verify at `time`. Keyed by the header's exact bytes, a repeat costs one lookup plus the
     /// validity check at `time`; the signature itself is still checked by the caller every time.
-    public func publicKey(for jws: CompactJWS, at time: Int64) throws(Rejection) -> PublicKey {
+    public func signer(for jws: CompactJWS, at time: Int64) throws(Rejection) -> VerifiedSigner {
         let key = ChainCache.Key(bytes: Array(jws.headerSegment))
-        if let hit = cache.lookup(key) {
-            guard hit.validity.contains(time) else {
-                throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
-            }
-            return hit.publicKey
-        }
+        if let hit = try cached(key, at: time) { return hit }
         let header: JSONValue
         do { header = try jws.header() } catch {
             if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
@@ -39,21 +34,25 @@ public final class AppleChainVerifier: Sendable {
         guard header["crit"] == nil else { throw Rejection(.malformedJWS, "the JWS header has crit extensions Tollgate does not understand") }
         let entry = try verifiedChain(x5c: header["x5c"], at: time)
         cache.insert(key, entry)
-        return entry.publicKey
+        return entry.signer
     }
 
-    /// The leaf's public key once the chain is verified at `time` (seconds since 1970).
-    public func verify(x5c: JSONValue?, at time: Int64) throws(Rejection) -> PublicKey {
+    /// The verified signer once the chain alone is verified at `time` (seconds since 1970).
+    public func verify(x5c: JSONValue?, at time: Int64) throws(Rejection) -> VerifiedSigner {
         let key = ChainCache.Key(bytes: Array(x5c?.canonical.utf8 ?? "".utf8))
-        if let hit = cache.lookup(key) {
-            guard hit.validity.contains(time) else {
-                throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
-            }
-            return hit.publicKey
-        }
+        if let hit = try cached(key, at: time) { return hit }
         let entry = try verifiedChain(x5c: x5c, at: time)
         cache.insert(key, entry)
-        return entry.publicKey
+        return entry.signer
+    }
+
+    /// A cache hit still has to be valid at this delivery's time.
+    private func cached(_ key: ChainCache.Key, at time: Int64) throws(Rejection) -> VerifiedSigner? {
+        guard let hit = cache.lookup(key) else { return nil }
+        guard hit.validity.contains(time) else {
+            throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
+        }
+        return hit.signer
     }
 
     private func verifiedChain(x5c: JSONValue?, at time: Int64) throws(Rejection) -> ChainCache.Entry {
@@ -94,10 +93,21 @@ public final class AppleChainVerifier: Sendable {
         guard let publicKey = leaf.publicKey, publicKey.isP256 else {
             throw Rejection(.invalidCertificate, "the leaf's key is not an EC P-256 key")
         }
-        return ChainCache.Entry(publicKey: publicKey, validity: chain.validity)
+        guard let root = chain.root else { throw Rejection(.untrustedChain, "the chain does not end at a configured root") }
+        let signer = VerifiedSigner(publicKey: publicKey, leaf: leaf, intermediate: intermediate, root: root)
+        return ChainCache.Entry(signer: signer, validity: chain.validity)
     }
 
     public var cachedChains: Int { cache.count }
+}
+
+/// The outcome of a verified chain: the key that checks the signature, and the certificates an
+/// online revocation check asks about (leaf by intermediate, intermediate by root).
+public struct VerifiedSigner: Sendable {
+    public let publicKey: PublicKey
+    public let leaf: Certificate
+    public let intermediate: Certificate
+    public let root: Certificate
 }
 
 /// A bounded, expiring LRU of verified (leaf, intermediate) pairs.
@@ -116,7 +126,7 @@ final class ChainCache: Sendable {
     }
 
     struct Entry: Sendable {
-        let publicKey: PublicKey
+        let signer: VerifiedSigner
         let validity: ClosedRange<Int64>
     }
 

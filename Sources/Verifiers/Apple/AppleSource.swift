@@ -2,32 +2,49 @@ import Config
 import Events
 
 /// App Store Server Notifications V2: `{"signedPayload": "<JWS>"}`, verified as Apple's
-/// `SignedDataVerifier` does (offline mode), then checked against the configured apps.
+/// `SignedDataVerifier` does, then checked against the configured apps. Offline (the default)
+/// checks validity at the payload's signedDate; online checks validity now and asks OCSP.
 public struct AppleSource: WebhookSource {
     public let name = SourceName.apple
     public let mediaTypes: [MediaType] = [.json]
     private let apps: [AppleSettings.App]
     private let chainVerifier: AppleChainVerifier?
+    private let revocation: OCSPChecker?
     private let verifyNested: Bool
 
     /// Roots are required once an app is configured; with none, every delivery is refused as untrusted.
-    public init(settings: AppleSettings) throws(ConfigError) {
+    /// `fetcher` carries the OCSP requests when `onlineChecks` is on.
+    public init(settings: AppleSettings, fetcher: (any HTTPFetcher)? = nil) throws(ConfigError) {
         var roots: [Certificate] = []
         do {
             roots = try AppleRoots.load(paths: settings.roots)
         } catch {
             if !settings.apps.isEmpty { throw error }
         }
-        self.init(apps: settings.apps, roots: roots, verifyNested: settings.verifyNested, strict: settings.strictX509)
+        var online: (any HTTPFetcher, OCSPChecker.Settings)?
+        if settings.onlineChecks {
+            guard let fetcher else {
+                throw ConfigError(key: "sources.apple.onlineChecks", message: "online checks need network access, which this command does not have")
+            }
+            online = (fetcher, OCSPChecker.Settings(timeout: .milliseconds(settings.ocspTimeoutMs),
+                                                    responderOverride: settings.ocspResponder))
+        }
+        self.init(apps: settings.apps, roots: roots, verifyNested: settings.verifyNested, strict: settings.strictX509,
+                  online: online)
     }
 
-    public init(apps: [AppleSettings.App], roots: [Certificate], verifyNested: Bool = true, strict: Bool = false) {
+    public init(apps: [AppleSettings.App], roots: [Certificate], verifyNested: Bool = true, strict: Bool = false,
+                online: (fetcher: any HTTPFetcher, settings: OCSPChecker.Settings)? = nil) {
         self.apps = apps
-        self.chainVerifier = TrustStore(roots: roots).map { AppleChainVerifier(trustStore: $0, strict: strict) }
+        let trustStore = TrustStore(roots: roots)
+        self.chainVerifier = trustStore.map { AppleChainVerifier(trustStore: $0, strict: strict) }
+        self.revocation = trustStore.flatMap { store in
+            online.map { OCSPChecker(fetcher: $0.fetcher, trustStore: store, settings: $0.settings) }
+        }
         self.verifyNested = verifyNested
     }
 
-    public func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
+    public func accept(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery {
         guard let body = JSONValue.parse(request.body), let object = body.object else {
             throw Rejection(.malformedJSON, "the body is not a JSON object")
         }
@@ -39,7 +56,7 @@ public struct AppleSource: WebhookSource {
         }
         guard let jws = signedPayload.string else { throw Rejection(.invalidField, "signedPayload is not a string") }
 
-        let payload: NotificationPayload = try verifiedPayload(jws, now: request.now)
+        let payload: NotificationPayload = try await verifiedPayload(jws, now: request.now)
         let (bundleId, appAppleId, claimedEnvironment) = try identity(of: payload)
         let (app, environment) = try checkApp(bundleId: bundleId, appAppleId: appAppleId, environment: claimedEnvironment)
         guard let notificationUUID = payload.notificationUUID, !notificationUUID.isEmpty else {
@@ -48,7 +65,7 @@ public struct AppleSource: WebhookSource {
 
         var transaction: TransactionPayload?
         if let nested = payload.data?.signedTransactionInfo {
-            let decoded: TransactionPayload = try nestedPayload(nested, now: request.now, what: "signedTransactionInfo")
+            let decoded: TransactionPayload = try await nestedPayload(nested, now: request.now, what: "signedTransactionInfo")
             guard decoded.bundleId == nil || decoded.bundleId == app.bundleId else {
                 throw Rejection(.unknownApp, "signedTransactionInfo is for another bundleId")
             }
@@ -59,7 +76,7 @@ public struct AppleSource: WebhookSource {
         }
         var renewal: RenewalInfoPayload?
         if let nested = payload.data?.signedRenewalInfo {
-            let decoded: RenewalInfoPayload = try nestedPayload(nested, now: request.now, what: "signedRenewalInfo")
+            let decoded: RenewalInfoPayload = try await nestedPayload(nested, now: request.now, what: "signedRenewalInfo")
             guard decoded.environment == nil || decoded.environment == environment else {
                 throw Rejection(.wrongEnvironment, "signedRenewalInfo is for another environment")
             }
@@ -71,8 +88,8 @@ public struct AppleSource: WebhookSource {
         return AcceptedDelivery(events: [event], rawKey: event.subject, response: SenderResponse(status: 200))
     }
 
-    /// Verifies a JWS (alg, x5c chain at its signedDate, ES256) and decodes its payload.
-    func verifiedPayload<T: SignedPayload>(_ text: String, now: Timestamp) throws(Rejection) -> T {
+    /// Verifies a JWS (alg, x5c chain, ES256, and OCSP when online) and decodes its payload.
+    func verifiedPayload<T: SignedPayload>(_ text: String, now: Timestamp) async throws(Rejection) -> T {
         let jws: CompactJWS
         do { jws = try CompactJWS(text) } catch {
             if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
@@ -82,17 +99,24 @@ public struct AppleSource: WebhookSource {
             throw Rejection(.malformedJWS, "the JWS payload is not a JSON object")
         }
         guard let chainVerifier else { throw Rejection(.untrustedChain, "no Apple root certificate is configured (sources.apple.roots)") }
-        // Offline mode, as Apple's library: the chain must be valid when Apple signed.
-        let effectiveMillis = payloadJSON["signedDate"].flatMap(Self.millis) ?? now.millisecondsSince1970
-        let key = try chainVerifier.publicKey(for: jws, at: Self.floorDiv(effectiveMillis, 1000))
-        guard key.verifyES256(message: jws.signingInput, signature: jws.signature) else {
+        let nowSeconds = Self.floorDiv(now.millisecondsSince1970, 1000)
+        // Offline, as Apple's library: the chain must have been valid when Apple signed.
+        // Online: it must be valid now, and not revoked.
+        let effective = revocation != nil ? nowSeconds
+            : Self.floorDiv(payloadJSON["signedDate"].flatMap(Self.millis) ?? now.millisecondsSince1970, 1000)
+        let signer = try chainVerifier.signer(for: jws, at: effective)
+        guard signer.publicKey.verifyES256(message: jws.signingInput, signature: jws.signature) else {
             throw Rejection(.badSignature, "the ES256 signature does not match")
+        }
+        if let revocation {
+            try await revocation.check(signer.intermediate, issuer: signer.root, now: nowSeconds)
+            try await revocation.check(signer.leaf, issuer: signer.intermediate, now: nowSeconds)
         }
         return try T(JSONFields(payloadJSON, path: "payload"))
     }
 
-    private func nestedPayload<T: SignedPayload>(_ text: String, now: Timestamp, what: String) throws(Rejection) -> T {
-        if verifyNested { return try verifiedPayload(text, now: now) }
+    private func nestedPayload<T: SignedPayload>(_ text: String, now: Timestamp, what: String) async throws(Rejection) -> T {
+        if verifyNested { return try await verifiedPayload(text, now: now) }
         // The outer signature covers these bytes already; decode without a second chain check.
         guard let jws = try? CompactJWS(text), let payload = JSONValue.parse(jws.payload) else {
             throw Rejection(.malformedJWS, "\(what) is not a compact JWS with a JSON payload")

@@ -48,6 +48,11 @@ public final class Certificate: @unchecked Sendable {
 
     deinit { X509_free(pointer) }
 
+    /// The PEM text (for tools such as an OCSP responder that read files).
+    public var pem: String {
+        "-----BEGIN CERTIFICATE-----\n" + Base64.encodeStandard(der).chunked(64).joined(separator: "\n") + "\n-----END CERTIFICATE-----\n"
+    }
+
     public let sha256Fingerprint: [UInt8]
 
     /// The subject's common name, if any.
@@ -75,12 +80,21 @@ public final class Certificate: @unchecked Sendable {
         return start...end
     }
 
+    /// The OCSP responders named in the Authority Information Access extension.
+    public var ocspResponderURLs: [String] {
+        guard let stack = X509_get1_ocsp(pointer) else { return [] }
+        defer { X509_email_free(stack) }
+        return (0..<OPENSSL_sk_num(stack)).compactMap { index in
+            OPENSSL_sk_value(stack, index).map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
+        }
+    }
+
     public var publicKey: PublicKey? {
         guard let key = X509_get_pubkey(pointer) else { ERR_clear_error(); return nil }
         return PublicKey(owning: key)
     }
 
-    private static func seconds(_ time: UnsafePointer<ASN1_TIME>) -> Int64? {
+    static func seconds(_ time: UnsafePointer<ASN1_TIME>) -> Int64? {
         var days: Int32 = 0
         var secs: Int32 = 0
         // Difference from the epoch (nil `from` means now, so pass an explicit epoch time).
@@ -88,5 +102,18 @@ public final class Certificate: @unchecked Sendable {
         defer { ASN1_STRING_free(epoch) }
         guard ASN1_TIME_diff(&days, &secs, epoch, time) == 1 else { return nil }
         return Int64(days) * 86_400 + Int64(secs)
+    }
+}
+
+extension String {
+    /// Splits into lines of at most `width` characters (PEM bodies).
+    func chunked(_ width: Int) -> [String] {
+        var lines: [String] = []
+        var rest = Substring(self)
+        while !rest.isEmpty {
+            lines.append(String(rest.prefix(width)))
+            rest = rest.dropFirst(width)
+        }
+        return lines
     }
 }

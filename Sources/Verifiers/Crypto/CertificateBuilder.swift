@@ -12,6 +12,10 @@ public struct CertificateBuilder {
     public var keyIdentifiers = true
     /// Dotted OIDs added as non-critical extensions with an ASN.1 NULL value.
     public var markerOIDs: [String] = []
+    /// An OCSP responder URL for the Authority Information Access extension.
+    public var ocspResponder: String?
+    /// An extendedKeyUsage value, e.g. "OCSPSigning" for a delegated OCSP responder.
+    public var extendedKeyUsage: String?
 
     public init(subject: String, notBefore: Int64, notAfter: Int64) {
         self.subject = subject
@@ -42,6 +46,8 @@ public struct CertificateBuilder {
             if issuer != nil { extensions.append((NID_authority_key_identifier, "keyid:always")) }
         }
         if isCA { extensions.append((NID_key_usage, "critical,keyCertSign,cRLSign")) }
+        if let ocspResponder { extensions.append((NID_info_access, "OCSP;URI:\(ocspResponder)")) }
+        if let extendedKeyUsage { extensions.append((NID_ext_key_usage, extendedKeyUsage)) }
         for (nid, value) in extensions {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else { return nil }
             defer { X509_EXTENSION_free(ext) }

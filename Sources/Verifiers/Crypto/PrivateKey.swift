@@ -40,6 +40,17 @@ public final class PrivateKey: @unchecked Sendable {
         self.init(owning: key)
     }
 
+    /// Unencrypted PKCS#8 PEM (for tools such as an OCSP responder that read key files).
+    public var pem: String? {
+        guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PKCS8PrivateKey(bio, pointer, nil, nil, 0, nil, nil) == 1 else { ERR_clear_error(); return nil }
+        var bytes: UnsafeMutablePointer<CChar>?
+        let length = BIO_ctrl(bio, BIO_CTRL_INFO, 0, &bytes)
+        guard length > 0, let bytes else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
+    }
+
     /// The matching public key.
     public var publicKey: PublicKey? {
         var der: UnsafeMutablePointer<UInt8>?

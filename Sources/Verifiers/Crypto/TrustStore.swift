@@ -9,7 +9,7 @@ public final class TrustStore: @unchecked Sendable {
         case untrusted(String)
     }
 
-    private let store: OpaquePointer
+    let store: OpaquePointer
     public let roots: [Certificate]
 
     public init?(roots: [Certificate]) {
@@ -25,9 +25,11 @@ public final class TrustStore: @unchecked Sendable {
 
     /// What OpenSSL built: its length (leaf and root included) and the window in which every
     /// certificate of it is valid, so a cached result can be re-checked at another time.
-    public struct VerifiedChain: Sendable, Equatable {
+    public struct VerifiedChain: Sendable {
         public let length: Int
         public let validity: ClosedRange<Int64>
+        /// The configured root the chain ends at.
+        public let root: Certificate?
     }
 
     /// Verifies `leaf <- intermediates... <- root` at `time` (seconds since 1970).
@@ -67,6 +69,9 @@ public final class TrustStore: @unchecked Sendable {
             notAfter = min(notAfter, window.upperBound)
         }
         guard notBefore <= notAfter else { return .failure(.expired) }
-        return .success(VerifiedChain(length: length, validity: notBefore...notAfter))
+        // The store holds the very X509 objects of `roots`, so the anchor is found by identity.
+        let anchor = OPENSSL_sk_value(chain, Int32(length - 1)).map { OpaquePointer($0) }
+        let root = roots.first { $0.pointer == anchor }
+        return .success(VerifiedChain(length: length, validity: notBefore...notAfter, root: root))
     }
 }

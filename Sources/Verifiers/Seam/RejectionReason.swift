@@ -20,6 +20,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case missingAppleOID = "missing_apple_oid"
     case certificateExpired = "certificate_expired"
     case badSignature = "bad_signature"
+    /// The certificate's OCSP responder says it is revoked (online checks).
+    case certificateRevoked = "certificate_revoked"
     // 403: authentic, but for an app/client this gateway is not configured for.
     case unknownApp = "unknown_app"
     case wrongEnvironment = "wrong_environment"
@@ -31,20 +33,22 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case notImplemented = "not_implemented"
     /// The event could not be made durable (Kafka did not acknowledge in time).
     case notDurable = "not_durable"
+    /// Online checks are on and no valid OCSP answer could be had: the sender should retry later.
+    case revocationCheckFailed = "revocation_check_failed"
 
     public var httpStatus: Int {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
              .unsupportedVersion: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
-             .badSignature: 401
+             .badSignature, .certificateRevoked: 401
         case .unknownApp, .wrongEnvironment: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
         case .notImplemented: 501
-        case .notDurable: 503
+        case .notDurable, .revocationCheckFailed: 503
         }
     }
 }

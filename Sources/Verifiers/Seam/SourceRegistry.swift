@@ -5,10 +5,11 @@ import Events
 public struct SourceRegistry: Sendable {
     private let sources: [SourceName: any WebhookSource]
 
-    public init(settings: SourcesSettings) throws(ConfigError) {
+    /// `fetcher` is the network for checks that need it (OCSP); nil keeps every sender offline.
+    public init(settings: SourcesSettings, fetcher: (any HTTPFetcher)? = nil) throws(ConfigError) {
         var sources: [SourceName: any WebhookSource] = [:]
         sources[.iaptic] = IapticSource(settings: settings.iaptic)
-        sources[.apple] = try AppleSource(settings: settings.apple)
+        sources[.apple] = try AppleSource(settings: settings.apple, fetcher: fetcher)
         self.sources = sources
     }
 

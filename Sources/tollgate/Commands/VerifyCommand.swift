@@ -54,7 +54,10 @@ struct VerifyCommand: AsyncParsableCommand {
             body = data
         }
         let registry: SourceRegistry
-        do { registry = try SourceRegistry(settings: config.sources) } catch {
+        // `verify` is offline by contract (DESIGN.md): signedDate validity, no OCSP calls.
+        var sources = config.sources
+        sources.apple.onlineChecks = false
+        do { registry = try SourceRegistry(settings: sources) } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
         }

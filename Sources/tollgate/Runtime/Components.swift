@@ -3,6 +3,7 @@ import Events
 import Gateway
 import Kafka
 import Logging
+import Outbound
 import ServiceLifecycle
 import Verifiers
 import Workers
@@ -12,7 +13,7 @@ enum Components {
     /// The producer, the HTTP server and their lifecycle companions, in start order.
     static func gateway(config: TollgateConfig, brokers: String, logger: Logger,
                         onListening: @escaping @Sendable (Int) async -> Void) throws -> [any Service] {
-        let registry = try SourceRegistry(settings: config.sources)
+        let registry = try SourceRegistry(settings: config.sources, fetcher: URLSessionFetcher())
         if config.sources.iaptic.apps.isEmpty {
             logger.warning("no Iaptic apps configured: every Iaptic delivery will be refused", metadata: ["key": "sources.iaptic.apps"])
         }

@@ -57,11 +57,11 @@ struct AppleConformanceTests {
     @Test("Apple's transactionInfo and renewalInfo verify with the same rules")
     func nestedVectors() async throws {
         let source = try Self.testSource()
-        let transaction: TransactionPayload = try source.verifiedPayload(
+        let transaction: TransactionPayload = try await source.verifiedPayload(
             try Self.text("conformance/apple/mock_signed_data/transactionInfo"), now: Timestamp(millisecondsSince1970: 0))
         #expect(transaction.bundleId == "com.example")
         #expect(transaction.environment == .sandbox)
-        let renewal: RenewalInfoPayload = try source.verifiedPayload(
+        let renewal: RenewalInfoPayload = try await source.verifiedPayload(
             try Self.text("conformance/apple/mock_signed_data/renewalInfo"), now: Timestamp(millisecondsSince1970: 0))
         #expect(renewal.environment == .sandbox)
     }

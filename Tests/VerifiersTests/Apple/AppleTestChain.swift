@@ -23,6 +23,9 @@ struct AppleTestChain {
         var intermediateOID = AppleChainVerifier.intermediateOID
         /// Apple's own test chain has no AKI/SKI.
         var keyIdentifiers = true
+        /// OCSP responder URLs for the AIA extension (online checks).
+        var leafOCSP: String?
+        var intermediateOCSP: String?
     }
 
     init(_ options: Options = Options()) throws {
@@ -38,6 +41,7 @@ struct AppleTestChain {
         intermediateBuilder.serial = 2
         intermediateBuilder.keyIdentifiers = options.keyIdentifiers
         intermediateBuilder.markerOIDs = [options.intermediateOID]
+        intermediateBuilder.ocspResponder = options.intermediateOCSP
         intermediate = try #require(intermediateBuilder.issue(key: intermediateKey, issuer: root, issuerKey: rootKey))
 
         leafKey = try #require(PrivateKey.generateP256())
@@ -46,6 +50,7 @@ struct AppleTestChain {
         leafBuilder.serial = 3
         leafBuilder.keyIdentifiers = options.keyIdentifiers
         leafBuilder.markerOIDs = [options.leafOID]
+        leafBuilder.ocspResponder = options.leafOCSP
         leaf = try #require(leafBuilder.issue(key: leafKey, issuer: intermediate, issuerKey: intermediateKey))
     }
 
@@ -112,6 +117,10 @@ enum AppleBodies {
 extension AppleSource {
     /// The reason code of a refusal, or nil when accepted.
     func reason(_ request: WebhookRequest) async -> RejectionReason? {
-        do { _ = try await handle(request); return nil } catch { return error.reason }
+        await rejection(request)?.reason
+    }
+
+    func rejection(_ request: WebhookRequest) async -> Rejection? {
+        do { _ = try await handle(request); return nil } catch { return error }
     }
 }

@@ -1,0 +1,41 @@
+/// Outbound HTTP for the few checks that need the network (OCSP responders, key sets).
+/// Verifiers only see this protocol, so the sender code stays free of I/O and tests can
+/// point it at local servers; the gateway injects the real client.
+public protocol HTTPFetcher: Sendable {
+    func fetch(_ request: HTTPFetchRequest) async throws(HTTPFetchError) -> HTTPFetchResponse
+}
+
+public struct HTTPFetchRequest: Sendable {
+    public var url: String
+    public var method: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var timeout: Duration
+
+    public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
+                timeout: Duration) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+public struct HTTPFetchResponse: Sendable {
+    public var status: Int
+    public var headers: HeaderFields
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HeaderFields = HeaderFields(), body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The request never got an HTTP answer (bad URL, refused, timed out, too large).
+public struct HTTPFetchError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
