@@ -58,11 +58,11 @@ struct WebhookHandler: Sendable {
         if let contentType = delivery.response.contentType { responseHeaders[.contentType] = contentType }
         for header in delivery.response.headers {
             // Names come from the sender's code, never from the request; an invalid one is a programming error.
-            guard let name = HTTPField.Name(header.name) else {
+            guard let fieldName = HTTPField.Name(header.name) else {
                 logger.error("invalid response header name", metadata: ["source": .string(name.rawValue), "header": .string(header.name)])
                 continue
             }
-            responseHeaders.append(HTTPField(name: name, value: header.value))
+            responseHeaders.append(HTTPField(name: fieldName, value: header.value))
         }
         return Response(status: HTTPResponse.Status(code: delivery.response.status), headers: responseHeaders,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: delivery.response.body)))
