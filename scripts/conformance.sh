@@ -45,5 +45,25 @@ else
   failed=$((failed + 1)); echo "FAIL: wrong reason with the wrong root: $(cat "$work/err.json")"
 fi
 
+# Citcon's published UPI example verifies with its secret, and only with it.
+citcon="$shared/conformance/citcon"
+secret="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secret"])' "$citcon/official-doc-example.json")"
+printf 'sources:\n  citcon:\n    accounts: [{ name: demo, secrets: ["%s"] }]\n' "$secret" > "$work/citcon.yaml"
+if out="$("$tollgate" verify --source citcon --config "$work/citcon.yaml" --path /webhooks/citcon/demo \
+           --header 'Content-Type: application/json' "$citcon/official-doc-example.body.json" 2>&1)" \
+   && python3 -c 'import json,sys; e=json.loads(sys.argv[1]); assert len(e)==1 and e[0]["id"]=="citcon:84571d30e61711eba6a94911fce35a55:charge:authorized", e' "$out"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); echo "FAIL citcon/official-doc-example: $out"
+fi
+printf 'sources:\n  citcon:\n    accounts: [{ name: demo, secrets: ["not-%s"] }]\n' "$secret" > "$work/citcon.yaml"
+if "$tollgate" verify --source citcon --config "$work/citcon.yaml" "$citcon/official-doc-example.body.json" 2> "$work/err.json"; then
+  failed=$((failed + 1)); echo "FAIL: Citcon example accepted with another secret"
+elif grep -q '"error":"bad_signature"' "$work/err.json"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); echo "FAIL: wrong reason with another Citcon secret: $(cat "$work/err.json")"
+fi
+
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

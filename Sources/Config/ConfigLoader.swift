@@ -157,14 +157,7 @@ public enum ConfigLoader {
             }
             return google
         }
-        sources.citcon = try s.section("citcon") { (c) throws(ConfigError) in
-            var citcon = CitconSettings()
-            citcon.accounts = try c.list("accounts") { (a) throws(ConfigError) in
-                CitconSettings.Account(name: try required(a.string("name"), a, "name"),
-                                       secrets: try a.strings("secrets"), tokens: try a.strings("tokens"))
-            }
-            return citcon
-        }
+        sources.citcon = try s.section("citcon") { (c) throws(ConfigError) in try readCitcon(c) }
         sources.iaptic = try s.section("iaptic") { (i) throws(ConfigError) in
             var iaptic = IapticSettings()
             iaptic.apps = try i.list("apps") { (a) throws(ConfigError) in
@@ -189,15 +182,76 @@ public enum ConfigLoader {
             }
             return iaptic
         }
-        sources.alipayplus = try s.section("alipayplus") { (a) throws(ConfigError) in
-            var alipay = AlipayPlusSettings()
-            alipay.clients = try a.list("clients") { (c) throws(ConfigError) in
-                AlipayPlusSettings.Client(clientId: try required(c.string("clientId"), c, "clientId"),
-                                          platformPublicKeys: try c.strings("platformPublicKeys"),
-                                          merchantPrivateKey: try c.string("merchantPrivateKey"))
-            }
-            return alipay
-        }
+        sources.alipayplus = try s.section("alipayplus") { (a) throws(ConfigError) in try readAlipayPlus(a) }
         return sources
+    }
+
+    /// Account names become a path segment (`/webhooks/citcon/<name>`) and part of `ce_source`.
+    private static let accountNameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-".unicodeScalars)
+
+    private static func readCitcon(_ c: ConfigReader) throws(ConfigError) -> CitconSettings {
+        var citcon = CitconSettings()
+        citcon.accounts = try c.list("accounts") { (a) throws(ConfigError) in
+            let name = try required(a.string("name"), a, "name")
+            guard name.unicodeScalars.allSatisfy(accountNameCharacters.contains), name != ".", name != ".." else {
+                throw ConfigError(key: a.name("name"), message: "use ASCII letters, digits, '.', '_' or '-' (it is a URL path segment), got \"\(name)\"")
+            }
+            let account = CitconSettings.Account(name: name, secrets: try a.strings("secrets"), tokens: try a.strings("tokens"))
+            if account.secrets.isEmpty, account.tokens.isEmpty {
+                throw ConfigError(key: a.name("secrets"), message: "account \(name) needs at least one UPI secret or one CHOP token")
+            }
+            if account.secrets.contains(where: \.isEmpty) { throw ConfigError(key: a.name("secrets"), message: "a secret is empty") }
+            if account.tokens.contains(where: \.isEmpty) { throw ConfigError(key: a.name("tokens"), message: "a token is empty") }
+            return account
+        }
+        var seen = Set<String>()
+        for account in citcon.accounts where !seen.insert(account.name).inserted {
+            throw ConfigError(key: c.name("accounts"), message: "account \(account.name) is configured twice")
+        }
+        // A secret names its account on /webhooks/citcon: shared by two, deliveries would be attributed to the first.
+        var owners: [String: String] = [:]
+        for account in citcon.accounts {
+            for secret in account.secrets + account.tokens {
+                if let other = owners.updateValue(account.name, forKey: secret), other != account.name {
+                    throw ConfigError(key: c.name("accounts"), message: "accounts \(other) and \(account.name) share a secret or token")
+                }
+            }
+        }
+        return citcon
+    }
+
+    private static func readAlipayPlus(_ a: ConfigReader) throws(ConfigError) -> AlipayPlusSettings {
+        var alipay = AlipayPlusSettings()
+        alipay.clients = try a.list("clients") { (c) throws(ConfigError) in
+            let clientId = try required(c.string("clientId"), c, "clientId")
+            let keys = try c.list("platformPublicKeys", scalar: { (path, itemName) throws(ConfigError) in
+                guard !path.isEmpty else { throw ConfigError(key: itemName, message: "is an empty path") }
+                return AlipayPlusSettings.PlatformKey(path: path)
+            }, mapping: { (k) throws(ConfigError) in
+                AlipayPlusSettings.PlatformKey(path: try required(k.string("path"), k, "path"),
+                                               keyVersion: try keyVersion(k, "keyVersion"))
+            })
+            if keys.isEmpty {
+                throw ConfigError(key: c.name("platformPublicKeys"), message: "client \(clientId) needs at least one platform public key")
+            }
+            let merchantPrivateKey = try c.string("merchantPrivateKey").flatMap { $0.isEmpty ? nil : $0 }
+            let merchantKeyVersion = try keyVersion(c, "merchantKeyVersion")
+            if merchantKeyVersion != nil, merchantPrivateKey == nil {
+                throw ConfigError(key: c.name("merchantKeyVersion"), message: "is only meaningful with merchantPrivateKey")
+            }
+            return AlipayPlusSettings.Client(clientId: clientId, platformPublicKeys: keys,
+                                             merchantPrivateKey: merchantPrivateKey, merchantKeyVersion: merchantKeyVersion)
+        }
+        var seen = Set<String>()
+        for client in alipay.clients where !seen.insert(client.clientId).inserted {
+            throw ConfigError(key: a.name("clients"), message: "client \(client.clientId) is configured twice")
+        }
+        return alipay
+    }
+
+    private static func keyVersion(_ reader: ConfigReader, _ key: String) throws(ConfigError) -> Int? {
+        guard let version = try reader.optionalInt(key) else { return nil }
+        guard version >= 0 else { throw ConfigError(key: reader.name(key), message: "must not be negative, got \(version)") }
+        return version
     }
 }

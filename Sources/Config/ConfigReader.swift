@@ -125,6 +125,30 @@ final class ConfigReader {
         return result
     }
 
+    /// A list whose items are either plain values or mappings (a short and a long form of one thing).
+    func list<T>(_ key: String, scalar: (String, _ itemName: String) throws(ConfigError) -> T,
+                 mapping: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
+        let items: [ConfigValue]
+        switch try raw(key, asYAML: true) {
+        case nil: items = []
+        case .scalar(let text)?: items = [.scalar(text)]
+        case .list(let list)?: items = list
+        case let other?: throw ConfigError(key: name(key), message: "expected a list, got \(other.kindName)")
+        }
+        var result: [T] = []
+        for (index, item) in items.enumerated() {
+            let itemName = "\(key)[\(index)]"
+            if case .scalar(let text) = item {
+                result.append(try scalar(text, name(itemName)))
+                continue
+            }
+            let reader = try ConfigReader(path: path + [itemName], value: item, environment: nil)
+            result.append(try mapping(reader))
+            try reader.finish()
+        }
+        return result
+    }
+
     func finish() throws(ConfigError) {
         let unknown = Set(values.keys).subtracting(readKeys).sorted()
         if let first = unknown.first {

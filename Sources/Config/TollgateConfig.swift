@@ -108,9 +108,17 @@ public struct GoogleSettings: Sendable {
 
 public struct CitconSettings: Sendable {
     public struct Account: Sendable {
+        /// Names the account in `ce_source` (`/citcon/<name>`) and in its own route `/webhooks/citcon/<name>`.
         public var name: String
+        /// UPI IPN secrets (SHA-256 signatures); several for rotation.
         public var secrets: [String]
+        /// Legacy CHOP API tokens (MD5 signatures); several for rotation.
         public var tokens: [String]
+        public init(name: String, secrets: [String] = [], tokens: [String] = []) {
+            self.name = name
+            self.secrets = secrets
+            self.tokens = tokens
+        }
     }
     public var accounts: [Account] = []
     public init() {}
@@ -130,10 +138,31 @@ public struct IapticSettings: Sendable {
 }
 
 public struct AlipayPlusSettings: Sendable {
+    /// One platform (Antom / Alipay+) public key file, optionally bound to the `keyVersion` it signs as.
+    public struct PlatformKey: Sendable, Equatable {
+        public var path: String
+        /// Nil: the key is tried whatever `keyVersion` a request names.
+        public var keyVersion: Int?
+        public init(path: String, keyVersion: Int? = nil) {
+            self.path = path
+            self.keyVersion = keyVersion
+        }
+    }
+
     public struct Client: Sendable {
         public var clientId: String
-        public var platformPublicKeys: [String]
+        public var platformPublicKeys: [PlatformKey]
+        /// When set, responses are signed with it (`Client-Id`, `Response-Time`, `Signature` headers).
         public var merchantPrivateKey: String?
+        /// The `keyVersion` written in the response `Signature`; omitted when nil.
+        public var merchantKeyVersion: Int?
+        public init(clientId: String, platformPublicKeys: [PlatformKey], merchantPrivateKey: String? = nil,
+                    merchantKeyVersion: Int? = nil) {
+            self.clientId = clientId
+            self.platformPublicKeys = platformPublicKeys
+            self.merchantPrivateKey = merchantPrivateKey
+            self.merchantKeyVersion = merchantKeyVersion
+        }
     }
     public var clients: [Client] = []
     public init() {}

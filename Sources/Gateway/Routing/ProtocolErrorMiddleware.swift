@@ -8,12 +8,14 @@ import Verifiers
 struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Path -> the methods it serves.
     let routes: [String: [HTTPRequest.Method]]
+    /// Webhook routes that also take one more segment (an account name), POST only.
+    let accountRoutes: Set<String>
     let metrics: GatewayMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if let allowed = routes[path], !allowed.contains(request.method) {
-            metrics.rejection(source: Self.source(of: path), reason: RejectionReason.methodNotAllowed.rawValue)
+        if let allowed = allowedMethods(path), !allowed.contains(request.method) {
+            metrics.rejection(source: source(of: path), reason: RejectionReason.methodNotAllowed.rawValue)
             var headers = HTTPFields()
             headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
             return ErrorBody.response(Rejection(.methodNotAllowed, "\(request.method.rawValue) is not allowed on \(path)"),
@@ -22,16 +24,25 @@ struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            metrics.rejection(source: Self.source(of: path), reason: RejectionReason.notFound.rawValue)
+            metrics.rejection(source: source(of: path), reason: RejectionReason.notFound.rawValue)
             return ErrorBody.response(Rejection(.notFound, "no route for \(path)"))
         }
     }
 
-    /// The sender a path belongs to, for the rejection metric's label.
-    static func source(of path: String) -> String {
+    private func allowedMethods(_ path: String) -> [HTTPRequest.Method]? {
+        if let allowed = routes[path] { return allowed }
+        guard let slash = path.lastIndex(of: "/"), path.index(after: slash) != path.endIndex,
+              accountRoutes.contains(String(path[..<slash])) else { return nil }
+        return [.post]
+    }
+
+    /// The sender a routed path belongs to (`/webhooks/<source>`, or `/webhooks/<source>/<account>` where
+    /// accounts are routed), for the rejection metric's label; "none" for every other path.
+    func source(of path: String) -> String {
         let prefix = "/webhooks/"
         guard path.hasPrefix(prefix) else { return "none" }
-        let name = path.dropFirst(prefix.count)
-        return SourceName(rawValue: String(name)) == nil ? "none" : String(name)
+        var route = Substring(path)
+        if let slash = path.lastIndex(of: "/"), accountRoutes.contains(String(path[..<slash])) { route = path[..<slash] }
+        return SourceName(rawValue: String(route.dropFirst(prefix.count))).map(\.rawValue) ?? "none"
     }
 }

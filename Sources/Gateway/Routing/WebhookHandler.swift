@@ -56,6 +56,14 @@ struct WebhookHandler: Sendable {
             "ce_id": .string(delivery.events.first?.id ?? "")])
         var responseHeaders = HTTPFields()
         if let contentType = delivery.response.contentType { responseHeaders[.contentType] = contentType }
+        for header in delivery.response.headers {
+            // Names come from the sender's code, never from the request; an invalid one is a programming error.
+            guard let fieldName = HTTPField.Name(header.name) else {
+                logger.error("invalid response header name", metadata: ["source": .string(name.rawValue), "header": .string(header.name)])
+                continue
+            }
+            responseHeaders.append(HTTPField(name: fieldName, value: header.value))
+        }
         return Response(status: HTTPResponse.Status(code: delivery.response.status), headers: responseHeaders,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: delivery.response.body)))
     }

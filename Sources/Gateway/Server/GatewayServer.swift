@@ -28,18 +28,26 @@ public struct GatewayServer: Sendable {
 
     public static func webhookPath(_ source: SourceName) -> String { "/webhooks/\(source.rawValue)" }
 
+    /// Senders whose route may also name one of their accounts: `/webhooks/<source>/<account>`.
+    /// The sender reads the account from the path, so `tollgate verify --path` selects it the same way.
+    static let perAccountRoutes: Set<SourceName> = [.citcon]
+
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         var routes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
         for source in SourceName.allCases { routes[Self.webhookPath(source)] = [.post] }
         router.add(middleware: MetricsMiddleware(metrics: metrics))
-        router.add(middleware: ProtocolErrorMiddleware(routes: routes, metrics: metrics))
+        router.add(middleware: ProtocolErrorMiddleware(routes: routes, accountRoutes: Set(Self.perAccountRoutes.map(Self.webhookPath)),
+                                                       metrics: metrics))
 
         for name in SourceName.allCases {
             let handler = WebhookHandler(name: name, source: registry.source(name), publisher: publisher, metrics: metrics,
                                          maxBodyBytes: settings.maxBodyBytes, publicPathPrefix: settings.publicPathPrefix,
                                          logger: logger)
             router.post(RouterPath(Self.webhookPath(name))) { request, _ in await handler.handle(request) }
+            if Self.perAccountRoutes.contains(name) {
+                router.post(RouterPath(Self.webhookPath(name) + "/:account")) { request, _ in await handler.handle(request) }
+            }
         }
         router.get("/healthz") { _, _ in Self.json(.ok, #"{"status":"ok"}"#) }
         router.head("/healthz") { _, _ in Response(status: .ok) }

@@ -50,7 +50,7 @@ public final class Certificate: @unchecked Sendable {
 
     /// The PEM text (for tools such as an OCSP responder that read files).
     public var pem: String {
-        "-----BEGIN CERTIFICATE-----\n" + Base64.encodeStandard(der).chunked(64).joined(separator: "\n") + "\n-----END CERTIFICATE-----\n"
+        PEM.encode(der, label: "CERTIFICATE")
     }
 
     public let sha256Fingerprint: [UInt8]
@@ -102,18 +102,5 @@ public final class Certificate: @unchecked Sendable {
         defer { ASN1_STRING_free(epoch) }
         guard ASN1_TIME_diff(&days, &secs, epoch, time) == 1 else { return nil }
         return Int64(days) * 86_400 + Int64(secs)
-    }
-}
-
-extension String {
-    /// Splits into lines of at most `width` characters (PEM bodies).
-    func chunked(_ width: Int) -> [String] {
-        var lines: [String] = []
-        var rest = Substring(self)
-        while !rest.isEmpty {
-            lines.append(String(rest.prefix(width)))
-            rest = rest.dropFirst(width)
-        }
-        return lines
     }
 }

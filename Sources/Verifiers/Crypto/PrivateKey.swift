@@ -2,7 +2,7 @@ import COpenSSL
 import Foundation
 
 /// An OpenSSL private key: generated, or loaded from PEM. Signs ES256 (raw r||s, as JWS wants)
-/// and RS256. Used for Alipay+ response signatures, Play API tokens, and to sign test traffic.
+/// and RSA SHA-256. Used for Alipay+ response signatures, Play API tokens, and to sign test traffic.
 public final class PrivateKey: @unchecked Sendable {
     let pointer: OpaquePointer
 
@@ -51,6 +51,43 @@ public final class PrivateKey: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
     }
 
+    /// A key from a file's bytes: PEM (PKCS#8 or traditional), DER, or bare base64 of PKCS#8
+    /// (as Antom's dashboard shows the merchant private key).
+    public static func load(pemOrDER data: [UInt8]) -> PrivateKey? {
+        if let text = String(validating: data, as: UTF8.self) {
+            if text.contains("-----BEGIN") { return PrivateKey(pem: text) }
+            if let der = PEM.base64Body(text[...]) { return PrivateKey(der: der) }
+        }
+        return PrivateKey(der: data)
+    }
+
+    /// DER PKCS#8 or traditional; trailing bytes are refused.
+    public convenience init?(der: [UInt8]) {
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count) else { ERR_clear_error(); return nil }
+            guard cursor.map({ $0 - base }) == buffer.count else { EVP_PKEY_free(key); return nil }
+            return key
+        }
+        guard let key else { return nil }
+        self.init(owning: key)
+    }
+
+    public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
+
+    /// The key size in bits (the modulus for RSA).
+    public var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+
+    /// The PEM `PUBLIC KEY` (SubjectPublicKeyInfo) of the matching public key, e.g. to hand to a sender.
+    public var publicKeyPEM: String? {
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(pointer, &der)
+        guard length > 0, let der else { return nil }
+        defer { CRYPTO_free(der, #fileID, #line) }
+        return PEM.encode(Array(UnsafeBufferPointer(start: der, count: Int(length))), label: "PUBLIC KEY")
+    }
+
     /// The matching public key.
     public var publicKey: PublicKey? {
         var der: UnsafeMutablePointer<UInt8>?
@@ -64,7 +101,7 @@ public final class PrivateKey: @unchecked Sendable {
 
     /// ES256: the 64-byte raw r||s signature of SHA-256(message).
     public func signES256(_ message: [UInt8]) -> [UInt8]? {
-        guard let der = sign(message), let sig = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
+        guard let der = digestSign(message), let sig = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
             var cursor = buffer.baseAddress
             return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
         }) else { return nil }
@@ -78,8 +115,14 @@ public final class PrivateKey: @unchecked Sendable {
         return ok ? raw : nil
     }
 
-    /// RS256 (or an ECDSA DER signature for EC keys): SHA-256 with the key's native scheme.
-    public func sign(_ message: [UInt8]) -> [UInt8]? {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (JWS RS256, Alipay+ "RSA256"); nil for a key that is not RSA.
+    public func signRSASHA256(_ message: [UInt8]) -> [UInt8]? {
+        guard isRSA else { return nil }
+        return digestSign(message)
+    }
+
+    /// SHA-256 with the key's native scheme: PKCS#1 v1.5 for RSA, a DER ECDSA signature for EC.
+    private func digestSign(_ message: [UInt8]) -> [UInt8]? {
         guard let context = EVP_MD_CTX_new() else { return nil }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else { ERR_clear_error(); return nil }

@@ -33,6 +33,49 @@ public final class PublicKey: @unchecked Sendable {
 
     public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
 
+    /// The key size in bits (the modulus for RSA).
+    public var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+
+    /// RSA keys shorter than this are refused for verification (NIST SP 800-131A).
+    public static let minimumRSABits = 2048
+
+    /// A key from a file's bytes, in any form senders publish: PEM `PUBLIC KEY` (SubjectPublicKeyInfo),
+    /// PEM `RSA PUBLIC KEY` (PKCS#1), PEM `CERTIFICATE` (its subject key), DER SubjectPublicKeyInfo,
+    /// or bare base64 of SubjectPublicKeyInfo (as Antom's dashboard shows it).
+    public static func load(pemOrDER data: [UInt8]) -> PublicKey? {
+        guard let text = String(validating: data, as: UTF8.self) else { return PublicKey(subjectPublicKeyInfo: data) }
+        if text.contains("-----BEGIN CERTIFICATE-----") {
+            return Certificate.load(pemOrDER: data)?.publicKey
+        }
+        if let der = PEM.der(in: text, label: "PUBLIC KEY") { return PublicKey(subjectPublicKeyInfo: der) }
+        if let der = PEM.der(in: text, label: "RSA PUBLIC KEY") { return PublicKey(pkcs1RSA: der) }
+        if text.contains("-----BEGIN") { return nil }
+        if let der = PEM.base64Body(text[...]) { return PublicKey(subjectPublicKeyInfo: der) }
+        return PublicKey(subjectPublicKeyInfo: data)
+    }
+
+    /// DER SubjectPublicKeyInfo; trailing bytes are refused.
+    public convenience init?(subjectPublicKeyInfo der: [UInt8]) {
+        guard let key = Self.decode(der, { cursor, count in d2i_PUBKEY(nil, &cursor, count) }) else { return nil }
+        self.init(owning: key)
+    }
+
+    /// DER PKCS#1 `RSAPublicKey`; trailing bytes are refused.
+    public convenience init?(pkcs1RSA der: [UInt8]) {
+        guard let key = Self.decode(der, { cursor, count in d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, count) }) else { return nil }
+        self.init(owning: key)
+    }
+
+    private static func decode(_ der: [UInt8], _ parse: (inout UnsafePointer<UInt8>?, Int) -> OpaquePointer?) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            guard let base = buffer.baseAddress else { return nil }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let key = parse(&cursor, buffer.count) else { ERR_clear_error(); return nil }
+            guard cursor.map({ $0 - base }) == buffer.count else { EVP_PKEY_free(key); return nil }
+            return key
+        }
+    }
+
     /// ES256: ECDSA P-256 with SHA-256 over `message`; `signature` is the JWS form, raw r||s (64 bytes),
     /// converted to DER for OpenSSL.
     public func verifyES256(message: some ContiguousBytes, signature: [UInt8]) -> Bool {
@@ -40,9 +83,10 @@ public final class PublicKey: @unchecked Sendable {
         return verify(message: message, signature: der, digest: EVP_sha256())
     }
 
-    /// RS256: RSASSA-PKCS1-v1_5 with SHA-256.
-    public func verifyRS256(message: some ContiguousBytes, signature: [UInt8]) -> Bool {
-        guard isRSA else { return false }
+    /// RSASSA-PKCS1-v1_5 with SHA-256 over `message` (JWS RS256, Alipay+ "RSA256", SHA256withRSA).
+    /// False for anything but an RSA key of at least `minimumRSABits`, or a signature of another length.
+    public func verifyRSASHA256(message: some ContiguousBytes, signature: [UInt8]) -> Bool {
+        guard isRSA, bits >= Self.minimumRSABits, signature.count == (bits + 7) / 8 else { return false }
         return verify(message: message, signature: signature, digest: EVP_sha256())
     }
 

@@ -12,6 +12,16 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case invalidChainLength = "invalid_chain_length"
     /// An App Store Server Notifications V1 body.
     case unsupportedVersion = "unsupported_version"
+    /// Not `application/x-www-form-urlencoded` text: a bad `%` escape, invalid UTF-8 or a repeated name.
+    case malformedForm = "malformed_form"
+    /// A name listed in Citcon's `fields` is absent from the body.
+    case missingSignedField = "missing_signed_field"
+    /// A signed value whose string form the sender does not define (Citcon: null, boolean, object, array).
+    case invalidSignedValue = "invalid_signed_value"
+    /// A field the event needs is present but not covered by the signature.
+    case unsignedField = "unsigned_field"
+    /// A signature header that is not the sender's grammar (Alipay+: not URL-encoded standard base64).
+    case malformedSignature = "malformed_signature"
     // 401: authenticity missing or failed.
     case missingPassword = "missing_password"
     case wrongPassword = "wrong_password"
@@ -22,9 +32,16 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case badSignature = "bad_signature"
     /// The certificate's OCSP responder says it is revoked (online checks).
     case certificateRevoked = "certificate_revoked"
+    case missingSignature = "missing_signature"
+    /// Alipay+ `keyVersion` names no configured platform key of that client.
+    case unknownKeyVersion = "unknown_key_version"
     // 403: authentic, but for an app/client this gateway is not configured for.
     case unknownApp = "unknown_app"
     case wrongEnvironment = "wrong_environment"
+    /// Alipay+ `Client-Id` that is not configured.
+    case unknownClient = "unknown_client"
+    // 404: a per-account route (`/webhooks/citcon/<account>`) naming no configured account.
+    case unknownAccount = "unknown_account"
     // Protocol-level rejections decided by the gateway before a sender sees the request.
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
@@ -39,11 +56,12 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     public var httpStatus: Int {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
-             .unsupportedVersion: 400
+             .unsupportedVersion, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
+             .malformedSignature: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
-             .badSignature, .certificateRevoked: 401
-        case .unknownApp, .wrongEnvironment: 403
-        case .notFound: 404
+             .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion: 401
+        case .unknownApp, .wrongEnvironment, .unknownClient: 403
+        case .notFound, .unknownAccount: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415

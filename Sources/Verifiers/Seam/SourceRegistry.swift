@@ -10,6 +10,8 @@ public struct SourceRegistry: Sendable {
         var sources: [SourceName: any WebhookSource] = [:]
         sources[.iaptic] = IapticSource(settings: settings.iaptic)
         sources[.apple] = try AppleSource(settings: settings.apple, fetcher: fetcher)
+        sources[.citcon] = CitconSource(settings: settings.citcon)
+        sources[.alipayplus] = try AlipayPlusSource(settings: settings.alipayplus)
         self.sources = sources
     }
 

@@ -36,16 +36,33 @@ public struct AcceptedDelivery: Sendable {
     }
 }
 
-/// The 2xx body a sender expects; anything else makes it retry.
+/// The 2xx answer a sender expects; anything else makes it retry.
 public struct SenderResponse: Sendable, Equatable {
+    /// One response header, in the order the sender's protocol lists them.
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
     public var status: Int
     public var contentType: String?
+    /// Headers beyond `Content-Type`, e.g. Alipay+'s signed `Client-Id`, `Response-Time`, `Signature`.
+    public var headers: [Header]
     public var body: [UInt8]
 
-    public init(status: Int = 200, contentType: String? = nil, body: [UInt8] = []) {
+    public init(status: Int = 200, contentType: String? = nil, headers: [Header] = [], body: [UInt8] = []) {
         self.status = status
         self.contentType = contentType
+        self.headers = headers
         self.body = body
+    }
+
+    public static func text(_ text: String) -> SenderResponse {
+        SenderResponse(contentType: "text/plain", body: Array(text.utf8))
     }
 
     public static func json(_ text: String) -> SenderResponse {

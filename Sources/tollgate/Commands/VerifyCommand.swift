@@ -9,7 +9,9 @@ struct VerifyCommand: AsyncParsableCommand {
         abstract: "Verify and normalize one captured delivery offline, with the server's own code.",
         discussion: """
             Exit 0 and print the normalized events as a JSON array; exit 1 and print \
-            {"error": "<reason code>", "message": ...} on stderr when rejected; exit 2 on usage or configuration errors.
+            {"error": "<reason code>", "message": ...} on stderr when rejected; exit 2 on usage or configuration errors. \
+            With --show-response, an accepted delivery also prints on stderr the answer the gateway would send once \
+            the events are durable: {"status", "headers", "body"} (e.g. Alipay+'s signed response headers).
             """)
 
     @Option(help: "The sender: \(SourceName.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -25,6 +27,9 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @Option(help: "RFC 3339 time to use as 'now' for time checks.")
     var at: String?
+
+    @Flag(help: "On success, also print the sender's expected answer (status, headers, body) as JSON on stderr.")
+    var showResponse = false
 
     @Argument(help: "The captured body, or - for standard input.")
     var bodyFile: String
@@ -69,11 +74,22 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             let delivery = try await sender.handle(request)
             Output.line(EventCoding.encodeArray(delivery.events, pretty: true))
+            if showResponse { Output.error(Self.describe(delivery.response)) }
         } catch {
             let object = ["error": error.reason.rawValue, "message": error.message]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
             Output.error(String(decoding: data, as: UTF8.self))
             throw ExitCode(1)
         }
+    }
+
+    /// The answer as JSON: headers in order as `[name, value]` pairs, `Content-Type` first, body as text.
+    static func describe(_ response: SenderResponse) -> String {
+        var headers: [[String]] = response.contentType.map { [["Content-Type", $0]] } ?? []
+        headers += response.headers.map { [$0.name, $0.value] }
+        let object: [String: Any] = ["status": response.status, "headers": headers,
+                                     "body": String(decoding: response.body, as: UTF8.self)]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -21,7 +21,8 @@ final class GatewayHarness: Sendable {
 
     static let secret = "harness-secret"
 
-    init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings()) async throws {
+    init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
+         publicPathPrefix: String = "", configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
         cluster = try MockCluster(brokers: 1)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
@@ -29,10 +30,12 @@ final class GatewayHarness: Sendable {
         var sources = SourcesSettings()
         sources.iaptic.apps = [IapticSettings.App(name: "shop", secrets: [Self.secret])]
         sources.apple = apple
+        configure(&sources)
         var http = HTTPSettings()
         http.host = "127.0.0.1"
         http.port = 0
         http.maxBodyBytes = maxBodyBytes
+        http.publicPathPrefix = publicPathPrefix
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
@@ -73,7 +76,7 @@ final class GatewayHarness: Sendable {
         let text = try await client.request("GET", "/metrics").body
         var total = 0.0
         for line in text.split(separator: "\n") where line.hasPrefix(name + "{") {
-            guard let open = line.firstIndex(of: "{"), let close = line.firstIndex(of: "}"),
+            guard let open = line.firstIndex(of: "{"), let close = line.lastIndex(of: "}"),
                   let value = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces)) else { continue }
             let labelText = line[line.index(after: open)..<close]
             var found: [String: String] = [:]
