@@ -9,3 +9,4 @@
 #include <openssl/ec.h>
 #include <openssl/rsa.h>
 #include <openssl/ocsp.h>
+#include <openssl/param_build.h>

@@ -144,10 +144,22 @@ public enum ConfigLoader {
         }
         sources.google = try s.section("google") { (g) throws(ConfigError) in
             var google = GoogleSettings()
-            google.audience = try g.string("audience")
-            google.serviceAccountEmail = try g.string("serviceAccountEmail")
+            google.audience = try g.string("audience").flatMap { $0.isEmpty ? nil : $0 }
+            google.serviceAccountEmail = try g.string("serviceAccountEmail").flatMap { $0.isEmpty ? nil : $0 }
             google.jwks = try g.string("jwks", default: google.jwks)
             google.packages = try g.strings("packages")
+            // The three go together: without any of them no push can be accepted, so a partial
+            // configuration is a mistake worth stopping for.
+            let configured = [google.audience != nil, google.serviceAccountEmail != nil, !google.packages.isEmpty]
+            if configured.contains(true), configured.contains(false) {
+                let missing = zip(["audience", "serviceAccountEmail", "packages"], configured).filter { !$0.1 }.map(\.0)
+                throw ConfigError(key: g.name(missing[0]), message: "is required with the other Google settings (audience, serviceAccountEmail, packages)")
+            }
+            if google.packages.contains(where: \.isEmpty) { throw ConfigError(key: g.name("packages"), message: "a package name is empty") }
+            if google.jwks.isEmpty { throw ConfigError(key: g.name("jwks"), message: "expected a URL or a file path") }
+            if google.jwks.contains("://"), !(google.jwks.lowercased().hasPrefix("https://") || google.jwks.lowercased().hasPrefix("http://")) {
+                throw ConfigError(key: g.name("jwks"), message: "expected an http:// or https:// URL or a file path")
+            }
             google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
                 var play = GoogleSettings.PlayAPI()
                 play.baseURL = try p.string("baseURL", default: play.baseURL)

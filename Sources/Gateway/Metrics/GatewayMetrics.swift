@@ -41,6 +41,12 @@ public struct GatewayMetrics: Sendable {
         }
     }
 
+    /// An authentic delivery acknowledged but sent to the quarantine topic, by sender and reason code.
+    func quarantined(source: String, reason: String) {
+        Counter(label: "tollgate_deliveries_quarantined_total", dimensions: [("source", source), ("reason", reason)], factory: factory)
+            .increment()
+    }
+
     public func exposition() -> String { registry.emitToString() }
 }
 

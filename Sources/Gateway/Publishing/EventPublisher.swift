@@ -2,14 +2,16 @@ import Events
 import Kafka
 import Verifiers
 
-/// Publishes one accepted delivery: the raw body to `raw.<source>` and each event to `events`,
-/// returning only when every record has its delivery report (acks=all).
+/// Publishes one accepted delivery: the raw body to `raw.<source>` and each event to `events`, or
+/// a quarantined one to `quarantine` alone, returning only when every record has its delivery
+/// report (acks=all).
 public struct EventPublisher: Sendable {
     public let producer: KafkaProducer
     public let topics: TopicNames
 
     /// Request headers worth keeping beside the raw body. Credentials never are.
-    static let keptRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for"]
+    static let keptRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for",
+                                     "x-goog-pubsub-message-id", "x-goog-pubsub-publish-time", "x-goog-pubsub-subscription-name"]
 
     public init(producer: KafkaProducer, topics: TopicNames) {
         self.producer = producer
@@ -21,17 +23,22 @@ public struct EventPublisher: Sendable {
     }
 
     func messages(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
+        if let quarantine = delivery.quarantine {
+            // No key: nothing downstream groups quarantined deliveries by purchase.
+            let headers = [KafkaHeader(name: "tollgate_source", string: source.rawValue),
+                           KafkaHeader(name: "tollgate_quarantine_reason", string: quarantine.reason),
+                           KafkaHeader(name: "tollgate_quarantine_message", string: quarantine.message),
+                           KafkaHeader(name: "tollgate_delivery_id", string: delivery.rawKey)]
+                + requestHeaders(request)
+            return [KafkaMessage(topic: topics.quarantine, key: nil as [UInt8]?, value: request.body, headers: headers)]
+        }
         var rawHeaders: [KafkaHeader] = []
         if let first = delivery.events.first {
             rawHeaders = CloudEventHeaders.headers(for: first)
                 .filter { $0.name != CloudEventHeaders.contentType }
                 .map { KafkaHeader(name: $0.name, string: $0.value) }
         }
-        for name in Self.keptRequestHeaders {
-            if let value = request.headers[name] { rawHeaders.append(KafkaHeader(name: "http_\(name)", string: value)) }
-        }
-        rawHeaders.append(KafkaHeader(name: "tollgate_received_at", string: request.receivedAt.rfc3339))
-        rawHeaders.append(KafkaHeader(name: "tollgate_path", string: request.path))
+        rawHeaders += requestHeaders(request)
 
         var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: request.body, headers: rawHeaders)]
         for event in delivery.events {
@@ -40,5 +47,16 @@ public struct EventPublisher: Sendable {
                 headers: CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) }))
         }
         return messages
+    }
+
+    /// The kept request headers (never credentials), when and where the delivery arrived.
+    private func requestHeaders(_ request: WebhookRequest) -> [KafkaHeader] {
+        var headers: [KafkaHeader] = []
+        for name in Self.keptRequestHeaders {
+            if let value = request.headers[name] { headers.append(KafkaHeader(name: "http_\(name)", string: value)) }
+        }
+        headers.append(KafkaHeader(name: "tollgate_received_at", string: request.receivedAt.rfc3339))
+        headers.append(KafkaHeader(name: "tollgate_path", string: request.path))
+        return headers
     }
 }

@@ -18,13 +18,15 @@ public struct ProducerService: Service {
     }
 }
 
-/// Flips `/readyz` to failing as soon as shutdown starts. Listed last, so it is told first.
+/// Lets senders load what they need at start-up (Google's key set), then flips `/readyz` to
+/// failing as soon as shutdown starts. Listed last, so it is told first.
 public struct ReadinessService: Service {
     let readiness: Readiness
 
     public init(readiness: Readiness) { self.readiness = readiness }
 
     public func run() async throws {
+        await readiness.warmUp()
         try? await gracefulShutdown()
         readiness.startDraining()
     }

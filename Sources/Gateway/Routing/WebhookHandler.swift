@@ -51,9 +51,16 @@ struct WebhookHandler: Sendable {
             throw Rejection(.notDurable, "the event could not be made durable; retry later")
         }
         metrics.accepted(source: name.rawValue, eventTypes: delivery.events.map(\.type.rawValue))
-        logger.info("delivery accepted", metadata: [
-            "source": .string(name.rawValue), "events": .stringConvertible(delivery.events.count),
-            "ce_id": .string(delivery.events.first?.id ?? "")])
+        if let quarantine = delivery.quarantine {
+            metrics.quarantined(source: name.rawValue, reason: quarantine.reason)
+            logger.warning("delivery quarantined", metadata: [
+                "source": .string(name.rawValue), "reason": .string(quarantine.reason), "detail": .string(quarantine.message),
+                "delivery": .string(delivery.rawKey)])
+        } else {
+            logger.info("delivery accepted", metadata: [
+                "source": .string(name.rawValue), "events": .stringConvertible(delivery.events.count),
+                "ce_id": .string(delivery.events.first?.id ?? "")])
+        }
         var responseHeaders = HTTPFields()
         if let contentType = delivery.response.contentType { responseHeaders[.contentType] = contentType }
         for header in delivery.response.headers {

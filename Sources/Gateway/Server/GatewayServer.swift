@@ -1,5 +1,6 @@
 import Config
 import Events
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Kafka
@@ -22,7 +23,7 @@ public struct GatewayServer: Sendable {
         self.registry = registry
         self.publisher = publisher
         self.metrics = metrics
-        self.readiness = Readiness(producer: publisher.producer)
+        self.readiness = Readiness(producer: publisher.producer, registry: registry)
         self.logger = logger
     }
 
@@ -53,7 +54,7 @@ public struct GatewayServer: Sendable {
         router.head("/healthz") { _, _ in Response(status: .ok) }
         router.get("/readyz") { [readiness] _, _ in
             let (ready, detail) = await readiness.check()
-            return Self.json(ready ? .ok : .serviceUnavailable, #"{"ready":\#(ready),"detail":"\#(detail)"}"#)
+            return Self.json(ready ? .ok : .serviceUnavailable, #"{"ready":\#(ready),"detail":\#(Self.jsonString(detail))}"#)
         }
         router.head("/readyz") { [readiness] _, _ in Response(status: await readiness.check().ready ? .ok : .serviceUnavailable) }
         router.get("/metrics") { [metrics] _, _ in
@@ -72,6 +73,12 @@ public struct GatewayServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "tollgate"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: logger)
+    }
+
+    /// A JSON string literal: details may quote what a sender's check said.
+    static func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
     static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {

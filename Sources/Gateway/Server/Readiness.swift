@@ -1,7 +1,10 @@
+import Events
+import Foundation
 import Kafka
 import Synchronization
+import Verifiers
 
-/// Whether the gateway can make events durable right now; answers `/readyz`.
+/// Whether the gateway can make events durable and its senders can verify right now; answers `/readyz`.
 /// One cluster probe at a time, its answer kept for a second, so a flood of `/readyz` calls
 /// (the port is public) costs one metadata request per second, not one thread each.
 public final class Readiness: Sendable {
@@ -13,10 +16,18 @@ public final class Readiness: Sendable {
     }
 
     private let producer: KafkaProducer
+    private let registry: SourceRegistry?
     private let state = Mutex(State())
 
-    public init(producer: KafkaProducer) {
+    /// `registry`: senders that may report problems of their own (Google's key set not loaded).
+    public init(producer: KafkaProducer, registry: SourceRegistry? = nil) {
         self.producer = producer
+        self.registry = registry
+    }
+
+    /// Lets senders do their start-up work (fetch a key set) before the first request needs it.
+    public func warmUp() async {
+        _ = await registry?.readinessProblems(now: Self.now)
     }
 
     /// Marks the gateway as shutting down: `/readyz` fails first so load balancers stop sending.
@@ -45,6 +56,12 @@ public final class Readiness: Sendable {
                 state.reachable = reachable
             }
         }
-        return reachable ? (true, "kafka reachable") : (false, "kafka unreachable")
+        guard reachable else { return (false, "kafka unreachable") }
+        let problems = await registry?.readinessProblems(now: Self.now) ?? []
+        return problems.isEmpty ? (true, "kafka reachable") : (false, problems.joined(separator: "; "))
+    }
+
+    private static var now: Timestamp {
+        Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
     }
 }

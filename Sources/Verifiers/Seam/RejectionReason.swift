@@ -35,11 +35,28 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case missingSignature = "missing_signature"
     /// Alipay+ `keyVersion` names no configured platform key of that client.
     case unknownKeyVersion = "unknown_key_version"
+    /// Google: no `Authorization: Bearer` token on the push.
+    case missingAuthorization = "missing_authorization"
+    /// Google: the bearer token is not a JWT with a JSON header and payload.
+    case malformedToken = "malformed_token"
+    /// Google: the token's `kid` is not in the key set, even after the allowed refetch.
+    case unknownKeyId = "unknown_kid"
+    case wrongIssuer = "wrong_issuer"
+    case wrongAudience = "wrong_audience"
+    /// Google: the token was issued for another service account than the push subscription's.
+    case wrongEmail = "wrong_email"
+    case emailNotVerified = "email_not_verified"
+    /// Google: `iat` or `exp` missing, not whole seconds, or `exp` not after `iat`.
+    case invalidTokenTime = "invalid_token_time"
+    case tokenExpired = "token_expired"
+    case tokenNotYetValid = "token_not_yet_valid"
     // 403: authentic, but for an app/client this gateway is not configured for.
     case unknownApp = "unknown_app"
     case wrongEnvironment = "wrong_environment"
     /// Alipay+ `Client-Id` that is not configured.
     case unknownClient = "unknown_client"
+    /// Google: an RTDN for a `packageName` that is not configured.
+    case unknownPackage = "unknown_package"
     // 404: a per-account route (`/webhooks/citcon/<account>`) naming no configured account.
     case unknownAccount = "unknown_account"
     // Protocol-level rejections decided by the gateway before a sender sees the request.
@@ -52,6 +69,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case notDurable = "not_durable"
     /// Online checks are on and no valid OCSP answer could be had: the sender should retry later.
     case revocationCheckFailed = "revocation_check_failed"
+    /// Google: no key set could be loaded yet (unreachable URL), so no token can be checked: retry later.
+    case keySetUnavailable = "key_set_unavailable"
 
     public var httpStatus: Int {
         switch self {
@@ -59,14 +78,16 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .unsupportedVersion, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
              .malformedSignature: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
-             .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion: 401
-        case .unknownApp, .wrongEnvironment, .unknownClient: 403
+             .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,
+             .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
+             .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid: 401
+        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage: 403
         case .notFound, .unknownAccount: 404
         case .methodNotAllowed: 405
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
         case .notImplemented: 501
-        case .notDurable, .revocationCheckFailed: 503
+        case .notDurable, .revocationCheckFailed, .keySetUnavailable: 503
         }
     }
 }

@@ -9,6 +9,13 @@ public protocol WebhookSource: Sendable {
     /// Verifies the exact bytes received and normalizes them. Async because some checks may need
     /// an injected fetch (OCSP, a key set refresh); the sender code itself does no I/O.
     func accept(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery
+    /// Why this sender cannot accept deliveries right now (e.g. a key set that could not be loaded),
+    /// or nil; `/readyz` reports it. May do the sender's own start-up work, through its injected fetcher.
+    func readinessProblem(now: Timestamp) async -> String?
+}
+
+extension WebhookSource {
+    public func readinessProblem(now: Timestamp) async -> String? { nil }
 }
 
 extension WebhookSource {
@@ -28,11 +35,27 @@ public struct AcceptedDelivery: Sendable {
     /// Key of the raw record (the first event's subject, or a sender-level id).
     public var rawKey: String
     public var response: SenderResponse
+    /// Set when the delivery is authentic but cannot be normalized and the sender must still get a
+    /// 2xx (Google: a non-2xx slows the whole Pub/Sub subscription). It goes to the quarantine topic
+    /// instead of the raw and events topics.
+    public var quarantine: Quarantine?
 
-    public init(events: [NormalizedEvent], rawKey: String, response: SenderResponse) {
+    public init(events: [NormalizedEvent], rawKey: String, response: SenderResponse, quarantine: Quarantine? = nil) {
         self.events = events
         self.rawKey = rawKey
         self.response = response
+        self.quarantine = quarantine
+    }
+}
+
+/// Why an authentic delivery was quarantined: a stable code and a message for people.
+public struct Quarantine: Sendable, Equatable {
+    public var reason: String
+    public var message: String
+
+    public init(reason: String, message: String) {
+        self.reason = reason
+        self.message = message
     }
 }
 

@@ -11,7 +11,11 @@ struct VerifyCommand: AsyncParsableCommand {
             Exit 0 and print the normalized events as a JSON array; exit 1 and print \
             {"error": "<reason code>", "message": ...} on stderr when rejected; exit 2 on usage or configuration errors. \
             With --show-response, an accepted delivery also prints on stderr the answer the gateway would send once \
-            the events are durable: {"status", "headers", "body"} (e.g. Alipay+'s signed response headers).
+            the events are durable: {"status", "headers", "body"} (e.g. Alipay+'s signed response headers). \
+            An authentic delivery that is quarantined instead (Google: message data that is not an RTDN) exits 0, \
+            prints [] and {"quarantined": "<reason>", "message": ...} on stderr. \
+            For Google, pass the push's token with --header 'Authorization: Bearer ...' and its time with --at; \
+            sources.google.jwks must be a file (verify makes no network calls).
             """)
 
     @Option(help: "The sender: \(SourceName.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -62,6 +66,14 @@ struct VerifyCommand: AsyncParsableCommand {
         // `verify` is offline by contract (DESIGN.md): signedDate validity, no OCSP calls.
         var sources = config.sources
         sources.apple.onlineChecks = false
+        // Google's keys from a URL would be a network call: verify wants them saved to a file.
+        if source == .google, sources.google.audience != nil, GoogleSource.isURL(sources.google.jwks) {
+            Output.error("""
+                tollgate: sources.google.jwks is a URL (\(sources.google.jwks)), and verify works offline: save the key set \
+                (curl -o google-certs.json \(sources.google.jwks)) and set sources.google.jwks to that file
+                """)
+            throw ExitCode(2)
+        }
         do { registry = try SourceRegistry(settings: sources) } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
@@ -74,6 +86,11 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             let delivery = try await sender.handle(request)
             Output.line(EventCoding.encodeArray(delivery.events, pretty: true))
+            if let quarantine = delivery.quarantine {
+                let object = ["quarantined": quarantine.reason, "message": quarantine.message]
+                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+                Output.error(String(decoding: data, as: UTF8.self))
+            }
             if showResponse { Output.error(Self.describe(delivery.response)) }
         } catch {
             let object = ["error": error.reason.rawValue, "message": error.message]
