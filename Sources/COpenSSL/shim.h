@@ -10,3 +10,9 @@
 #include <openssl/rsa.h>
 #include <openssl/ocsp.h>
 #include <openssl/param_build.h>
+#include <openssl/core_names.h>
+
+/* OSSL_PARAM_BLD keeps the parameter name pointers it is given: they must outlive the build,
+   so they come from here (static storage) rather than from temporary Swift strings. */
+static inline const char *tollgate_param_rsa_n(void) { return OSSL_PKEY_PARAM_RSA_N; }
+static inline const char *tollgate_param_rsa_e(void) { return OSSL_PKEY_PARAM_RSA_E; }

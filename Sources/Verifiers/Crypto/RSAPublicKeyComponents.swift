@@ -11,7 +11,7 @@ extension PublicKey {
         defer { BN_free(e) }
         guard let builder = OSSL_PARAM_BLD_new() else { return nil }
         defer { OSSL_PARAM_BLD_free(builder) }
-        guard OSSL_PARAM_BLD_push_BN(builder, "n", n) == 1, OSSL_PARAM_BLD_push_BN(builder, "e", e) == 1,
+        guard OSSL_PARAM_BLD_push_BN(builder, tollgate_param_rsa_n(), n) == 1, OSSL_PARAM_BLD_push_BN(builder, tollgate_param_rsa_e(), e) == 1,
               let parameters = OSSL_PARAM_BLD_to_param(builder) else { ERR_clear_error(); return nil }
         defer { OSSL_PARAM_free(parameters) }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else { ERR_clear_error(); return nil }

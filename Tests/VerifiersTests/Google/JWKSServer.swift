@@ -1,0 +1,91 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal HTTP/1.1 server on a loopback port that answers every request with the current reply
+/// and counts requests: Google's key endpoint, under the test's control. It runs on its own thread,
+/// never on the Swift concurrency pool.
+final class JWKSServer: @unchecked Sendable {
+    struct Reply {
+        var status = 200
+        var headers: [(String, String)] = []
+        var body: String
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var reply: Reply
+    private var requests = 0
+
+    var url: String { "http://127.0.0.1:\(port)/oauth2/v3/certs" }
+
+    init(_ reply: Reply) {
+        self.reply = reply
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var reuse: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        listen(listener, 64)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in serve() }
+        thread.start()
+    }
+
+    /// Google's answer: the key set with the caching headers its endpoint sends.
+    static func google(_ body: String, maxAge: Int = 300) -> Reply {
+        Reply(headers: [("Cache-Control", "public, max-age=\(maxAge), must-revalidate, no-transform"),
+                        ("Expires", "Fri, 21 Nov 2025 18:00:00 GMT")], body: body)
+    }
+
+    func set(_ reply: Reply) { lock.withLock { self.reply = reply } }
+
+    var requestCount: Int { lock.withLock { requests } }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func serve() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            handle(client)
+            close(client)
+        }
+    }
+
+    private func handle(_ client: Int32) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while received.count < 65_536 {
+            let count = recv(client, &buffer, buffer.count, 0)
+            if count <= 0 { return }
+            received += buffer[0..<count]
+            if String(decoding: received, as: UTF8.self).contains("\r\n\r\n") { break }
+        }
+        let reply = lock.withLock { () -> Reply in
+            requests += 1
+            return self.reply
+        }
+        let body = Array(reply.body.utf8)
+        var head = "HTTP/1.1 \(reply.status) \(reply.status == 200 ? "OK" : "Error")\r\nContent-Type: application/json; charset=UTF-8\r\n"
+        head += "Content-Length: \(body.count)\r\nConnection: close\r\n"
+        for (name, value) in reply.headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((head + "\r\n").utf8) + body
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { return }
+            sent += count
+        }
+    }
+}
