@@ -22,7 +22,8 @@ final class GatewayHarness: Sendable {
     static let secret = "harness-secret"
 
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
-         publicPathPrefix: String = "", configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
+         publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil,
+         configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
         cluster = try MockCluster(brokers: 1)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
@@ -39,7 +40,7 @@ final class GatewayHarness: Sendable {
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
-        let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources),
+        let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
                                    publisher: EventPublisher(producer: producer, topics: topics), metrics: metrics, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }
