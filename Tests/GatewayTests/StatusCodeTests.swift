@@ -47,15 +47,14 @@ struct StatusCodeTests {
         await harness.stop()
     }
 
-    @Test("senders not implemented yet answer 501 with a JSON error")
-    func notImplemented() async throws {
+    @Test("a sender left unconfigured refuses every delivery with a JSON error, and does not make the gateway unready")
+    func unconfiguredSender() async throws {
         let harness = try await GatewayHarness()
-        for source in ["google"] {
-            let response = try await harness.client.request("POST", "/webhooks/\(source)",
-                                                            headers: ["Content-Type": "application/json"], body: "{}")
-            #expect(response.status == 501, "\(source)")
-            #expect(response.body.contains(#""error":"not_implemented""#))
-        }
+        let response = try await harness.client.request("POST", "/webhooks/google",
+                                                        headers: ["Content-Type": "application/json", "Authorization": "Bearer x.y.z"], body: "{}")
+        #expect(response.status == 401)
+        #expect(response.body.contains(#""error":"wrong_audience""#))
+        #expect(try await harness.client.request("GET", "/readyz").status == 200)
         await harness.stop()
     }
 
