@@ -36,12 +36,30 @@ do {
     }
     print("")
     print("target: ratio >= 0.75 (everything but the ES256 checks costs under 25%)")
+
+    let google = try await GoogleBenchmark().run(seconds: seconds, rounds: rounds)
+    let googleRatio = google.pushesPerSecond / google.rawVerifiesPerSecond
+    print("")
+    print("Google verifier, one core (OIDC token RS256 + claims + envelope + RTDN + normalization)")
+    print("")
+    print(pad("case", 52) + pad("per s", 12) + "vs raw")
+    print(pad("raw RS256 verify (EVP_DigestVerify, 2048 bits)", 52) + pad(format(google.rawVerifiesPerSecond), 12) + "1.00")
+    if let speed = google.opensslSpeedVerifiesPerSecond {
+        print(pad("openssl speed rsa2048 verify (reference)", 52) + pad(format(speed), 12) + String(format: "%.2f", speed / google.rawVerifiesPerSecond))
+    }
+    print(pad("verified push (wrapped, SUBSCRIPTION_RENEWED)", 52) + pad(format(google.pushesPerSecond), 12) + String(format: "%.2f", googleRatio))
     if let jsonPath {
         let document: [String: Any] = [
             "benchmark": "apple-verifier-micro", "seconds": seconds, "rounds": rounds,
             "raw_es256_verify_per_sec": apple.rawVerifiesPerSecond.rounded(),
             "openssl_speed_ecdsap256_verify_per_sec": apple.opensslSpeedVerifiesPerSecond ?? 0,
             "cases": cases,
+            "google": [
+                "raw_rs256_verify_per_sec": google.rawVerifiesPerSecond.rounded(),
+                "openssl_speed_rsa2048_verify_per_sec": google.opensslSpeedVerifiesPerSecond ?? 0,
+                "verified_pushes_per_sec": google.pushesPerSecond.rounded(),
+                "ratio_to_raw_verify": (googleRatio * 1000).rounded() / 1000,
+            ] as [String: Any],
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: jsonPath))
