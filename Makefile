@@ -33,9 +33,11 @@ run: build
 
 ## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, and the
 ## conformance checks against ../shared/conformance when it is present (as it is in CI).
+## Serial: each test starts its own brokers, gateways and child processes, and on two cores the
+## parallel run's timing depended on what else the machine was doing (about 90 s either way).
 test: build-tests
 	scripts/conformance.sh
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
 
 ## Third-party sender data only: the Swift conformance suites and `tollgate verify` over the real files.
 conformance: build-tests

@@ -85,15 +85,17 @@ let package = Package(
         ),
         // `make bench`: micro-benchmarks of the verifiers against raw OpenSSL, measured in one run.
         .executableTarget(name: "Bench", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka"], swiftSettings: strict),
+        // Shared by the test targets: child processes and other blocking work kept off the pool.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
-        .testTarget(name: "CLITests", swiftSettings: strict),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound"], swiftSettings: strict),
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "TestSupport",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

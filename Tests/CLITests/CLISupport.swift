@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the built `tollgate` binary (from the same build folder as these tests).
 enum CLI {
@@ -20,26 +21,12 @@ enum CLI {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> Result {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TOLLGATE_") }
         env.merge(environment) { $1 }
-        process.environment = env
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        let result = try await Subprocess.run(binary.path, arguments, stdin: Data((stdin ?? "").utf8), environment: env,
+                                              directory: FileManager.default.temporaryDirectory)
+        return Result(status: result.status, stdout: result.output, stderr: result.stderr)
     }
 
     /// A file in a fresh temporary folder.

@@ -1,26 +1,27 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("Start-up and the embedded broker")
 struct StartupTests {
     @Test("serve refuses to start on an unknown key, naming it")
-    func unknownKey() throws {
+    func unknownKey() async throws {
         let config = try CLI.temporaryFile("tollgate.yaml", "kafka: { brokers: 127.0.0.1:1, ackTimeoutMS: 5 }")
-        let result = try CLI.run(["serve", "--config", config])
+        let result = try await CLI.run(["serve", "--config", config])
         #expect(result.status == 2)
         #expect(result.stderr.contains("kafka.ackTimeoutMS"))
     }
 
     @Test("serve refuses to start on a bad environment value, naming it")
-    func badEnvironment() throws {
-        let result = try CLI.run(["serve"], environment: ["TOLLGATE_KAFKA_BROKERS": "127.0.0.1:1", "TOLLGATE_HTTP_PORT": "http"])
+    func badEnvironment() async throws {
+        let result = try await CLI.run(["serve"], environment: ["TOLLGATE_KAFKA_BROKERS": "127.0.0.1:1", "TOLLGATE_HTTP_PORT": "http"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("http.port"))
     }
 
     @Test("work refuses an unknown TOLLGATE_ variable")
-    func unknownEnvironment() throws {
-        let result = try CLI.run(["work"], environment: ["TOLLGATE_KAFKA_BROKER": "127.0.0.1:1"])
+    func unknownEnvironment() async throws {
+        let result = try await CLI.run(["work"], environment: ["TOLLGATE_KAFKA_BROKER": "127.0.0.1:1"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("TOLLGATE_KAFKA_BROKER"))
     }
@@ -43,33 +44,22 @@ struct StartupTests {
         }
         #expect(bootstrap.split(separator: ",").count == 3)
 
-        let metadata = try runKcat(["-b", bootstrap, "-L"])
+        let metadata = try await runKcat(["-b", bootstrap, "-L"])
         for topic in ["tollgate.events", "tollgate.raw.iaptic", "tollgate.events-dlt", "tollgate.entitlements"] {
             #expect(metadata.contains("topic \"\(topic)\""), "\(topic)")
         }
         // An independent producer and consumer round-trip through it, headers included.
-        _ = try runKcat(["-b", bootstrap, "-P", "-t", "tollgate.quarantine", "-k", "k", "-H", "why=test"], stdin: "hello")
-        let read = try runKcat(["-b", bootstrap, "-C", "-t", "tollgate.quarantine", "-o", "beginning", "-c", "1", "-e", "-q",
+        _ = try await runKcat(["-b", bootstrap, "-P", "-t", "tollgate.quarantine", "-k", "k", "-H", "why=test"], stdin: "hello")
+        let read = try await runKcat(["-b", bootstrap, "-C", "-t", "tollgate.quarantine", "-o", "beginning", "-c", "1", "-e", "-q",
                                 "-f", "%k|%h|%s"])
         #expect(read == "k|why=test|hello")
 
         process.terminate()
-        process.waitUntilExit()
+        try await offPool { process.waitUntilExit() }
         #expect(process.terminationReason == .exit)
     }
 
-    func runKcat(_ arguments: [String], stdin: String? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/kcat")
-        process.arguments = arguments
-        let out = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    func runKcat(_ arguments: [String], stdin: String? = nil) async throws -> String {
+        try await Subprocess.run("/usr/bin/kcat", arguments, stdin: stdin.map { Data($0.utf8) }).output
     }
 }

@@ -14,9 +14,9 @@ struct VerifyCommandTests {
     }
 
     @Test("an authentic delivery exits 0 and prints the normalized events")
-    func accepted() throws {
+    func accepted() async throws {
         let file = try CLI.temporaryFile("body.json", body(password: "cli-secret"))
-        let result = try CLI.run(["verify", "--source", "iaptic", "--config", config, "--at", "2026-11-21T00:00:00Z",
+        let result = try await CLI.run(["verify", "--source", "iaptic", "--config", config, "--at", "2026-11-21T00:00:00Z",
                                   "--header", "Content-Type: application/json", file])
         #expect(result.status == 0, "\(result.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
@@ -27,8 +27,8 @@ struct VerifyCommandTests {
     }
 
     @Test("a rejected delivery exits 1 with the reason code on stderr")
-    func rejected() throws {
-        let result = try CLI.run(["verify", "--source", "iaptic", "--config", config, "-"], stdin: body(password: "wrong"))
+    func rejected() async throws {
+        let result = try await CLI.run(["verify", "--source", "iaptic", "--config", config, "-"], stdin: body(password: "wrong"))
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty)
         let error = try JSONSerialization.jsonObject(with: Data(result.stderr.utf8)) as? [String: String]
@@ -37,8 +37,8 @@ struct VerifyCommandTests {
     }
 
     @Test("a contradicting content type is refused as the server would")
-    func contentType() throws {
-        let result = try CLI.run(["verify", "--source", "iaptic", "--config", config, "--header", "Content-Type: text/xml", "-"],
+    func contentType() async throws {
+        let result = try await CLI.run(["verify", "--source", "iaptic", "--config", config, "--header", "Content-Type: text/xml", "-"],
                                  stdin: body(password: "cli-secret"))
         #expect(result.status == 1)
         #expect(result.stderr.contains("unsupported_media_type"))
@@ -51,15 +51,15 @@ struct VerifyCommandTests {
         ["verify", "--source", "iaptic", "--header", "no-colon", "x"],
         ["verify", "--source", "iaptic", "/nonexistent/body.json"],
     ])
-    func usage(arguments: [String]) throws {
-        let result = try CLI.run(arguments)
+    func usage(arguments: [String]) async throws {
+        let result = try await CLI.run(arguments)
         #expect(result.status == 2, "\(result.stderr)")
     }
 
     @Test("a configuration error exits 2 and names the key")
-    func badConfig() throws {
+    func badConfig() async throws {
         let bad = try CLI.temporaryFile("bad.yaml", "sources: { iaptic: { apps: [{ name: x, secrets: [s], colour: red }] } }")
-        let result = try CLI.run(["verify", "--source", "iaptic", "--config", bad, "-"], stdin: "{}")
+        let result = try await CLI.run(["verify", "--source", "iaptic", "--config", bad, "-"], stdin: "{}")
         #expect(result.status == 2)
         #expect(result.stderr.contains("sources.iaptic.apps[0].colour"))
     }

@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import TestSupport
 import Testing
 import Verifiers
 
@@ -8,7 +9,7 @@ import Verifiers
 struct AlipayPlusEndToEndTests {
     static let platformKey = PrivateKey.generateRSA()!
     /// Written as the operator would: a PEM file made with the openssl command line.
-    static let merchantPEM = try! runProcess("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"])
+    static let merchantPEM = try! Subprocess.runBlocking("/usr/bin/openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"]).output
     static let clientId = "SANDBOX_5Y0000000001"
     /// The proxy strips `/pay`: the sender signs `/pay/webhooks/alipayplus`, the gateway sees `/webhooks/alipayplus`.
     static let publicPath = "/pay/webhooks/alipayplus"
@@ -17,8 +18,8 @@ struct AlipayPlusEndToEndTests {
     static func harness() async throws -> GatewayHarness {
         // Key generation and the openssl process run off the Swift pool (two threads on this machine),
         // so the gateways of tests running beside this one keep answering.
-        let merchantPEM = await offPool { Self.merchantPEM }
-        let platformPEM = try #require(await offPool { Self.platformKey.publicKeyPEM })
+        let merchantPEM = try await offPool { Self.merchantPEM }
+        let platformPEM = try #require(try await offPool { Self.platformKey.publicKeyPEM })
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-alipay-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let platformPath = folder.appendingPathComponent("antom-public.pem")
@@ -59,12 +60,12 @@ struct AlipayPlusEndToEndTests {
         #expect(merchantPublic.verifyRSASHA256(message: signed, signature: signature))
         #expect(!(try #require(Self.platformKey.publicKey)).verifyRSASHA256(message: signed, signature: signature))
 
-        let raw = try harness.records(harness.topics.raw(.alipayplus))
+        let raw = try await harness.records(harness.topics.raw(.alipayplus))
         #expect(raw.count == 1)
         #expect(raw.first?.key == "order-5")
         #expect(raw.first?.value == Self.body)
         #expect(raw.first?.headers.contains("tollgate_path=/pay/webhooks/alipayplus") == true)
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
         for header in ["ce_id=alipayplus:pay-5:PAYMENT_RESULT:S", "ce_source=/alipayplus/\(Self.clientId)",
                        "ce_type=dev.tollgate.purchase.completed", "ce_subject=order-5"] {
@@ -88,13 +89,7 @@ struct AlipayPlusEndToEndTests {
         #expect(unknown.headers["signature"] == nil)
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "alipayplus", "reason": "bad_signature"]) == 2)
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "alipayplus", "reason": "unknown_client"]) == 1)
-        #expect(try harness.records(harness.topics.raw(.alipayplus)).isEmpty)
+        #expect(try await harness.records(harness.topics.raw(.alipayplus)).isEmpty)
         await harness.stop()
-    }
-}
-
-func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }

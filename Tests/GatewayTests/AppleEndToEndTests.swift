@@ -33,12 +33,12 @@ struct AppleEndToEndTests {
                                                         body: try Self.body("02-DID_RENEW.jws"))
         #expect(response.status == 200)
         #expect(response.body.isEmpty)
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
         #expect(events.first?.key == "2000001024993299")
         #expect(events.first?.headers.contains("ce_id=apple:1a7cdc3d-9360-49c3-ae37-0423e4c6e7c7") == true)
         #expect(events.first?.headers.contains("ce_source=/apple/com.loki-project.loki-messenger") == true)
-        #expect(try harness.records(harness.topics.raw(.apple)).count == 1)
+        #expect(try await harness.records(harness.topics.raw(.apple)).count == 1)
         await harness.stop()
     }
 
@@ -51,7 +51,7 @@ struct AppleEndToEndTests {
         let response = try await harness.client.request("POST", "/webhooks/apple", headers: ["Content-Type": "application/json"], body: flipped)
         #expect(response.status == 401 || response.status == 400)
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "apple"]) == 1)
-        #expect(try harness.records(harness.topics.events).isEmpty)
+        #expect(try await harness.records(harness.topics.events).isEmpty)
         await harness.stop()
     }
 

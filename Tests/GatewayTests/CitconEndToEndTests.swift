@@ -39,14 +39,14 @@ struct CitconEndToEndTests {
         #expect(response.body == "ok")
         #expect(response.headers["content-type"] == "text/plain")
 
-        let raw = try harness.records(harness.topics.raw(.citcon))
+        let raw = try await harness.records(harness.topics.raw(.citcon))
         #expect(raw.count == 1)
         #expect(raw.first?.key == "order-1")
         #expect(raw.first?.value == body, "the raw topic holds the exact bytes received")
         #expect(raw.first?.headers.contains("ce_id=citcon:ipn-1:charge:success") == true)
         #expect(raw.first?.headers.contains("tollgate_path=/webhooks/citcon/shop") == true)
 
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "order-1")
@@ -69,9 +69,9 @@ struct CitconEndToEndTests {
                                                         headers: ["Content-Type": "application/x-www-form-urlencoded"], body: body)
         #expect(response.status == 200, "\(response.body)")
         #expect(response.body == "ok")
-        let raw = try harness.records(harness.topics.raw(.citcon))
+        let raw = try await harness.records(harness.topics.raw(.citcon))
         #expect(raw.first?.value == body)
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
         #expect(events.first?.headers.contains("ce_id=citcon:chop-9:charge:success") == true)
         #expect(events.first?.headers.contains("ce_source=/citcon/shop") == true)
@@ -100,8 +100,8 @@ struct CitconEndToEndTests {
         for reason in ["bad_signature", "unknown_account", "method_not_allowed", "unsupported_media_type"] {
             #expect(try await harness.metric("tollgate_rejections_total", ["source": "citcon", "reason": reason]) == (reason == "bad_signature" ? 2 : 1), "\(reason)")
         }
-        #expect(try harness.records(harness.topics.raw(.citcon)).isEmpty)
-        #expect(try harness.records(harness.topics.events).isEmpty)
+        #expect(try await harness.records(harness.topics.raw(.citcon)).isEmpty)
+        #expect(try await harness.records(harness.topics.events).isEmpty)
         await harness.stop()
     }
 }

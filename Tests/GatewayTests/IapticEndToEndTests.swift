@@ -14,14 +14,14 @@ struct IapticEndToEndTests {
         #expect(response.headers["content-type"] == "application/json")
 
         // The 2xx came after the delivery reports: the records are already readable.
-        let raw = try harness.records(harness.topics.raw(.iaptic))
+        let raw = try await harness.records(harness.topics.raw(.iaptic))
         #expect(raw.count == 1)
         #expect(raw.first?.key == "apple:1")
         #expect(raw.first?.value == body, "the raw topic holds the exact bytes received")
         #expect(raw.first?.headers.contains("ce_id=iaptic:n-100:apple:1") == true)
         #expect(raw.first?.headers.contains("http_content-type=application/json") == true)
 
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "apple:1")
@@ -42,7 +42,7 @@ struct IapticEndToEndTests {
         let harness = try await GatewayHarness()
         #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
         #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
-        let ids = try harness.records(harness.topics.events).map { record in
+        let ids = try await harness.records(harness.topics.events).map { record in
             record.headers.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map(String.init)
         }
         #expect(ids.count == 2)
@@ -56,7 +56,7 @@ struct IapticEndToEndTests {
         let harness = try await GatewayHarness()
         let response = try await harness.postIaptic(#"{"type":"test","password":"\#(GatewayHarness.secret)"}"#)
         #expect(response.status == 200)
-        let events = try harness.records(harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
         #expect(events.first?.headers.contains("ce_type=dev.tollgate.store.test") == true)
         await harness.stop()

@@ -42,7 +42,7 @@ struct StatusCodeTests {
         #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
         for topic in harness.topics.all.map(\.name) {
             let expected = topic == harness.topics.events || topic == harness.topics.raw(.iaptic) ? 1 : 0
-            #expect(try harness.records(topic).count == expected, "\(topic)")
+            #expect(try await harness.records(topic).count == expected, "\(topic)")
         }
         await harness.stop()
     }
@@ -76,7 +76,7 @@ struct StatusCodeTests {
         // Eight 1 KiB chunks and no terminating chunk: the limit must trigger mid-stream.
         let response = try await harness.client.exchange([Array(head.utf8)] + Array(repeating: chunk, count: 8))
         #expect(response.status == 413)
-        #expect(try harness.records(harness.topics.raw(.iaptic)).isEmpty)
+        #expect(try await harness.records(harness.topics.raw(.iaptic)).isEmpty)
         await harness.stop()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import TestSupport
 import Testing
 
 @Suite("Independent clients")
@@ -13,20 +14,8 @@ struct KcatInteropTests {
         try await producer.send(KafkaMessage(topic: "t.kcat", key: "sub-1", value: Array(#"{"a":1}"#.utf8),
                                              headers: [KafkaHeader(name: "ce_type", string: "dev.tollgate.store.test")]))
 
-        let output = try run("/usr/bin/kcat", ["-b", cluster.bootstrapServers, "-C", "-t", "t.kcat", "-o", "beginning",
-                                               "-c", "1", "-e", "-q", "-f", "%k|%h|%s\n"])
+        let output = try await Subprocess.run("/usr/bin/kcat", ["-b", cluster.bootstrapServers, "-C", "-t", "t.kcat", "-o", "beginning",
+                                               "-c", "1", "-e", "-q", "-f", "%k|%h|%s\n"]).output
         #expect(output == #"sub-1|ce_type=dev.tollgate.store.test|{"a":1}"# + "\n")
     }
-}
-
-func run(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
 }

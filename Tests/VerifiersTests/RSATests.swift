@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Verifiers
 
@@ -34,7 +35,7 @@ struct RSATests {
     }
 
     @Test("public keys load from PEM SubjectPublicKeyInfo, PKCS#1, a certificate, DER and bare base64")
-    func publicKeyForms() throws {
+    func publicKeyForms() async throws {
         let message = Array("hello".utf8)
         let signature = try #require(Self.key.signRSASHA256(message))
         let pem = try #require(Self.key.publicKeyPEM)
@@ -42,7 +43,7 @@ struct RSATests {
         let base64 = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         let der = try #require(Base64.decodeStandard(base64))
 
-        let pkcs1 = try openssl(["rsa", "-pubin", "-RSAPublicKey_out"], input: pem)
+        let pkcs1 = try await openssl(["rsa", "-pubin", "-RSAPublicKey_out"], input: pem)
         #expect(pkcs1.contains("BEGIN RSA PUBLIC KEY"))
 
         var builder = CertificateBuilder(subject: "Antom", notBefore: 1_577_836_800, notAfter: 2_208_988_800)
@@ -62,8 +63,8 @@ struct RSATests {
     }
 
     @Test("private keys load from PEM and from Antom's bare base64 PKCS#8")
-    func privateKeyForms() throws {
-        let pem = try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"], input: "")
+    func privateKeyForms() async throws {
+        let pem = try await openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"], input: "")
         let bare = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         let fromPEM = try #require(PrivateKey.load(pemOrDER: Array(pem.utf8)))
         let fromBase64 = try #require(PrivateKey.load(pemOrDER: Array(bare.utf8)))
@@ -78,19 +79,7 @@ struct RSATests {
         #expect(Digest.hex(Digest.md5(Array("message digest".utf8))) == "f96b697d7cb7938d525a2f31aaf161d0")
     }
 
-    func openssl(_ arguments: [String], input: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let output = Pipe(), stdin = Pipe()
-        process.standardOutput = output
-        process.standardInput = stdin
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    func openssl(_ arguments: [String], input: String) async throws -> String {
+        try await Subprocess.run("/usr/bin/openssl", arguments, stdin: Data(input.utf8)).output
     }
 }

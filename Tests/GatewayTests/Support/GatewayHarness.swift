@@ -5,6 +5,7 @@ import Gateway
 import Kafka
 import Logging
 import ServiceLifecycle
+import TestSupport
 import Testing
 import Verifiers
 
@@ -63,9 +64,9 @@ final class GatewayHarness: Sendable {
     }
 
     /// Every record currently on `topic`, read with kcat (an independent client) up to the end.
-    func records(_ topic: String) throws -> [(key: String, headers: String, value: String)] {
-        let output = try runProcess("/usr/bin/kcat", ["-b", cluster.bootstrapServers, "-C", "-t", topic, "-o", "beginning",
-                                                      "-e", "-q", "-f", "%k\t%h\t%s\n"])
+    func records(_ topic: String) async throws -> [(key: String, headers: String, value: String)] {
+        let output = try await Subprocess.run("/usr/bin/kcat", ["-b", cluster.bootstrapServers, "-C", "-t", topic, "-o", "beginning",
+                                                                "-e", "-q", "-f", "%k\t%h\t%s\n"]).output
         return output.split(separator: "\n").map { line in
             let fields = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             return (fields[0], fields.count > 1 ? fields[1] : "", fields.count > 2 ? fields[2] : "")
@@ -89,18 +90,6 @@ final class GatewayHarness: Sendable {
         }
         return total
     }
-}
-
-func runProcess(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
 }
 
 enum Bodies {

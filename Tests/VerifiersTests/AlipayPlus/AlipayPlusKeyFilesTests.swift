@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import TestSupport
 import Testing
 @testable import Verifiers
 
@@ -25,7 +26,7 @@ struct AlipayPlusKeyFilesTests {
     @Test("readable keys load, and the loaded source verifies and signs")
     func loads() async throws {
         let platform = try Self.file(try #require(AlipayPlusFixtures.platformKey.publicKeyPEM))
-        let merchant = try Self.file(try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"]))
+        let merchant = try Self.file(try await openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"]))
         var settings = AlipayPlusSettings()
         settings.clients = [AlipayPlusSettings.Client(clientId: AlipayPlusFixtures.clientId,
                                                       platformPublicKeys: [.init(path: platform, keyVersion: 1)],
@@ -56,16 +57,7 @@ struct AlipayPlusKeyFilesTests {
         }
     }
 
-    func openssl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    func openssl(_ arguments: [String]) async throws -> String {
+        try await Subprocess.run("/usr/bin/openssl", arguments).output
     }
 }

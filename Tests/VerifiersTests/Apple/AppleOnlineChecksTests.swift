@@ -2,6 +2,7 @@ import Config
 import Events
 import Foundation
 import Outbound
+import TestSupport
 import Testing
 @testable import Verifiers
 
@@ -11,7 +12,7 @@ import Testing
 struct AppleOnlineChecksTests {
     @Test("good answers for leaf and intermediate accept the delivery, and are cached")
     func good() async throws {
-        let fixture = try OnlineFixture()
+        let fixture = try await offPool { try OnlineFixture() }
         let source = fixture.source()
         let first = try fixture.chain.sign(AppleBodies.notification())
         #expect(await source.reason(AppleBodies.request(first, now: .current)) == nil)
@@ -25,11 +26,11 @@ struct AppleOnlineChecksTests {
 
     @Test("a revoked leaf or intermediate is refused as certificate_revoked")
     func revoked() async throws {
-        let leafRevoked = try OnlineFixture(leafRevoked: true)
+        let leafRevoked = try await offPool { try OnlineFixture(leafRevoked: true) }
         let jws = try leafRevoked.chain.sign(AppleBodies.notification())
         #expect(await leafRevoked.source().reason(AppleBodies.request(jws, now: .current)) == .certificateRevoked)
 
-        let intermediateRevoked = try OnlineFixture(intermediateRevoked: true)
+        let intermediateRevoked = try await offPool { try OnlineFixture(intermediateRevoked: true) }
         let other = try intermediateRevoked.chain.sign(AppleBodies.notification())
         #expect(await intermediateRevoked.source().reason(AppleBodies.request(other, now: .current)) == .certificateRevoked)
         #expect(RejectionReason.certificateRevoked.httpStatus == 401)
@@ -37,13 +38,14 @@ struct AppleOnlineChecksTests {
 
     @Test("no responder, a silent responder, an unknown certificate or a forged answer fail closed with 503")
     func failsClosed() async throws {
-        let unreachable = try OnlineFixture(start: false)
+        let unreachable = try await offPool { try OnlineFixture(start: false) }
         let jws = try unreachable.chain.sign(AppleBodies.notification())
         #expect(await unreachable.source().reason(AppleBodies.request(jws, now: .current)) == .revocationCheckFailed)
         #expect(RejectionReason.revocationCheckFailed.httpStatus == 503)
 
         let silent = LocalPort.Silent()
-        let hanging = try OnlineFixture(start: false, leafPort: silent.port, intermediatePort: silent.port)
+        let silentPort = silent.port
+        let hanging = try await offPool { try OnlineFixture(start: false, leafPort: silentPort, intermediatePort: silentPort) }
         let hangingJWS = try hanging.chain.sign(AppleBodies.notification())
         let started = ContinuousClock.now
         let timedOut = await hanging.source(timeout: .milliseconds(300)).rejection(AppleBodies.request(hangingJWS, now: .current))
@@ -52,13 +54,13 @@ struct AppleOnlineChecksTests {
         #expect(ContinuousClock.now - started < .seconds(30), "bounded by the OCSP timeout, not by the responder")
         withExtendedLifetime(silent) {}
 
-        let unknown = try OnlineFixture(leafKnown: false)
+        let unknown = try await offPool { try OnlineFixture(leafKnown: false) }
         let unknownJWS = try unknown.chain.sign(AppleBodies.notification())
         let unknownAnswer = await unknown.source().rejection(AppleBodies.request(unknownJWS, now: .current))
         #expect(unknownAnswer?.reason == .revocationCheckFailed)
         #expect(unknownAnswer?.message.contains("does not know") == true)
 
-        let forged = try OnlineFixture(forgedLeafAnswers: true)
+        let forged = try await offPool { try OnlineFixture(forgedLeafAnswers: true) }
         let forgedJWS = try forged.chain.sign(AppleBodies.notification())
         let forgedAnswer = await forged.source().rejection(AppleBodies.request(forgedJWS, now: .current))
         #expect(forgedAnswer?.reason == .revocationCheckFailed)
@@ -81,7 +83,7 @@ struct AppleOnlineChecksTests {
 
     @Test("a certificate without an AIA responder fails closed, unless a responder override is configured")
     func responderOverride() async throws {
-        let fixture = try OnlineFixture(leafAIA: false)
+        let fixture = try await offPool { try OnlineFixture(leafAIA: false) }
         let store = try #require(TrustStore(roots: [fixture.chain.root]))
         let now = Int64(Date().timeIntervalSince1970)
         let plain = OCSPChecker(fetcher: URLSessionFetcher(), trustStore: store)
@@ -100,7 +102,7 @@ struct AppleOnlineChecksTests {
 
 /// A chain whose AIA names two local `openssl ocsp` responders: the intermediate answers for
 /// the leaf, the root for the intermediate (as Apple's WWDR and root CAs do).
-struct OnlineFixture {
+struct OnlineFixture: Sendable {
     let chain: AppleTestChain
     let leafResponder: OCSPResponder?
     let intermediateResponder: OCSPResponder?

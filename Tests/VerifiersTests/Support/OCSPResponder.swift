@@ -7,7 +7,7 @@ import Testing
 
 /// A real OCSP responder: `openssl ocsp` serving an index of certificates on a local port,
 /// signing with the issuer's key (or a delegate's). Stopped when the test ends.
-final class OCSPResponder {
+final class OCSPResponder: @unchecked Sendable {
     struct Entry {
         var certificate: Certificate
         var subject: String

@@ -1,0 +1,63 @@
+import Foundation
+
+/// Runs blocking work on a Dispatch queue and awaits it. All test targets share one process
+/// whose concurrency pool has as many threads as cores (two here): a test that blocks a pool
+/// thread (a child process, a blocking socket) starves the gateways other tests are talking to.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// Child processes for tests (openssl, kcat, the built `tollgate`), run off the pool.
+public enum Subprocess {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: Data
+        public var stderr: String
+        public var output: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs `executable` to completion, feeding `stdin` and collecting both outputs.
+    public static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
+                           environment: [String: String]? = nil, directory: URL? = nil) async throws -> Result {
+        try await offPool { try runBlocking(executable, arguments, stdin: stdin, environment: environment, directory: directory) }
+    }
+
+    /// The same, blocking the caller: only for code outside the pool (static initializers run via `offPool`).
+    public static func runBlocking(_ executable: String, _ arguments: [String], stdin: Data? = nil,
+                                   environment: [String: String]? = nil, directory: URL? = nil) throws -> Result {
+        do {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            if let environment { process.environment = environment }
+            if let directory { process.currentDirectoryURL = directory }
+            let out = Pipe(), err = Pipe(), input = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = input
+            try process.run()
+            // stderr is drained on its own thread so a chatty child cannot block on a full pipe.
+            let errors = ErrorCollector()
+            let drained = DispatchGroup()
+            drained.enter()
+            DispatchQueue.global().async {
+                errors.data = err.fileHandleForReading.readDataToEndOfFile()
+                drained.leave()
+            }
+            if let stdin { input.fileHandleForWriting.write(stdin) }
+            try input.fileHandleForWriting.close()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            drained.wait()
+            return Result(status: process.terminationStatus, stdout: data,
+                          stderr: String(decoding: errors.data, as: UTF8.self))
+        }
+    }
+
+    private final class ErrorCollector: @unchecked Sendable {
+        // Written by the draining thread before `drained.leave()`, read after `drained.wait()`.
+        var data = Data()
+    }
+}
