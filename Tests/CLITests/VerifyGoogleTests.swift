@@ -2,16 +2,9 @@ import Foundation
 import Testing
 
 /// `tollgate verify --source google` on a push signed with the openssl command line, with the key
-/// set in a file, as an operator checks a captured push.
+/// set in a file, as an operator checks a captured push. Child processes run off the pool (TestSupport).
 @Suite("tollgate verify: Google")
 struct VerifyGoogleTests {
-    /// Child processes are waited for on a Dispatch thread, never on the concurrency pool.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
@@ -33,10 +26,8 @@ struct VerifyGoogleTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-cli-google-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let keyPath = folder.appendingPathComponent("push.pem").path
-        _ = try await Self.offPool { try VerifyPaymentsTests.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath]) }
-        let modulusLine = try await Self.offPool {
-            String(decoding: try VerifyPaymentsTests.openssl(["rsa", "-in", keyPath, "-noout", "-modulus"]), as: UTF8.self)
-        }
+        _ = try await VerifyPaymentsTests.openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", keyPath])
+        let modulusLine = String(decoding: try await VerifyPaymentsTests.openssl(["rsa", "-in", keyPath, "-noout", "-modulus"]), as: UTF8.self)
         let modulus = Self.hexBytes(modulusLine.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "Modulus=", with: ""))
         #expect(modulus.count == 256)
         let jwks = #"{"keys":[{"e":"AQAB","use":"sig","kty":"RSA","alg":"RS256","n":"\#(Self.base64URL(modulus))","kid":"cli-key"}]}"#
@@ -54,12 +45,12 @@ struct VerifyGoogleTests {
         let header = #"{"alg":"RS256","kid":"cli-key","typ":"JWT"}"#
         let claims = #"{"aud":"https://tollgate.example.com/webhooks/google","email":"rtdn-push@my-project.iam.gserviceaccount.com","email_verified":true,"exp":\#(iat + 3_600),"iat":\#(iat),"iss":"https://accounts.google.com","sub":"1"}"#
         let input = Self.base64URL(Data(header.utf8)) + "." + Self.base64URL(Data(claims.utf8))
-        let signature = try await Self.offPool { try VerifyPaymentsTests.openssl(["dgst", "-sha256", "-sign", keyPath], input: Data(input.utf8)) }
+        let signature = try await VerifyPaymentsTests.openssl(["dgst", "-sha256", "-sign", keyPath], input: Data(input.utf8))
         let token = input + "." + Self.base64URL(signature)
 
         let rtdn = #"{"version":"1.0","packageName":"com.some.thing","eventTimeMillis":"1763726340000","subscriptionNotification":{"version":"1.0","notificationType":4,"purchaseToken":"cli-token"}}"#
         let body = try CLI.temporaryFile("push.json", #"{"message":{"data":"\#(Data(rtdn.utf8).base64EncodedString())","messageId":"4242"},"subscription":"projects/p/subscriptions/s"}"#)
-        let run = { @Sendable (arguments: [String]) async throws -> CLI.Result in try await Self.offPool { try CLI.run(arguments) } }
+        let run = { @Sendable (arguments: [String]) async throws -> CLI.Result in try await CLI.run(arguments) }
 
         let accepted = try await run(["verify", "--source", "google", "--config", config, "--header", "Authorization: Bearer \(token)",
                                       "--header", "Content-Type: application/json", "--at", "2025-11-21T12:00:00Z", body])

@@ -56,13 +56,6 @@ struct GoogleEndToEndTests {
 
     static let renewed = #"{"version":"1.0","packageName":"com.some.thing","eventTimeMillis":"1763726340000","subscriptionNotification":{"version":"1.0","notificationType":2,"purchaseToken":"token-e2e"}}"#
 
-    /// kcat runs as a child process: wait for it on a Dispatch thread, not on the concurrency pool.
-    static func records(_ harness: GatewayHarness, _ topic: String) async throws -> [(key: String, headers: String, value: String)] {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try harness.records(topic) }) }
-        }
-    }
-
     @Test("a wrapped push is answered 200 once the raw body and event are on their topics; the token is not kept")
     func wrapped() async throws {
         let (harness, keys) = try await Self.harness()
@@ -73,7 +66,7 @@ struct GoogleEndToEndTests {
         #expect(response.status == 200, "\(response.body)")
         #expect(response.body.isEmpty)
 
-        let raw = try await Self.records(harness, harness.topics.raw(.google))
+        let raw = try await harness.records(harness.topics.raw(.google))
         #expect(raw.count == 1)
         #expect(raw.first?.key == "token-e2e")
         #expect(raw.first?.value == body)
@@ -81,7 +74,7 @@ struct GoogleEndToEndTests {
         #expect(raw.first?.headers.lowercased().contains("authorization") == false)
         #expect(raw.first?.headers.contains(String(token.suffix(40))) == false)
 
-        let events = try await Self.records(harness, harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "token-e2e")
@@ -90,7 +83,7 @@ struct GoogleEndToEndTests {
             #expect(event.headers.contains(header), "missing \(header)")
         }
         #expect(try EventCoding.decode(Array(event.value.utf8)).sourceType == "SUBSCRIPTION_RENEWED(2)")
-        #expect(try await Self.records(harness, harness.topics.quarantine).isEmpty)
+        #expect(try await harness.records(harness.topics.quarantine).isEmpty)
         await harness.stop()
     }
 
@@ -102,10 +95,10 @@ struct GoogleEndToEndTests {
             "x-goog-pubsub-publish-time": "2025-11-21T11:59:00.000Z",
             "x-goog-pubsub-subscription-name": "projects/p/subscriptions/rtdn"], body: Self.renewed)
         #expect(response.status == 200, "\(response.body)")
-        let raw = try await Self.records(harness, harness.topics.raw(.google))
+        let raw = try await harness.records(harness.topics.raw(.google))
         #expect(raw.first?.value == Self.renewed)
         #expect(raw.first?.headers.contains("http_x-goog-pubsub-message-id=136969346945") == true)
-        let events = try await Self.records(harness, harness.topics.events)
+        let events = try await harness.records(harness.topics.events)
         #expect(events.first?.headers.contains("ce_id=google:136969346945") == true)
         await harness.stop()
     }
@@ -117,14 +110,14 @@ struct GoogleEndToEndTests {
         let response = try await harness.client.request("POST", "/webhooks/google",
                                                         headers: ["Content-Type": "application/json", "Authorization": "Bearer \(Self.token(keys))"], body: body)
         #expect(response.status == 200)
-        let quarantine = try await Self.records(harness, harness.topics.quarantine)
+        let quarantine = try await harness.records(harness.topics.quarantine)
         #expect(quarantine.count == 1)
         #expect(quarantine.first?.value == body)
         #expect(quarantine.first?.headers.contains("tollgate_quarantine_reason=data_not_json") == true)
         #expect(quarantine.first?.headers.contains("tollgate_source=google") == true)
         #expect(quarantine.first?.headers.lowercased().contains("authorization") == false)
-        #expect(try await Self.records(harness, harness.topics.raw(.google)).isEmpty)
-        #expect(try await Self.records(harness, harness.topics.events).isEmpty)
+        #expect(try await harness.records(harness.topics.raw(.google)).isEmpty)
+        #expect(try await harness.records(harness.topics.events).isEmpty)
         #expect(try await harness.metric("tollgate_deliveries_quarantined_total", ["source": "google", "reason": "data_not_json"]) == 1)
         await harness.stop()
     }
@@ -151,8 +144,8 @@ struct GoogleEndToEndTests {
 
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "google", "reason": "missing_authorization"]) == 1)
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "google", "reason": "unknown_package"]) == 1)
-        #expect(try await Self.records(harness, harness.topics.raw(.google)).isEmpty)
-        #expect(try await Self.records(harness, harness.topics.events).isEmpty)
+        #expect(try await harness.records(harness.topics.raw(.google)).isEmpty)
+        #expect(try await harness.records(harness.topics.events).isEmpty)
         await harness.stop()
     }
 
