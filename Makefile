@@ -6,8 +6,11 @@ CONFIG       ?= examples/dev.yaml
 APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat
 SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_LOG    := .build/tollgate-build.log
+## What scripts/validate-deploy.py needs besides the build: Debian packages, and Python tools in a venv.
+DEPLOY_APT   := docker-compose python3-venv openssl
+DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps build build-tests run test conformance bench clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -17,6 +20,23 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH (expected the Swift 6 toolchain)"; exit 1; }
+
+## The deployment checks' tools, when missing: docker-compose (parses compose files without a Docker
+## engine), and kubernetes-validate, openapi-spec-validator, jsonschema (scripts/deploy-requirements.txt)
+## in a venv under .build, reinstalled only when the requirements change.
+deploy-tools: $(DEPLOY_VENV)/requirements.txt
+	@missing=""; for p in $(DEPLOY_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+$(DEPLOY_VENV)/requirements.txt: scripts/deploy-requirements.txt
+	@dpkg -s python3-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv; }
+	@[ -x $(DEPLOY_VENV)/bin/python ] || python3 -m venv $(DEPLOY_VENV)
+	@echo "installing the deployment checks' Python tools into $(DEPLOY_VENV)"
+	@$(DEPLOY_VENV)/bin/pip install --quiet --disable-pip-version-check -r $<
+	@cp $< $@
 
 build: deps
 	$(SWIFT) build
@@ -31,13 +51,21 @@ build-tests: deps
 run: build
 	.build/debug/tollgate dev --config $(CONFIG)
 
-## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, and the
-## conformance checks against ../shared/conformance when it is present (as it is in CI).
+## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, the
+## conformance checks against ../shared/conformance when it is present (as it is in CI), then the
+## deployment artifacts and interface documents against the built binary (validate-deploy).
 ## Serial: each test starts its own brokers, gateways and child processes, and on two cores the
 ## parallel run's timing depended on what else the machine was doing (about 90 s either way).
-test: build-tests
+test: build-tests deploy-tools
 	scripts/conformance.sh
 	$(SWIFT) test --skip-build --no-parallel
+	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
+
+## deploy/ (compose, Kubernetes, Dockerfile, alerts) and docs/openapi.yaml, docs/asyncapi.yaml against
+## the real `tollgate` (scripts/validate-deploy.py says what each check does).
+validate-deploy: deploy-tools
+	$(SWIFT) build --product tollgate
+	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
 
 ## Third-party sender data only: the Swift conformance suites and `tollgate verify` over the real files.
 conformance: build-tests

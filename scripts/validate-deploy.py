@@ -1,0 +1,682 @@
+#!/usr/bin/env python3
+"""Checks the deployment artifacts and the interface documents against the real Tollgate.
+
+Run by `make test` after the Swift tests, with the tools of scripts/deploy-requirements.txt (the
+Makefile installs them into .build/deploy-venv). Needs the built `.build/debug/tollgate` (or $TOLLGATE),
+docker-compose, openssl and kcat. Every check prints one line; the exit status is 1 if any failed.
+
+  compose     docker-compose config -q; every TOLLGATE_* name is in docs/configuration.md and the
+              gateway/workers/topics environments load with the real configuration loader
+  kubernetes  every manifest against the bundled Kubernetes schemas (strict) of each K8S_VERSIONS;
+              ServiceMonitor against scripts/schemas; references and the ConfigMap's tollgate.yaml
+              loaded by the real binary with the Deployments' environment
+  dockerfile  structure: stages, pinned Apple root, non-root user, entrypoint, health check
+  openapi     openapi-spec-validator (3.1); reason codes per status equal RejectionReason.swift
+  asyncapi    structure and references; the event JSON Schema is valid draft 2020-12, its type enum
+              equals EventType.swift, channel addresses equal TopicNames.swift
+  events      events from `tollgate verify` over deliveries built here (Iaptic, Citcon UPI and CHOP
+              incl. Citcon's published example, Alipay+ signed with a fresh key, and Apple's real
+              notifications from ../shared/conformance when present) validate against the schema
+  server      a real `tollgate dev`: every path and method of the running server (405 Allow probes)
+              equals docs/openapi.yaml; answers validate against the OpenAPI response schemas; the
+              records it published (kcat) validate against the event schema and CloudEvents headers
+  alerts      deploy/alerts.yaml and the Grafana dashboard use only metric names the code defines
+              (promtool check rules too, when promtool is installed)
+"""
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import jsonschema
+import yaml
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(ROOT)
+TOLLGATE = os.path.abspath(os.environ.get("TOLLGATE", ".build/debug/tollgate"))
+SHARED = os.environ.get("SHARED", "../shared")
+# Kubernetes versions the manifests must validate against (kubernetes-validate bundles 1.25 to 1.37).
+K8S_VERSIONS = ["1.30", "1.34"]
+# Kinds kubernetes-validate does not bundle, validated against our own schema instead. Any other
+# unknown kind is a failure (kubernetes-validate alone would only warn).
+LOCAL_K8S_SCHEMAS = {("monitoring.coreos.com/v1", "ServiceMonitor"): "scripts/schemas/servicemonitor-monitoring.coreos.com-v1.json"}
+
+failures = []
+WORK = tempfile.mkdtemp(prefix="tollgate-deploy-")
+
+
+def report(name, ok, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+    if not ok:
+        failures.append(name)
+
+
+def run(args, env=None, cwd=None, stdin=None, timeout=60):
+    return subprocess.run(args, env=env, cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
+
+
+def load_yaml(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def write(name, content, mode="w"):
+    path = os.path.join(WORK, name)
+    with open(path, mode) as f:
+        f.write(content)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# What the code says (the sources of truth the documents are compared with)
+
+def documented_env_names():
+    return set(re.findall(r"`(TOLLGATE_[A-Z0-9_]+)`", open("docs/configuration.md").read()))
+
+
+def reason_statuses():
+    """Reason code -> HTTP status, from RejectionReason.swift's enum and its httpStatus switch."""
+    text = open("Sources/Verifiers/Seam/RejectionReason.swift").read()
+    raw = dict(re.findall(r"case (\w+) = \"([a-z_]+)\"", text))
+    switch = text[text.index("var httpStatus"):]
+    statuses = {}
+    for cases, status in re.findall(r"case ((?:\.\w+,?\s*)+):\s*(\d{3})", switch):
+        for case in re.findall(r"\.(\w+)", cases):
+            statuses[raw[case]] = int(status)
+    return statuses
+
+
+def event_types():
+    return re.findall(r'case \w+ = "([^"]+)"', open("Sources/Events/EventType.swift").read())
+
+
+def metric_names():
+    names = set()
+    for path in glob.glob("Sources/**/*.swift", recursive=True):
+        for kind, name in re.findall(r"\b(Counter|Timer|Gauge|Recorder)\(label: \"(tollgate_\w+)\"", open(path).read()):
+            names.add(name)
+            if kind in ("Timer", "Recorder"):
+                names.update({name + "_bucket", name + "_sum", name + "_count"})
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# The configuration loader as an oracle: `verify` with an empty body loads the configuration first
+# (exit 2 on any configuration error), then refuses the body (exit 1).
+
+def config_loads(name, env, config_path=None):
+    body = write("empty.json", "{}")
+    args = [TOLLGATE, "verify", "--source", "iaptic"] + (["--config", config_path] if config_path else []) + [body]
+    result = run(args, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}, cwd=WORK)
+    ok = result.returncode == 1
+    report(name, ok, "" if ok else f"exit {result.returncode}: {result.stderr.decode().strip()}")
+
+
+def check_env_names(name, names):
+    unknown = sorted(n for n in names if n.startswith("TOLLGATE_") and n not in documented_env_names())
+    report(name, not unknown, f"not in docs/configuration.md: {unknown}" if unknown else f"{len(names)} variables")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def check_compose():
+    result = run(["docker-compose", "-f", "deploy/compose.yaml", "config", "-q"])
+    report("compose: docker-compose config -q", result.returncode == 0, result.stderr.decode().strip())
+    if result.returncode != 0:
+        return
+    resolved = yaml.safe_load(run(["docker-compose", "-f", "deploy/compose.yaml", "config"]).stdout)
+    for service in ("topics", "gateway", "workers"):
+        env = {k: str(v) for k, v in (resolved["services"][service].get("environment") or {}).items()}
+        tollgate_env = {k: v for k, v in env.items() if k.startswith("TOLLGATE_")}
+        check_env_names(f"compose: {service} TOLLGATE_* names", tollgate_env)
+        config_loads(f"compose: {service} environment loads in tollgate", tollgate_env)
+    promfile = load_yaml("deploy/prometheus.yml")
+    report("compose: prometheus.yml scrapes the gateway",
+           any(job.get("metrics_path", "/metrics") == "/metrics" for job in promfile["scrape_configs"]))
+
+
+def k8s_documents():
+    for path in sorted(glob.glob("deploy/kubernetes/*.yaml")):
+        with open(path) as f:
+            for doc in yaml.safe_load_all(f):
+                if doc:
+                    yield path, doc
+
+
+def check_kubernetes():
+    import kubernetes_validate.utils as kv
+    docs = list(k8s_documents())
+    for path, doc in docs:
+        key = (doc.get("apiVersion"), doc.get("kind"))
+        label = f"kubernetes: {os.path.basename(path)} {doc.get('kind')}/{doc.get('metadata', {}).get('name')}"
+        if key in LOCAL_K8S_SCHEMAS:
+            schema = json.load(open(LOCAL_K8S_SCHEMAS[key]))
+            errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]
+            report(label + " (local CRD schema)", not errors, "; ".join(errors))
+            continue
+        problems = []
+        for version in K8S_VERSIONS:
+            try:
+                kv.validate(doc, version, strict=True)
+            except kv.ValidationError as e:
+                problems.append(f"{version}: {'.'.join(map(str, e.path))}: {e.message}")
+            except kv.SchemaNotFoundError as e:
+                problems.append(f"{version}: {e.message} (add a schema to LOCAL_K8S_SCHEMAS)")
+        report(label + f" (strict, {', '.join(K8S_VERSIONS)})", not problems, "; ".join(problems))
+
+    # References between the manifests, and the configuration the pods would start with.
+    by_kind = {}
+    for _, doc in docs:
+        by_kind.setdefault(doc["kind"], {})[doc["metadata"]["name"]] = doc
+    secrets = {name: doc.get("stringData", {}) for name, doc in by_kind.get("Secret", {}).items()}
+    configmaps = {name: doc.get("data", {}) for name, doc in by_kind.get("ConfigMap", {}).items()}
+    workloads = list(by_kind.get("Deployment", {}).values()) + list(by_kind.get("Job", {}).values())
+    for workload in workloads:
+        name = workload["metadata"]["name"]
+        pod = workload["spec"]["template"]["spec"]
+        missing = []
+        for volume in pod.get("volumes", []):
+            if "secret" in volume and volume["secret"]["secretName"] not in secrets:
+                missing.append("secret " + volume["secret"]["secretName"])
+            if "configMap" in volume and volume["configMap"]["name"] not in configmaps:
+                missing.append("configMap " + volume["configMap"]["name"])
+        for container in pod["containers"]:
+            mounts = {m["name"] for m in container.get("volumeMounts", [])}
+            missing += [f"volume {m}" for m in mounts - {v["name"] for v in pod.get("volumes", [])}]
+            env = {}
+            for var in container.get("env", []):
+                ref = var.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    if ref["key"] not in secrets.get(ref["name"], {}):
+                        missing.append(f"secret key {ref['name']}/{ref['key']}")
+                        continue
+                    env[var["name"]] = secrets[ref["name"]][ref["key"]]
+                else:
+                    env[var["name"]] = var.get("value", "")
+            report(f"kubernetes: {name} references exist", not missing, ", ".join(missing))
+            check_env_names(f"kubernetes: {name} TOLLGATE_* names", env)
+            args = container.get("args", [])
+            if "--config" not in args:
+                continue
+            config = yaml.safe_load(configmaps["tollgate-config"]["tollgate.yaml"])
+            config_path = local_config_copy(config, pod, container, secrets)
+            config_loads(f"kubernetes: {name} ConfigMap + environment load in tollgate", env, config_path)
+            report(f"kubernetes: {name} runs a real command", args[0] in ("serve", "work", "topics"), " ".join(args))
+
+
+def local_config_copy(config, pod, container, secrets):
+    """The ConfigMap's tollgate.yaml with /etc/tollgate paths moved to a temporary folder holding what
+    the pod would mount there: Secret files get real generated keys (the examples are placeholders)."""
+    etc = os.path.join(WORK, "etc-tollgate")
+    os.makedirs(os.path.join(etc, "apple"), exist_ok=True)
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        volume = volumes[mount["name"]]
+        if "secret" not in volume or not mount["mountPath"].startswith("/etc/tollgate/"):
+            continue
+        folder = os.path.join(etc, mount["mountPath"][len("/etc/tollgate/"):])
+        os.makedirs(folder, exist_ok=True)
+        for file_name in secrets[volume["secret"]["secretName"]]:
+            target = os.path.join(folder, file_name)
+            if not os.path.exists(target):
+                generate_rsa(target, public="public" in file_name)
+    apple_root = os.path.join(SHARED, "fixtures/apple/AppleRootCA-G3.pem")
+    if os.path.exists(apple_root):
+        shutil.copy(apple_root, os.path.join(etc, "apple/AppleRootCA-G3.cer"))
+    elif config.get("sources", {}).get("apple"):
+        print(f"note: {apple_root} is absent: the ConfigMap is loaded without sources.apple")
+        del config["sources"]["apple"]
+    text = yaml.safe_dump(config).replace("/etc/tollgate/", etc + "/")
+    return write("k8s-tollgate.yaml", text)
+
+
+def generate_rsa(path, public):
+    private = path + ".key" if public else path
+    run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", private]).check_returncode()
+    if public:
+        run(["openssl", "pkey", "-in", private, "-pubout", "-out", path]).check_returncode()
+    return private
+
+
+def check_dockerfile():
+    text = open("deploy/Dockerfile").read()
+    args = dict(re.findall(r"^ARG (\w+)=(\S+)", text, re.M))
+    stages = re.findall(r"^FROM (\S+)", text, re.M)
+    final = text[text.rindex("\nFROM "):]
+    default_root = re.search(r"`sources\.apple\.roots` \| `\[([^\]]+)\]`", open("docs/configuration.md").read()).group(1)
+    checks = {
+        "build stage is the Swift toolchain on bookworm": re.fullmatch(r"swift:6\.\d+(\.\d+)?-bookworm", args.get("SWIFT_IMAGE", "")),
+        "runtime is Debian bookworm slim": args.get("RUNTIME_IMAGE") == "debian:bookworm-slim" and stages[-1] == "${RUNTIME_IMAGE}",
+        "multi-stage": len(stages) >= 2 and "COPY --from=build" in text,
+        "Apple root pinned to its fingerprint": args.get("APPLE_ROOT_SHA256") == "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
+            and "sha256sum -c" in text and args.get("APPLE_ROOT_URL") == "https://www.apple.com/certificateauthority/AppleRootCA-G3.cer",
+        "Apple root installed at the sources.apple.roots default": f"/AppleRootCA-G3.cer {default_root}" in final,
+        "runtime libraries only librdkafka1, libssl3, libcurl4, ca-certificates": re.search(
+            r"install -y -q --no-install-recommends librdkafka1 libssl3 libcurl4 ca-certificates\s", final),
+        "non-root user": re.search(r"^USER (\d+)", final, re.M) and re.search(r"^USER (\d+)", final, re.M).group(1) != "0",
+        "entrypoint tollgate": '\nENTRYPOINT ["tollgate"]' in final,
+        "health check on /healthz": re.search(r"^HEALTHCHECK .*\n?.*/healthz", final, re.M),
+    }
+    for name, ok in checks.items():
+        report(f"dockerfile: {name}", bool(ok))
+
+
+def openapi_registry(spec):
+    return Registry().with_resource("urn:openapi", Resource.from_contents(spec, default_specification=DRAFT202012))
+
+
+def check_openapi():
+    from openapi_spec_validator import validate
+    spec = load_yaml("docs/openapi.yaml")
+    try:
+        validate(spec)
+        report("openapi: docs/openapi.yaml is valid OpenAPI " + spec["openapi"], True)
+    except Exception as e:  # the validator's exceptions vary by version
+        report("openapi: docs/openapi.yaml is valid OpenAPI", False, str(e).splitlines()[0])
+    documented = {}
+    for name, schema in spec["components"]["schemas"].items():
+        if re.fullmatch(r"Error\d{3}", name):
+            for code in schema["properties"]["error"]["enum"]:
+                documented[code] = int(name[5:])
+    actual = reason_statuses()
+    report("openapi: reason codes and statuses equal RejectionReason.swift", documented == actual,
+           f"differences: {sorted(set(documented.items()) ^ set(actual.items()))}" if documented != actual else f"{len(actual)} codes")
+    return spec
+
+
+def walk_refs(node, base, problems, root):
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            file_part, _, pointer = ref.partition("#")
+            target = root if not file_part else load_json_or_yaml(os.path.join(base, file_part))
+            try:
+                for token in [t for t in pointer.split("/") if t]:
+                    target = target[token.replace("~1", "/").replace("~0", "~")]
+            except (KeyError, TypeError):
+                problems.append(ref)
+        for value in node.values():
+            walk_refs(value, base, problems, root)
+    elif isinstance(node, list):
+        for value in node:
+            walk_refs(value, base, problems, root)
+
+
+def load_json_or_yaml(path):
+    with open(path) as f:
+        return json.load(f) if path.endswith(".json") else yaml.safe_load(f)
+
+
+def check_asyncapi():
+    doc = load_yaml("docs/asyncapi.yaml")
+    report("asyncapi: version 3.0.0", doc.get("asyncapi") == "3.0.0")
+    required = {"info", "channels", "operations", "components"}
+    report("asyncapi: has info, channels, operations, components", required <= doc.keys())
+    problems = []
+    walk_refs(doc, "docs", problems, doc)
+    report("asyncapi: every $ref resolves", not problems, ", ".join(problems))
+    for name, op in doc["operations"].items():
+        if op.get("action") not in ("send", "receive"):
+            problems.append(name)
+    report("asyncapi: operations send or receive", not problems)
+
+    schema = json.load(open("docs/schemas/event.schema.json"))
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        report("asyncapi: docs/schemas/event.schema.json is valid JSON Schema 2020-12", True)
+    except jsonschema.SchemaError as e:
+        report("asyncapi: docs/schemas/event.schema.json is valid JSON Schema 2020-12", False, e.message)
+    enum = schema["$defs"]["eventType"]["enum"]
+    report("asyncapi: event type enum equals EventType.swift", enum == event_types(),
+           f"{sorted(set(enum) ^ set(event_types()))}" if enum != event_types() else f"{len(enum)} types")
+
+    # Channel addresses, rendered with the default prefix, equal the names TopicNames.swift builds.
+    swift = open("Sources/Events/TopicNames.swift").read()
+    code = {re.sub(r"\\\((\w+)(\.rawValue)?\)", lambda m: "{" + m.group(1) + "}", t)
+            for t in re.findall(r'"(\\\(prefix\)\.[^"]+)"', swift)}
+    documented = {c["address"] for c in doc["channels"].values()}
+    report("asyncapi: channel addresses equal TopicNames.swift", documented == code,
+           f"documented {sorted(documented)} vs code {sorted(code)}" if documented != code else ", ".join(sorted(documented)))
+    headers_schema = doc["components"]["schemas"]["cloudEventHeaders"]
+    for example in doc["components"]["messages"]["normalizedEvent"].get("examples", []):
+        errors = [e.message for e in jsonschema.Draft202012Validator(headers_schema).iter_errors(example["headers"])]
+        report(f"asyncapi: example {example['name']} headers match cloudEventHeaders", not errors, "; ".join(errors))
+    return doc, schema
+
+
+# ---------------------------------------------------------------------------------------------
+# Real events: `tollgate verify` over deliveries built here.
+
+CITCON_PUBLISHED_BODY = (
+    '{"id":"84571d30e61711eba6a94911fce35a55","transaction_type":"charge","reference":"reference132","amount":100,'
+    '"currency":"USD","status":"authorized","time_completed":"2021-08-14T09:47:43.000Z","time_created":"2021-07-16T09:23:44.000Z",'
+    '"payment_method":"paypal","amount_captured":"","amount_refunded":"",'
+    '"fields":"id,transaction_type,reference,amount,currency,status,time_completed,time_created,payment_method,amount_captured,amount_refunded",'
+    '"sign":"621233f017ad8139fe97d47b4653735e121b9f6e7dafe3638eba0fcd80801db5"}')
+
+
+def citcon_upi(values, secret):
+    names = sorted(list(values) + ["fields"])
+    fields = ",".join(values)
+    pairs = {**{k: v for k, v in values.items()}, "fields": fields}
+    text = "&".join(f"{n}={pairs[n] if not isinstance(pairs[n], str) else pairs[n]}" for n in names) + f"&secret={secret}"
+    body = dict(values, fields=fields, sign=hashlib.sha256(text.encode()).hexdigest())
+    return json.dumps(body, separators=(",", ":"))
+
+
+def citcon_legacy(values, token):
+    from urllib.parse import urlencode
+    fields = ",".join(values)
+    pairs = dict(values, fields=fields)
+    text = "".join(f"{n}={pairs[n]}&" for n in sorted(pairs)) + f"token={token}"
+    return urlencode(dict(pairs, sign=hashlib.md5(text.encode()).hexdigest()))
+
+
+def deliveries():
+    """(label, source, config, extra verify arguments, body bytes)"""
+    iaptic_config = "sources: { iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] } }\n"
+    renewed = open("examples/iaptic-renewed.json").read()
+    refunded = json.loads(renewed)
+    refunded["notification"].update(id="ntf_refund", reason="REFUNDED")
+    refunded["purchases"]["apple:pro_monthly"].update(refundDate="2026-11-25T08:00:00.000Z", cancelationReason="Customer",
+                                                      quantity=1, isExpired=True, renewalIntent="Lapse")
+    refunded["purchases"]["apple:coins_100"] = {"purchaseId": "apple:2000000555", "productId": "apple:coins_100",
+                                                "purchaseDate": "2026-11-01T00:00:00Z", "amountMicros": 990000, "currency": "EUR"}
+    yield "iaptic renewed (examples/iaptic-renewed.json)", "iaptic", iaptic_config, [], renewed.encode()
+    yield "iaptic refund + snapshot", "iaptic", iaptic_config, [], json.dumps(refunded).encode()
+    yield "iaptic test", "iaptic", iaptic_config, [], b'{"type":"test","password":"demo-secret"}'
+
+    yield ("citcon UPI, Citcon's published example", "citcon", 'sources: { citcon: { accounts: [{ name: demo, secrets: ["braintree"] }] } }\n',
+           ["--path", "/webhooks/citcon/demo", "--header", "Content-Type: application/json"], CITCON_PUBLISHED_BODY.encode())
+    citcon_config = "sources: { citcon: { accounts: [{ name: shop, secrets: [upi-secret], tokens: [chop-token] }] } }\n"
+    for status, kind in (("success", "charge"), ("fail", "charge"), ("success", "refund"), ("opened", "chargeback")):
+        body = citcon_upi({"id": f"c-{kind}-{status}", "transaction_type": kind, "reference": "order-7", "amount": 1250,
+                           "currency": "JPY" if kind == "refund" else "USD", "status": status,
+                           "time_created": "2026-11-20T10:00:00Z", "time_completed": "2026-11-20T10:00:05Z"}, "upi-secret")
+        yield (f"citcon UPI {kind}/{status}", "citcon", citcon_config,
+               ["--path", "/webhooks/citcon/shop", "--header", "Content-Type: application/json"], body.encode())
+    legacy = citcon_legacy({"id": "legacy-1", "reference": "order-8", "notify_status": "success", "amount": "500",
+                            "currency": "USD", "time": "1763632800"}, "chop-token")
+    yield ("citcon CHOP form", "citcon", citcon_config,
+           ["--path", "/webhooks/citcon/shop", "--header", "Content-Type: application/x-www-form-urlencoded"], legacy.encode())
+
+    key = generate_rsa(os.path.join(WORK, "antom-public.pem"), public=True)
+    alipay_config = f"sources: {{ alipayplus: {{ clients: [{{ clientId: SANDBOX_DEPLOY, platformPublicKeys: [{WORK}/antom-public.pem] }}] }} }}\n"
+    for notify, status, code in (("PAYMENT_RESULT", "S", "SUCCESS"), ("PAYMENT_RESULT", "F", "USER_BALANCE_NOT_ENOUGH"),
+                                 ("PAYMENT_PENDING", "U", "PAYMENT_IN_PROCESS")):
+        body = json.dumps({"notifyType": notify, "result": {"resultCode": code, "resultStatus": status, "resultMessage": "x"},
+                           "paymentRequestId": "pay-req-1", "paymentId": f"p-{status}",
+                           "paymentAmount": {"currency": "KRW", "value": "12000"},
+                           "paymentCreateTime": "2026-11-20T12:00:00+08:00", "paymentTime": "2026-11-20T12:00:09+08:00"},
+                          separators=(",", ":"))
+        request_time = "2026-11-20T12:00:10+08:00"
+        signed = run(["openssl", "dgst", "-sha256", "-sign", key],
+                     stdin=f"POST /webhooks/alipayplus\nSANDBOX_DEPLOY.{request_time}.{body}".encode()).stdout
+        import base64
+        from urllib.parse import quote
+        signature = quote(base64.b64encode(signed).decode(), safe="")
+        yield (f"alipayplus {notify}/{status}", "alipayplus", alipay_config,
+               ["--header", "Client-Id: SANDBOX_DEPLOY", "--header", f"Request-Time: {request_time}",
+                "--header", f"Signature: algorithm=RSA256,keyVersion=1,signature={signature}"], body.encode())
+
+    real = sorted(glob.glob(os.path.join(SHARED, "conformance/apple/real/*.jws")))
+    root = os.path.join(SHARED, "fixtures/apple/AppleRootCA-G3.pem")
+    if real and os.path.exists(root):
+        apple_config = (f"sources: {{ apple: {{ roots: [{root}], apps: [{{ bundleId: com.loki-project.loki-messenger, "
+                        f"appAppleId: 1470168868, environments: [Sandbox] }}] }} }}\n")
+        for path in real:
+            jws = open(path).read().strip()
+            yield f"apple real {os.path.basename(path)}", "apple", apple_config, [], json.dumps({"signedPayload": jws}).encode()
+    else:
+        print(f"note: no real Apple notifications under {SHARED}/conformance: Apple events not checked here")
+
+
+def check_events(event_schema):
+    validator = jsonschema.Draft202012Validator(event_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    seen_types = set()
+    for index, (label, source, config, extra, body) in enumerate(deliveries()):
+        config_path = write(f"verify-{index}.yaml", config)
+        body_path = write(f"verify-{index}.body", body, "wb")
+        result = run([TOLLGATE, "verify", "--source", source, "--config", config_path] + extra + [body_path])
+        if result.returncode != 0:
+            report(f"events: {label}", False, f"verify exit {result.returncode}: {result.stderr.decode().strip()}")
+            continue
+        events = json.loads(result.stdout)
+        errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for event in events for e in validator.iter_errors(event)]
+        seen_types.update(event["type"] for event in events)
+        report(f"events: {label} ({len(events)} event{'s' if len(events) != 1 else ''}) validate", bool(events) and not errors,
+               "; ".join(errors))
+    print(f"note: event types exercised: {', '.join(sorted(seen_types))}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The running server.
+
+def http(method, url, body=None, headers=None):
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def response_schema_pointer(spec, path, method, status, media="application/json"):
+    response = spec["paths"][path][method]["responses"].get(str(status))
+    if response is None:
+        return None, None
+    pointer = f"/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}/responses/{status}"
+    if "$ref" in response:
+        pointer = response["$ref"][1:]
+        response = spec
+        for token in [t for t in pointer.split("/") if t]:
+            response = response[token]
+    if media not in response.get("content", {}):
+        return pointer, None
+    return pointer, pointer + "/content/" + media.replace("/", "~1") + "/schema"
+
+
+def check_answer(spec, registry, label, spec_path, method, status, headers, body, expected_status):
+    pointer, schema_pointer = response_schema_pointer(spec, spec_path, method, status,
+                                                      (headers.get("Content-Type") or "").split(";")[0].strip() or "application/json")
+    problems = []
+    if status != expected_status:
+        problems.append(f"status {status}, expected {expected_status}: {body[:200]!r}")
+    if pointer is None:
+        problems.append(f"status {status} is not documented for {method.upper()} {spec_path}")
+    elif schema_pointer:
+        value = json.loads(body) if headers.get("Content-Type", "").startswith("application/json") else body.decode()
+        validator = jsonschema.Draft202012Validator({"$ref": "urn:openapi#" + schema_pointer}, registry=registry)
+        problems += [e.message for e in validator.iter_errors(value)]
+    report(f"server: {label} answers as documented", not problems, "; ".join(problems))
+
+
+def start_dev():
+    config = write("dev.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
+                   "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
+                   "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n")
+    bootstrap = os.path.join(WORK, "bootstrap")
+    process = subprocess.Popen([TOLLGATE, "dev", "--config", config, "--bootstrap-file", bootstrap],
+                               stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "dev.log"), "wb"), cwd=WORK, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.search(r"gateway: listening on (http://\S+)", line)
+        if match:
+            return process, match.group(1), open(bootstrap).read().strip()
+    process.kill()
+    raise RuntimeError("tollgate dev did not print its address; log: " + open(os.path.join(WORK, "dev.log")).read()[-2000:])
+
+
+def check_server(spec, asyncapi, event_schema):
+    process, base, bootstrap = start_dev()
+    try:
+        server_checks(spec, asyncapi, event_schema, base, bootstrap)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def server_checks(spec, asyncapi, event_schema, base, bootstrap):
+    registry = openapi_registry(spec)
+    # Routes: every candidate path answers PATCH with 405 and its methods in Allow, or 404.
+    help_text = run([TOLLGATE, "verify", "--help"]).stdout.decode()
+    senders = re.search(r"The sender: ([a-z, \n]+)\.", help_text).group(1).replace("\n", " ")
+    senders = [s.strip() for s in senders.split(",")]
+    literal = set()
+    for path in glob.glob("Sources/Gateway/**/*.swift", recursive=True):
+        literal.update(re.findall(r"router\.\w+\(\"(/[^\"]*)\"", open(path).read()))
+    documented = {}
+    for path, item in spec["paths"].items():
+        documented[path] = sorted(m.upper() for m in item if m in ("get", "head", "post", "put", "delete", "patch", "options"))
+    candidates = set(documented) | literal | {f"/webhooks/{s}" for s in senders} | {f"/webhooks/{s}/{{account}}" for s in senders}
+    served = {}
+    for path in sorted(candidates):
+        status, headers, body = http("PATCH", base + path.replace("{account}", "probe-account"))
+        if status == 405:
+            served[path] = sorted(m.strip() for m in headers.get("Allow", "").split(","))
+        elif status != 404:
+            report(f"server: PATCH {path}", False, f"unexpected {status}")
+    differences = [f"{path}: server {served.get(path, 'absent')}, document {documented.get(path, 'absent')}"
+                   for path in sorted(set(served) | set(documented)) if served.get(path) != documented.get(path)]
+    report("server: routes and methods equal docs/openapi.yaml", not differences, "; ".join(differences) or f"{len(served)} paths")
+
+    # Answers against the documented schemas.
+    deadline = time.time() + 30
+    while True:
+        status, headers, body = http("GET", base + "/readyz")
+        if status == 200 or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    check_answer(spec, registry, "GET /readyz", "/readyz", "get", status, headers, body, 200)
+    check_answer(spec, registry, "GET /healthz", "/healthz", "get", *http("GET", base + "/healthz"), 200)
+    status, headers, body = http("GET", base + "/metrics")
+    report("server: GET /metrics is Prometheus text", status == 200 and headers.get("Content-Type", "").startswith("text/plain"))
+    check_answer(spec, registry, "PATCH /healthz", "/healthz", "get", *http("PATCH", base + "/healthz"), 405)
+    example = open("examples/iaptic-renewed.json", "rb").read()
+    json_headers = {"Content-Type": "application/json"}
+    check_answer(spec, registry, "POST /webhooks/iaptic (examples/iaptic-renewed.json)", "/webhooks/iaptic", "post",
+                 *http("POST", base + "/webhooks/iaptic", example, json_headers), 200)
+    check_answer(spec, registry, "POST /webhooks/iaptic with a wrong password", "/webhooks/iaptic", "post",
+                 *http("POST", base + "/webhooks/iaptic", example.replace(b"demo-secret", b"wrong"), json_headers), 401)
+    check_answer(spec, registry, "POST /webhooks/iaptic not JSON", "/webhooks/iaptic", "post",
+                 *http("POST", base + "/webhooks/iaptic", b"[", json_headers), 400)
+    check_answer(spec, registry, "POST /webhooks/iaptic as XML", "/webhooks/iaptic", "post",
+                 *http("POST", base + "/webhooks/iaptic", example, {"Content-Type": "application/xml"}), 415)
+    check_answer(spec, registry, "POST /webhooks/iaptic over the body limit", "/webhooks/iaptic", "post",
+                 *http("POST", base + "/webhooks/iaptic", b" " * 300_000, json_headers), 413)
+    check_answer(spec, registry, "POST /webhooks/citcon/nobody", "/webhooks/citcon/{account}", "post",
+                 *http("POST", base + "/webhooks/citcon/nobody", b"{}", json_headers), 404)
+    upi = citcon_upi({"id": "srv-1", "transaction_type": "charge", "reference": "r-1", "amount": 100, "currency": "USD",
+                      "status": "success"}, "demo-upi-secret")
+    check_answer(spec, registry, "POST /webhooks/citcon/demo", "/webhooks/citcon/{account}", "post",
+                 *http("POST", base + "/webhooks/citcon/demo", upi.encode(), json_headers), 200)
+    check_answer(spec, registry, "POST /webhooks/alipayplus without Client-Id", "/webhooks/alipayplus", "post",
+                 *http("POST", base + "/webhooks/alipayplus", b"{}", json_headers), 400)
+    check_answer(spec, registry, "POST /webhooks/google (not implemented)", "/webhooks/google", "post",
+                 *http("POST", base + "/webhooks/google", b"{}", json_headers), 501)
+    status, headers, body = http("GET", base + "/nowhere")
+    error_schema = {"$ref": "urn:openapi#/components/schemas/Error404"}
+    errors = [e.message for e in jsonschema.Draft202012Validator(error_schema, registry=registry).iter_errors(json.loads(body))]
+    report("server: an unknown path answers the documented 404 body", status == 404 and not errors, "; ".join(errors))
+
+    # The records the server published, as a consumer reads them.
+    check_published(asyncapi, event_schema, bootstrap)
+
+
+def kcat_records(bootstrap, topic):
+    result = run(["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-J"], timeout=30)
+    return [json.loads(line) for line in result.stdout.decode().splitlines() if line.strip()]
+
+
+def check_published(asyncapi, event_schema, bootstrap):
+    prefix = asyncapi["components"]["parameters"]["prefix"]["default"]
+    event_validator = jsonschema.Draft202012Validator(event_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    schemas = asyncapi["components"]["schemas"]
+    header_validator = jsonschema.Draft202012Validator(schemas["cloudEventHeaders"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    raw_validator = jsonschema.Draft202012Validator(schemas["rawDeliveryHeaders"], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    records = kcat_records(bootstrap, f"{prefix}.events")
+    problems = []
+    for record in records:
+        headers = dict(zip(record["headers"][::2], record["headers"][1::2]))
+        event = json.loads(record["payload"])
+        problems += [f"value {e.message}" for e in event_validator.iter_errors(event)]
+        problems += [f"headers {e.message}" for e in header_validator.iter_errors(headers)]
+        expected = {"ce_id": event["id"], "ce_source": event["source"], "ce_type": "dev.tollgate." + event["type"],
+                    "ce_subject": event["subject"], "ce_time": event["occurredAt"]}
+        problems += [f"{k} {headers.get(k)!r} != {v!r}" for k, v in expected.items() if headers.get(k) != v]
+        if record["key"] != event["subject"]:
+            problems.append(f"key {record['key']!r} != subject")
+    report(f"server: records on {prefix}.events validate (value, CloudEvents headers, key)", len(records) >= 2 and not problems,
+           "; ".join(problems[:5]) or f"{len(records)} records")
+    problems = []
+    raw = kcat_records(bootstrap, f"{prefix}.raw.iaptic")
+    for record in raw:
+        headers = dict(zip(record["headers"][::2], record["headers"][1::2]))
+        problems += [e.message for e in raw_validator.iter_errors(headers)]
+    report(f"server: records on {prefix}.raw.iaptic carry the documented headers", len(raw) >= 1 and not problems,
+           "; ".join(problems[:5]) or f"{len(raw)} records")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def check_alerts():
+    known = metric_names()
+    for path in ("deploy/alerts.yaml", "deploy/grafana-dashboard.json"):
+        if not os.path.exists(path):
+            report(f"alerts: {path} exists", False)
+            continue
+        text = open(path).read()
+        if path.endswith(".json"):
+            json.loads(text)
+        else:
+            rules = yaml.safe_load(text)
+            report(f"alerts: {path} has rule groups", bool(rules.get("groups")) and all(
+                r.get("expr") and (r.get("alert") or r.get("record")) for g in rules["groups"] for r in g["rules"]))
+        used = set(re.findall(r"\btollgate_\w+", text))
+        unknown = sorted(used - known)
+        report(f"alerts: {path} uses only metrics the code defines", not unknown and bool(used),
+               f"unknown: {unknown}" if unknown else f"{len(used)} names")
+    if shutil.which("promtool"):
+        result = run(["promtool", "check", "rules", "deploy/alerts.yaml"])
+        report("alerts: promtool check rules", result.returncode == 0, result.stdout.decode().strip().splitlines()[-1] if result.stdout else "")
+    else:
+        print("note: promtool is not installed: alert rules checked as YAML and metric names only")
+
+
+def main():
+    if not os.access(TOLLGATE, os.X_OK):
+        print(f"validate-deploy: {TOLLGATE} is missing; build it first (swift build)")
+        return 1
+    try:
+        check_compose()
+        check_kubernetes()
+        check_dockerfile()
+        spec = check_openapi()
+        asyncapi, event_schema = check_asyncapi()
+        check_events(event_schema)
+        check_server(spec, asyncapi, event_schema)
+        check_alerts()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+    print(f"validate-deploy: {len(failures)} failed" + (": " + ", ".join(failures) if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
