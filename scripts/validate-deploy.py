@@ -588,8 +588,8 @@ def server_checks(spec, asyncapi, event_schema, base, bootstrap):
                  *http("POST", base + "/webhooks/citcon/demo", upi.encode(), json_headers), 200)
     check_answer(spec, registry, "POST /webhooks/alipayplus without Client-Id", "/webhooks/alipayplus", "post",
                  *http("POST", base + "/webhooks/alipayplus", b"{}", json_headers), 400)
-    check_answer(spec, registry, "POST /webhooks/google (not implemented)", "/webhooks/google", "post",
-                 *http("POST", base + "/webhooks/google", b"{}", json_headers), 501)
+    check_answer(spec, registry, "POST /webhooks/google (not configured)", "/webhooks/google", "post",
+                 *http("POST", base + "/webhooks/google", b"{}", json_headers), 401)
     status, headers, body = http("GET", base + "/nowhere")
     error_schema = {"$ref": "urn:openapi#/components/schemas/Error404"}
     errors = [e.message for e in jsonschema.Draft202012Validator(error_schema, registry=registry).iter_errors(json.loads(body))]
