@@ -75,7 +75,7 @@ conformance: build-tests
 ## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run.
 bench: deps
 	$(SWIFT) build -c release --product tollgate-bench
-	taskset -c 1 .build/release/tollgate-bench --json bench/results/verifiers.json
+	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
 
 clean:
 	rm -rf .build .tollgate
