@@ -25,16 +25,16 @@ public struct AlipayPlusSource: WebhookSource {
     }
 
     public func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
-        guard let clientId = request.headers["client-id"], !clientId.isEmpty else {
+        guard let clientId = try request.singleHeader("client-id"), !clientId.isEmpty else {
             throw Rejection(.missingField, "the Client-Id header is missing")
         }
         guard let client = clients[clientId] else {
             throw Rejection(.unknownClient, "Client-Id \(clientId) is not configured")
         }
-        guard let requestTime = request.headers["request-time"], !requestTime.isEmpty else {
+        guard let requestTime = try request.singleHeader("request-time"), !requestTime.isEmpty else {
             throw Rejection(.missingField, "the Request-Time header is missing")
         }
-        let header = try AlipayPlusSignatureHeader(request.headers["signature"])
+        let header = try AlipayPlusSignatureHeader(try request.singleHeader("signature"))
         let keys = try client.keys(for: header.keyVersion)
         let content = Self.signedContent(path: request.path, clientId: clientId, time: requestTime, body: request.body)
         guard keys.contains(where: { $0.verifyRSASHA256(message: content, signature: header.signature) }) else {

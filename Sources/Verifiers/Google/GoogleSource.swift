@@ -55,7 +55,7 @@ public struct GoogleSource: WebhookSource {
             throw Rejection(.wrongAudience, "sources.google.audience and serviceAccountEmail are not configured, so no push can be authenticated")
         }
         // Authenticity first: nothing of an unauthenticated request is parsed beyond its token.
-        _ = try await authenticator.verify(authorization: request.headers["authorization"], now: request.now)
+        _ = try await authenticator.verify(authorization: try request.singleHeader("authorization"), now: request.now)
         let push = try PubSubPush(request)
 
         let notification: DeveloperNotification

@@ -16,7 +16,8 @@ struct PubSubPush: Sendable {
 
     /// Unwrapped when the message id header is present (only `writeMetadata` sends it), wrapped otherwise.
     init(_ request: WebhookRequest) throws(Rejection) {
-        if let messageId = request.headers[Self.messageIdHeader] {
+        // The message id becomes ce_id: two copies would make it ambiguous.
+        if let messageId = try request.singleHeader(Self.messageIdHeader) {
             guard !messageId.isEmpty else { throw Rejection(.invalidField, "\(Self.messageIdHeader) is empty") }
             self.messageId = messageId
             publishTime = request.headers[Self.publishTimeHeader]

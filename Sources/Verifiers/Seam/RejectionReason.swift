@@ -12,6 +12,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case invalidChainLength = "invalid_chain_length"
     /// An App Store Server Notifications V1 body.
     case unsupportedVersion = "unsupported_version"
+    /// A header that must appear once (credentials, signatures, Content-Type) appears more often.
+    case duplicateHeader = "duplicate_header"
     /// Not `application/x-www-form-urlencoded` text: a bad `%` escape, invalid UTF-8 or a repeated name.
     case malformedForm = "malformed_form"
     /// A name listed in Citcon's `fields` is absent from the body.
@@ -75,7 +77,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     public var httpStatus: Int {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
-             .unsupportedVersion, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
+             .unsupportedVersion, .duplicateHeader, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
              .malformedSignature: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,

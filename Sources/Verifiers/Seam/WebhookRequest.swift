@@ -16,6 +16,15 @@ public struct WebhookRequest: Sendable {
         self.receivedAt = receivedAt
         self.now = now ?? receivedAt
     }
+
+    /// A header that may appear at most once (credentials, signatures, the content type). Two
+    /// copies are refused rather than one picked, so a proxy and the verifier cannot each read a
+    /// different one.
+    public func singleHeader(_ name: String) throws(Rejection) -> String? {
+        let values = headers.values(name)
+        guard values.count <= 1 else { throw Rejection(.duplicateHeader, "the \(name) header appears \(values.count) times") }
+        return values.first
+    }
 }
 
 /// Request headers with case-insensitive lookup.
@@ -27,6 +36,12 @@ public struct HeaderFields: Sendable {
     public subscript(name: String) -> String? {
         let lowered = name.lowercased()
         return fields.first(where: { $0.name.lowercased() == lowered })?.value
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        let lowered = name.lowercased()
+        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
     }
 
     public mutating func append(name: String, value: String) { fields.append((name, value)) }

@@ -21,9 +21,10 @@ extension WebhookSource {
 extension WebhookSource {
     /// The content-type rule, then the sender's own verification.
     public func handle(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery {
-        let mediaType = MediaType(contentType: request.headers["content-type"])
+        let contentType = try request.singleHeader("content-type")
+        let mediaType = MediaType(contentType: contentType)
         if mediaType != .generic, !mediaTypes.contains(mediaType) {
-            throw Rejection(.unsupportedMediaType, "content type \(request.headers["content-type"] ?? "") is not accepted here")
+            throw Rejection(.unsupportedMediaType, "content type \(contentType ?? "") is not accepted here")
         }
         return try await accept(request)
     }
