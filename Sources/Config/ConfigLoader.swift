@@ -179,23 +179,26 @@ public enum ConfigLoader {
                 }
                 return app
             }
-            var seen = Set<String>()
-            for app in iaptic.apps where !seen.insert(app.name).inserted {
-                throw ConfigError(key: i.name("apps"), message: "app \(app.name) is configured twice")
-            }
-            // A secret names its app: shared by two apps, deliveries would be attributed to the first.
-            var owners: [String: String] = [:]
-            for app in iaptic.apps {
-                for secret in app.secrets {
-                    if let other = owners.updateValue(app.name, forKey: secret), other != app.name {
-                        throw ConfigError(key: i.name("apps"), message: "apps \(other) and \(app.name) share a secret")
-                    }
-                }
-            }
+            try requireDistinct(iaptic.apps.map { ($0.name, $0.secrets) }, key: i.name("apps"), what: "app")
             return iaptic
         }
         sources.alipayplus = try s.section("alipayplus") { (a) throws(ConfigError) in try readAlipayPlus(a) }
         return sources
+    }
+
+    /// Names must be unique, and so must secrets: where a secret names its owner (Iaptic apps, Citcon
+    /// accounts on the shared route), one shared by two would attribute deliveries to the first.
+    private static func requireDistinct(_ owners: [(name: String, secrets: [String])], key: String, what: String) throws(ConfigError) {
+        var names = Set<String>()
+        var ownerOfSecret: [String: String] = [:]
+        for (name, secrets) in owners {
+            guard names.insert(name).inserted else { throw ConfigError(key: key, message: "\(what) \(name) is configured twice") }
+            for secret in secrets {
+                if let other = ownerOfSecret.updateValue(name, forKey: secret), other != name {
+                    throw ConfigError(key: key, message: "\(what)s \(other) and \(name) share a secret")
+                }
+            }
+        }
     }
 
     /// Account names become a path segment (`/webhooks/citcon/<name>`) and part of `ce_source`.
@@ -216,19 +219,7 @@ public enum ConfigLoader {
             if account.tokens.contains(where: \.isEmpty) { throw ConfigError(key: a.name("tokens"), message: "a token is empty") }
             return account
         }
-        var seen = Set<String>()
-        for account in citcon.accounts where !seen.insert(account.name).inserted {
-            throw ConfigError(key: c.name("accounts"), message: "account \(account.name) is configured twice")
-        }
-        // A secret names its account on /webhooks/citcon: shared by two, deliveries would be attributed to the first.
-        var owners: [String: String] = [:]
-        for account in citcon.accounts {
-            for secret in account.secrets + account.tokens {
-                if let other = owners.updateValue(account.name, forKey: secret), other != account.name {
-                    throw ConfigError(key: c.name("accounts"), message: "accounts \(other) and \(account.name) share a secret or token")
-                }
-            }
-        }
+        try requireDistinct(citcon.accounts.map { ($0.name, $0.secrets + $0.tokens) }, key: c.name("accounts"), what: "account")
         return citcon
     }
 

@@ -27,23 +27,21 @@ public final class Certificate: @unchecked Sendable {
     /// The first certificate of a PEM text, or a DER blob (Apple distributes roots as DER `.cer`).
     public static func load(pemOrDER data: [UInt8]) -> Certificate? {
         if let text = String(validating: data, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") {
-            let x509: OpaquePointer? = text.withCString { cText in
-                guard let bio = BIO_new_mem_buf(cText, -1) else { return nil }
-                defer { BIO_free(bio) }
-                return PEM_read_bio_X509(bio, nil, nil, nil)
-            }
-            guard let x509 else { ERR_clear_error(); return nil }
-            defer { X509_free(x509) }
-            let length = i2d_X509(x509, nil)
-            guard length > 0 else { return nil }
-            var der = [UInt8](repeating: 0, count: Int(length))
-            _ = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-                var cursor = buffer.baseAddress
-                return i2d_X509(x509, &cursor)
-            }
-            return Certificate(der: der)
+            return PEM.der(in: text, label: "CERTIFICATE").flatMap { Certificate(der: $0) }
         }
         return Certificate(der: data)
+    }
+
+    /// The DER encoding of an OpenSSL `X509` (one the caller owns, e.g. freshly signed).
+    static func der(of x509: OpaquePointer) -> [UInt8]? {
+        let length = i2d_X509(x509, nil)
+        guard length > 0 else { ERR_clear_error(); return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        _ = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_X509(x509, &cursor)
+        }
+        return der
     }
 
     deinit { X509_free(pointer) }

@@ -65,13 +65,6 @@ public struct CertificateBuilder {
             guard X509_add_ext(x509, ext, -1) == 1 else { return nil }
         }
         guard X509_sign(x509, issuerKey.pointer, EVP_sha256()) > 0 else { ERR_clear_error(); return nil }
-        let length = i2d_X509(x509, nil)
-        guard length > 0 else { return nil }
-        var der = [UInt8](repeating: 0, count: Int(length))
-        _ = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            return i2d_X509(x509, &cursor)
-        }
-        return Certificate(der: der)
+        return Certificate.der(of: x509).flatMap { Certificate(der: $0) }
     }
 }

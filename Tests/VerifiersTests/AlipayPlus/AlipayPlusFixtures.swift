@@ -50,14 +50,3 @@ enum AlipayPlusFixtures {
         return WebhookRequest(path: path, headers: headerFields, body: Array(body.utf8), receivedAt: receivedAt)
     }
 }
-
-extension AlipayPlusSource {
-    func reason(_ request: WebhookRequest) async -> RejectionReason? {
-        do {
-            _ = try await handle(request)
-            return nil
-        } catch {
-            return error.reason
-        }
-    }
-}

@@ -43,7 +43,7 @@ struct AppleOnlineChecksTests {
         #expect(await unreachable.source().reason(AppleBodies.request(jws, now: .current)) == .revocationCheckFailed)
         #expect(RejectionReason.revocationCheckFailed.httpStatus == 503)
 
-        let silent = LocalPort.Silent()
+        let silent = LoopbackListener()
         let silentPort = silent.port
         let hanging = try await offPool { try OnlineFixture(start: false, leafPort: silentPort, intermediatePort: silentPort) }
         let hangingJWS = try hanging.chain.sign(AppleBodies.notification())
@@ -109,9 +109,9 @@ struct OnlineFixture: Sendable {
 
     init(leafRevoked: Bool = false, intermediateRevoked: Bool = false, leafKnown: Bool = true, forgedLeafAnswers: Bool = false,
          leafAIA: Bool = true, start: Bool = true, leafPort: Int? = nil, intermediatePort: Int? = nil) throws {
-        let leafPort = leafPort ?? LocalPort.free()
-        var intermediatePort = intermediatePort ?? LocalPort.free()
-        while start, intermediatePort == leafPort { intermediatePort = LocalPort.free() }
+        let leafPort = leafPort ?? LoopbackListener.freePort()
+        var intermediatePort = intermediatePort ?? LoopbackListener.freePort()
+        while start, intermediatePort == leafPort { intermediatePort = LoopbackListener.freePort() }
         var options = AppleTestChain.Options()
         options.leafOCSP = leafAIA ? "http://127.0.0.1:\(leafPort)" : nil
         options.intermediateOCSP = "http://127.0.0.1:\(intermediatePort)"

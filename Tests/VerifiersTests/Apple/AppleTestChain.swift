@@ -113,14 +113,3 @@ enum AppleBodies {
                        body: Array(#"{"signedPayload":"\#(jws)"}"#.utf8), receivedAt: now)
     }
 }
-
-extension AppleSource {
-    /// The reason code of a refusal, or nil when accepted.
-    func reason(_ request: WebhookRequest) async -> RejectionReason? {
-        await rejection(request)?.reason
-    }
-
-    func rejection(_ request: WebhookRequest) async -> Rejection? {
-        do { _ = try await handle(request); return nil } catch { return error }
-    }
-}

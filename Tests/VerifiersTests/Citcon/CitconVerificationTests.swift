@@ -189,14 +189,3 @@ struct CitconVerificationTests {
         }
     }
 }
-
-extension CitconSource {
-    func reason(_ request: WebhookRequest) async -> RejectionReason? {
-        do {
-            _ = try await handle(request)
-            return nil
-        } catch {
-            return error.reason
-        }
-    }
-}

@@ -129,14 +129,6 @@ struct GoogleFixtures: Sendable {
 }
 
 extension GoogleSource {
-    func reason(_ request: WebhookRequest) async -> RejectionReason? {
-        await rejection(request)?.reason
-    }
-
-    func rejection(_ request: WebhookRequest) async -> Rejection? {
-        do { _ = try await handle(request); return nil } catch { return error }
-    }
-
     func delivery(_ request: WebhookRequest) async throws -> AcceptedDelivery {
         do { return try await handle(request) } catch { throw error }
     }

@@ -2,6 +2,7 @@ import Config
 import Events
 import Foundation
 import Outbound
+import TestSupport
 import Testing
 @testable import Verifiers
 
@@ -147,7 +148,7 @@ struct GoogleKeySetTests {
     @Test("an unreachable key set URL does not fail start-up; readiness says so, pushes are 503, and it recovers")
     func unreachableAtStartUp() async throws {
         let f = await GoogleFixtures.shared()
-        let port = LocalPort.free()
+        let port = LoopbackListener.freePort()
         var settings = GoogleSettings()
         settings.audience = GoogleFixtures.audience
         settings.serviceAccountEmail = GoogleFixtures.email

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,7 @@ final class JWKSServer: @unchecked Sendable {
     }
 
     let port: Int
-    private let listener: Int32
+    private let listener = LoopbackListener()
     private let lock = NSLock()
     private var reply: Reply
     private var requests = 0
@@ -23,18 +24,7 @@ final class JWKSServer: @unchecked Sendable {
 
     init(_ reply: Reply) {
         self.reply = reply
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var reuse: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        listen(listener, 64)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = listener.port
         let thread = Thread { [self] in serve() }
         thread.start()
     }
@@ -50,13 +40,12 @@ final class JWKSServer: @unchecked Sendable {
     var requestCount: Int { lock.withLock { requests } }
 
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listener.close()
     }
 
     private func serve() {
         while true {
-            let client = accept(listener, nil, nil)
+            let client = accept(listener.fd, nil, nil)
             if client < 0 { return }
             handle(client)
             close(client)

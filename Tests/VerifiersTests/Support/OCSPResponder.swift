@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 import Testing
 @testable import Verifiers
 
@@ -78,43 +79,4 @@ final class OCSPResponder: @unchecked Sendable {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
-}
-
-/// Loopback ports for test servers.
-enum LocalPort {
-    /// A port that was free a moment ago (bound to 0 and released).
-    static func free() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// A listening socket that never accepts or answers: connections hang until the client gives up.
-    final class Silent {
-        let port: Int
-        private let fd: Int32
-
-        init() {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.fd = fd
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-            listen(fd, 16)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        deinit { close(fd) }
-    }
 }

@@ -1,11 +1,7 @@
 /// Apple's string enums, kept open: an unknown value decodes as itself, never as a failure.
-public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, JSONReadable {
+public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, OpenStringValue {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    init?(json: JSONValue) {
-        guard let text = json.string else { return nil }
-        rawValue = text
-    }
 
     /// The 23 notification types of App Store Server Notifications V2.
     public static let known: Set<String> = [
@@ -17,13 +13,9 @@ public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, JSONR
     public var isKnown: Bool { Self.known.contains(rawValue) }
 }
 
-public struct AppleSubtype: RawRepresentable, Hashable, Sendable, JSONReadable {
+public struct AppleSubtype: RawRepresentable, Hashable, Sendable, OpenStringValue {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    init?(json: JSONValue) {
-        guard let text = json.string else { return nil }
-        rawValue = text
-    }
 
     /// The 17 subtypes.
     public static let known: Set<String> = [
@@ -35,13 +27,9 @@ public struct AppleSubtype: RawRepresentable, Hashable, Sendable, JSONReadable {
 }
 
 /// `Production`, `Sandbox`, `Xcode`, `LocalTesting`, or whatever Apple adds.
-public struct AppleEnvironment: RawRepresentable, Hashable, Sendable, JSONReadable {
+public struct AppleEnvironment: RawRepresentable, Hashable, Sendable, OpenStringValue {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    init?(json: JSONValue) {
-        guard let text = json.string else { return nil }
-        rawValue = text
-    }
 
     public static let production = AppleEnvironment(rawValue: "Production")
     public static let sandbox = AppleEnvironment(rawValue: "Sandbox")
@@ -70,6 +58,18 @@ public struct AppleDate: Hashable, Sendable, JSONReadable {
 /// A value built from a parsed JSON tree (the payload is parsed once, by `JSONParser`).
 protocol JSONReadable {
     init?(json: JSONValue)
+}
+
+/// A string enum kept open: any string decodes, as itself.
+protocol OpenStringValue: RawRepresentable<String>, JSONReadable {
+    init(rawValue: String)
+}
+
+extension OpenStringValue {
+    init?(json: JSONValue) {
+        guard let text = json.string else { return nil }
+        self.init(rawValue: text)
+    }
 }
 
 /// Reads typed fields of a JSON object; a field of the wrong type is a decoding error, not nil.
