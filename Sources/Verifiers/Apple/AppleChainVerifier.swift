@@ -3,19 +3,24 @@ import Synchronization
 /// Verifies an `x5c` header to a configured root, Apple's way: exactly three certificates, the
 /// chain built from `x5c[0]` through `x5c[1]` to a configured root (`x5c[2]` is ignored, never
 /// trusted), Apple's marker OIDs on leaf and intermediate, validity at the effective time.
-/// Verified pairs are cached, so a steady stream costs one ES256 check per JWS.
+/// Verified chains are cached by their certificates' fingerprints (and, in front of that, by the
+/// exact header bytes), so a steady stream costs one ES256 check per JWS.
 public final class AppleChainVerifier: Sendable {
     static let leafOID = "1.2.840.113635.100.6.11.1"
     static let intermediateOID = "1.2.840.113635.100.6.2.1"
 
     private let trustStore: TrustStore
     private let strict: Bool
-    private let cache: ChainCache
+    /// Exact JWS header bytes: a repeat costs one lookup, no JSON or base64.
+    private let byHeader: ChainCache
+    /// SHA-256 of the three DER certificates: the same chain under any header.
+    private let byFingerprint: ChainCache
 
     public init(trustStore: TrustStore, strict: Bool = false, cacheCapacity: Int = 256, cacheTTL: Duration = .seconds(3_600)) {
         self.trustStore = trustStore
         self.strict = strict
-        self.cache = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
+        self.byHeader = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
+        self.byFingerprint = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
     }
 
     /// The verified signer of a JWS with this header: `alg` must be ES256 and the `x5c` chain must
@@ -23,7 +28,7 @@ public final class AppleChainVerifier: Sendable {
     /// validity check at `time`; the signature itself is still checked by the caller every time.
     public func signer(for jws: CompactJWS, at time: Int64) throws(Rejection) -> VerifiedSigner {
         let key = ChainCache.Key(bytes: Array(jws.headerSegment))
-        if let hit = try cached(key, at: time) { return hit }
+        if let hit = try cached(key, in: byHeader, at: time) { return hit.signer }
         let header: JSONValue
         do { header = try jws.header() } catch {
             if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
@@ -33,26 +38,22 @@ public final class AppleChainVerifier: Sendable {
         guard alg == "ES256" else { throw Rejection(.unsupportedAlg, "alg \(alg) is not accepted; Apple signs with ES256") }
         guard header["crit"] == nil else { throw Rejection(.malformedJWS, "the JWS header has crit extensions Tollgate does not understand") }
         let entry = try verifiedChain(x5c: header["x5c"], at: time)
-        cache.insert(key, entry)
+        byHeader.insert(key, entry)
         return entry.signer
     }
 
     /// The verified signer once the chain alone is verified at `time` (seconds since 1970).
     public func verify(x5c: JSONValue?, at time: Int64) throws(Rejection) -> VerifiedSigner {
-        let key = ChainCache.Key(bytes: Array(x5c?.canonical.utf8 ?? "".utf8))
-        if let hit = try cached(key, at: time) { return hit }
-        let entry = try verifiedChain(x5c: x5c, at: time)
-        cache.insert(key, entry)
-        return entry.signer
+        try verifiedChain(x5c: x5c, at: time).signer
     }
 
     /// A cache hit still has to be valid at this delivery's time.
-    private func cached(_ key: ChainCache.Key, at time: Int64) throws(Rejection) -> VerifiedSigner? {
+    private func cached(_ key: ChainCache.Key, in cache: ChainCache, at time: Int64) throws(Rejection) -> ChainCache.Entry? {
         guard let hit = cache.lookup(key) else { return nil }
         guard hit.validity.contains(time) else {
             throw Rejection(.certificateExpired, "a certificate of the chain is not valid at \(time)")
         }
-        return hit.signer
+        return hit
     }
 
     private func verifiedChain(x5c: JSONValue?, at time: Int64) throws(Rejection) -> ChainCache.Entry {
@@ -61,20 +62,25 @@ public final class AppleChainVerifier: Sendable {
         guard items.count == 3 else {
             throw Rejection(.invalidChainLength, "x5c must hold exactly 3 certificates, found \(items.count)")
         }
-        guard let leafText = items[0].string, let intermediateText = items[1].string, items[2].string != nil else {
-            throw Rejection(.invalidCertificate, "x5c entries must be base64 strings")
+        var ders: [[UInt8]] = []
+        for (index, item) in items.enumerated() {
+            guard let text = item.string else { throw Rejection(.invalidCertificate, "x5c entries must be base64 strings") }
+            guard let der = Base64.decodeStandard(text) else {
+                throw Rejection(.invalidCertificate, "x5c[\(index)] is not a base64 DER certificate")
+            }
+            ders.append(der)
         }
+        // The same certificates under another header (or JSON spelling) are the same chain:
+        // found by their fingerprints, they cost no X.509 parsing and no chain signature checks.
+        let fingerprints = ChainCache.Key(bytes: ders.flatMap(Digest.sha256))
+        if let hit = try cached(fingerprints, in: byFingerprint, at: time) { return hit }
 
-        guard let leafDER = Base64.decodeStandard(leafText), let leaf = Certificate(der: leafDER) else {
-            throw Rejection(.invalidCertificate, "x5c[0] is not a base64 DER certificate")
-        }
-        guard let intermediateDER = Base64.decodeStandard(intermediateText), let intermediate = Certificate(der: intermediateDER) else {
+        guard let leaf = Certificate(der: ders[0]) else { throw Rejection(.invalidCertificate, "x5c[0] is not a base64 DER certificate") }
+        guard let intermediate = Certificate(der: ders[1]) else {
             throw Rejection(.invalidCertificate, "x5c[1] is not a base64 DER certificate")
         }
-        // x5c[2] is decoded only to refuse garbage; it is never used as a trust anchor.
-        guard let rootText = items[2].string, let rootDER = Base64.decodeStandard(rootText), Certificate(der: rootDER) != nil else {
-            throw Rejection(.invalidCertificate, "x5c[2] is not a base64 DER certificate")
-        }
+        // x5c[2] is parsed only to refuse garbage; it is never used as a trust anchor.
+        guard Certificate(der: ders[2]) != nil else { throw Rejection(.invalidCertificate, "x5c[2] is not a base64 DER certificate") }
         guard leaf.hasExtension(oid: Self.leafOID) else {
             throw Rejection(.missingAppleOID, "the leaf lacks Apple's receipt-signing OID \(Self.leafOID)")
         }
@@ -95,10 +101,13 @@ public final class AppleChainVerifier: Sendable {
         }
         guard let root = chain.root else { throw Rejection(.untrustedChain, "the chain does not end at a configured root") }
         let signer = VerifiedSigner(publicKey: publicKey, leaf: leaf, intermediate: intermediate, root: root)
-        return ChainCache.Entry(signer: signer, validity: chain.validity)
+        let entry = ChainCache.Entry(signer: signer, validity: chain.validity)
+        byFingerprint.insert(fingerprints, entry)
+        return entry
     }
 
-    public var cachedChains: Int { cache.count }
+    /// Distinct verified chains held.
+    public var cachedChains: Int { byFingerprint.count }
 }
 
 /// The outcome of a verified chain: the key that checks the signature, and the certificates an
@@ -110,7 +119,7 @@ public struct VerifiedSigner: Sendable {
     public let root: Certificate
 }
 
-/// A bounded, expiring LRU of verified (leaf, intermediate) pairs.
+/// A bounded, expiring LRU of verified chains.
 final class ChainCache: Sendable {
     /// Equal only when every byte is equal; hashed on the length and the last bytes, which end in
     /// a certificate signature and so differ between chains, to keep a look-up cheap.

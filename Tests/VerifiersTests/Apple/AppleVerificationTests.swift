@@ -207,6 +207,23 @@ struct AppleVerificationTests {
         #expect(verifier.cachedChains == 1)
         #expect(throws: Rejection.self) { _ = try verifier.verify(x5c: x5c, at: signed + 2 * 86_400) }
     }
+
+    @Test("the same certificates under another header are found by fingerprint, still checked for validity")
+    func chainCacheByFingerprint() async throws {
+        let signed = AppleBodies.signedDate / 1000
+        var options = AppleTestChain.Options()
+        options.leafValidity = (signed - 86_400)...(signed + 86_400)
+        let chain = try AppleTestChain(options)
+        let verifier = try #require(TrustStore(roots: [chain.root]).map { AppleChainVerifier(trustStore: $0) })
+        let first = try CompactJWS(try chain.sign(AppleBodies.transaction()))
+        let header = #"{"alg":"ES256","kid":"other","x5c":["\#(chain.x5c.joined(separator: "\",\""))"]}"#
+        let second = try CompactJWS(Base64.encodeURL(Array(header.utf8)) + "." + Base64.encodeURL(Array("{}".utf8)) + "." + Base64.encodeURL([UInt8](repeating: 1, count: 64)))
+        #expect(first.headerSegment != second.headerSegment)
+        _ = try verifier.signer(for: first, at: signed)
+        _ = try verifier.signer(for: second, at: signed)
+        #expect(verifier.cachedChains == 1)
+        #expect(throws: Rejection.self) { _ = try verifier.signer(for: second, at: signed + 2 * 86_400) }
+    }
 }
 
 @Suite("Apple: app checks")
