@@ -27,6 +27,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "Kafka",
             dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")],
@@ -62,10 +64,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The entitlement store: SQLite and PostgreSQL drivers (every sqlite3*/PGconn* lives here),
+        // migrations, and the entitlement tables' operations.
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", "CPostgres", "Events", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config",
+                "Kafka", "Events", "Config", "Store", "Verifiers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -75,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers", "Store",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -90,6 +99,13 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "WorkersTests",
+            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "TestSupport",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport"], swiftSettings: strict),
