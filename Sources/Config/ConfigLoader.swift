@@ -46,6 +46,10 @@ public enum ConfigLoader {
         c.api = try r.section("api") { (s) throws(ConfigError) in
             var a = APISettings()
             a.tokens = try s.strings("tokens")
+            if a.tokens.contains(where: { $0.count < 16 }) {
+                throw ConfigError(key: s.name("tokens"), message: "use tokens of at least 16 characters")
+            }
+            a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
         }
         c.kafka = try r.section("kafka") { (s) throws(ConfigError) in
@@ -165,6 +169,7 @@ public enum ConfigLoader {
                 play.baseURL = try p.string("baseURL", default: play.baseURL)
                 play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
                 play.credentialsFile = try p.string("credentialsFile")
+                play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
                 return play
             }
             return google

@@ -22,7 +22,11 @@ public struct HTTPSettings: Sendable {
 }
 
 public struct APISettings: Sendable {
+    /// Bearer tokens for the entitlement API; none configured refuses every call.
     public var tokens: [String] = []
+    /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
+    /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
+    public var port = 8081
     public init() {}
 }
 
@@ -97,6 +101,8 @@ public struct GoogleSettings: Sendable {
         public var baseURL = "https://androidpublisher.googleapis.com"
         public var tokenURL = "https://oauth2.googleapis.com/token"
         public var credentialsFile: String?
+        /// Deadline of one HTTP request to the token endpoint or the API.
+        public var timeoutMs = 10_000
     }
     public var audience: String?
     public var serviceAccountEmail: String?

@@ -1,9 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// RFC 3339 timestamps in UTC with millisecond precision, e.g. `2024-05-01T12:00:00.000Z`.
 /// Hand-written so formatting is fast, locale-free and identical on every platform.
 public struct Timestamp: Sendable, Hashable, Comparable {
     public let millisecondsSince1970: Int64
 
     public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
+
+    /// The wall clock, to the millisecond.
+    public static var now: Timestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Timestamp(millisecondsSince1970: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
+    }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         lhs.millisecondsSince1970 < rhs.millisecondsSince1970

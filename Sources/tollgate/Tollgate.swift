@@ -7,7 +7,7 @@ struct Tollgate: AsyncParsableCommand {
         commandName: "tollgate",
         abstract: "Webhook ingestion and fan-out gateway for app stores and payment providers.",
         subcommands: [DevCommand.self, ServeCommand.self, WorkCommand.self, BrokerCommand.self,
-                      VerifyCommand.self, TopicsCommand.self])
+                      VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self])
 
     /// Usage errors exit 2, as DESIGN.md section 4 promises, instead of ArgumentParser's 64.
     static func main() async {

@@ -98,7 +98,7 @@ struct ConfigLoaderTests {
                 "TOLLGATE_HTTP_PORT": "9100",
                 "TOLLGATE_KAFKA_BROKERS": "env:9092",
                 "TOLLGATE_HTTP_MAX_BODY_BYTES": "4096",
-                "TOLLGATE_API_TOKENS": "t1,t2",
+                "TOLLGATE_API_TOKENS": "token-one-0123456789,token-two-0123456789",
                 "TOLLGATE_SOURCES_IAPTIC_APPS": "[{name: envapp, secrets: [s]}]",
                 "TOLLGATE_KAFKA_PROPERTIES": "{ssl.ca.location: /etc/ca.pem}",
                 "PATH": "/usr/bin",
@@ -106,7 +106,7 @@ struct ConfigLoaderTests {
         #expect(config.http.port == 9100)
         #expect(config.kafka.brokers == "env:9092")
         #expect(config.http.maxBodyBytes == 4096)
-        #expect(config.api.tokens == ["t1", "t2"])
+        #expect(config.api.tokens == ["token-one-0123456789", "token-two-0123456789"])
         #expect(config.sources.iaptic.apps.map(\.name) == ["envapp"])
         #expect(config.kafka.properties == ["ssl.ca.location": "/etc/ca.pem"])
     }

@@ -9,9 +9,11 @@ public struct EventPublisher: Sendable {
     public let producer: KafkaProducer
     public let topics: TopicNames
 
-    /// Request headers worth keeping beside the raw body. Credentials never are.
-    static let keptRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for",
-                                     "x-goog-pubsub-message-id", "x-goog-pubsub-publish-time", "x-goog-pubsub-subscription-name"]
+    /// Request headers worth keeping beside the raw body, and those `tollgate replay` needs to verify it
+    /// again (Alipay+'s signature covers `Client-Id` and `Request-Time`). Credentials never are.
+    public static let keptRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for",
+                                            "x-goog-pubsub-message-id", "x-goog-pubsub-publish-time", "x-goog-pubsub-subscription-name",
+                                            "client-id", "request-time", "signature"]
 
     public init(producer: KafkaProducer, topics: TopicNames) {
         self.producer = producer
@@ -41,12 +43,14 @@ public struct EventPublisher: Sendable {
         rawHeaders += requestHeaders(request)
 
         var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: request.body, headers: rawHeaders)]
-        for event in delivery.events {
-            messages.append(KafkaMessage(
-                topic: topics.events, key: event.subject, value: EventCoding.encode(event),
-                headers: CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) }))
-        }
+        for event in delivery.events { messages.append(Self.eventMessage(event, topic: topics.events)) }
         return messages
+    }
+
+    /// One normalized event as a CloudEvents binary-mode record, keyed by its subject.
+    public static func eventMessage(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
+        KafkaMessage(topic: topic, key: event.subject, value: EventCoding.encode(event),
+                     headers: CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) })
     }
 
     /// The kept request headers (never credentials), when and where the delivery arrived.

@@ -38,7 +38,7 @@ struct WebhookHandler: Sendable {
             throw Rejection(.notImplemented, "the \(name.rawValue) sender is not implemented yet")
         }
         let body = try await readBody(request)
-        let received = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        let received = Timestamp.now
         var headers = HeaderFields()
         for field in request.headers { headers.append(name: field.name.canonicalName, value: field.value) }
         let webhookRequest = WebhookRequest(path: publicPathPrefix + request.uri.path, headers: headers,

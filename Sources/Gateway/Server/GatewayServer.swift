@@ -16,9 +16,13 @@ public struct GatewayServer: Sendable {
     public let metrics: GatewayMetrics
     public let readiness: Readiness
     public let logger: Logger
+    /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
+    let additionalRoutes: @Sendable (Router<BasicRequestContext>) -> Void
 
     public init(settings: HTTPSettings, registry: SourceRegistry, publisher: EventPublisher,
-                metrics: GatewayMetrics = GatewayMetrics(), logger: Logger) {
+                metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
+                additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in }) {
+        self.additionalRoutes = additionalRoutes
         self.settings = settings
         self.registry = registry
         self.publisher = publisher
@@ -62,6 +66,7 @@ public struct GatewayServer: Sendable {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
+        additionalRoutes(router)
         return router
     }
 

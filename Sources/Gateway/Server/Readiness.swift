@@ -62,6 +62,6 @@ public final class Readiness: Sendable {
     }
 
     private static var now: Timestamp {
-        Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        Timestamp.now
     }
 }

@@ -56,6 +56,16 @@ public struct GoogleSource: WebhookSource {
         }
         // Authenticity first: nothing of an unauthenticated request is parsed beyond its token.
         _ = try await authenticator.verify(authorization: try request.singleHeader("authorization"), now: request.now)
+        return try deliver(request)
+    }
+
+    /// The raw topic keeps no token: the push was authenticated when it arrived.
+    public func reverify(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery {
+        try deliver(request)
+    }
+
+    /// Everything after authentication: the envelope, the notification, the configured package.
+    private func deliver(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
         let push = try PubSubPush(request)
 
         let notification: DeveloperNotification

@@ -12,10 +12,15 @@ public protocol WebhookSource: Sendable {
     /// Why this sender cannot accept deliveries right now (e.g. a key set that could not be loaded),
     /// or nil; `/readyz` reports it. May do the sender's own start-up work, through its injected fetcher.
     func readinessProblem(now: Timestamp) async -> String?
+    /// Verifies a delivery read back from its raw topic (`tollgate replay`): the checks of `accept`, except
+    /// those whose inputs the raw topic never keeps (credentials such as Google's OIDC token, which the
+    /// gateway checked before writing the record).
+    func reverify(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery
 }
 
 extension WebhookSource {
     public func readinessProblem(now: Timestamp) async -> String? { nil }
+    public func reverify(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery { try await handle(request) }
 }
 
 extension WebhookSource {

@@ -26,10 +26,15 @@ struct DevCommand: AsyncParsableCommand {
             Output.line("kafka: embedded broker at \(brokers) (written to \(bootstrapFile))")
         }
         let host = config.http.host
-        let services = try Components.gateway(config: config, brokers: brokers, logger: logger) { port in
-            Output.line("gateway: listening on http://\(host):\(port)")
-        } + Components.workers(config: config, brokers: brokers, logger: logger)
-        try await Components.run(services, logger: logger)
+        let workers = try await Components.workers(config: config, brokers: brokers, logger: logger)
+        let api = workers.api
+        let gateway = try Components.gateway(config: config, brokers: brokers, logger: logger,
+                                             additionalRoutes: { api.register(on: $0) }) { port in
+            Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
+        }
+        Output.line("store: \(workers.store.database.redactedURL)")
+        try await Components.run(gateway + workers.services, logger: logger)
+        await workers.store.close()
         withExtendedLifetime(cluster) {}
     }
 }

@@ -48,7 +48,7 @@ struct VerifyCommand: AsyncParsableCommand {
             fields.append(name: String(header[..<colon]).trimmingCharacters(in: .whitespaces),
                           value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
-        var now = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        var now = Timestamp.now
         if let at {
             guard let parsed = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time, got '\(at)'") }
             now = parsed

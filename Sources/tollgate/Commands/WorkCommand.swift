@@ -1,4 +1,5 @@
 import ArgumentParser
+import Workers
 
 struct WorkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "work", abstract: "Run the entitlement workers only.")
@@ -12,6 +13,12 @@ struct WorkCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let logger = LoggingSetup.bootstrap(config.log)
-        try await Components.run(Components.workers(config: config, brokers: brokers, logger: logger), logger: logger)
+        let workers = try await Components.workers(config: config, brokers: brokers, logger: logger)
+        let server = WorkerServer(host: config.http.host, port: config.api.port, api: workers.api, store: workers.store,
+                                  exposition: { ProcessMetrics.registry.emitToString() }, logger: logger)
+        try await Components.run(workers.services + [server.makeApplication { port in
+            logger.info("workers listening", metadata: ["address": .string("\(config.http.host):\(port)")])
+        }], logger: logger)
+        await workers.store.close()
     }
 }

@@ -4,7 +4,9 @@ import Gateway
 import Kafka
 import Logging
 import Outbound
+import Hummingbird
 import ServiceLifecycle
+import Store
 import Verifiers
 import Workers
 
@@ -12,6 +14,7 @@ import Workers
 enum Components {
     /// The producer, the HTTP server and their lifecycle companions, in start order.
     static func gateway(config: TollgateConfig, brokers: String, logger: Logger,
+                        additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in },
                         onListening: @escaping @Sendable (Int) async -> Void) throws -> [any Service] {
         let registry = try SourceRegistry(settings: config.sources, fetcher: URLSessionFetcher())
         if config.sources.iaptic.apps.isEmpty {
@@ -21,19 +24,31 @@ enum Components {
             client: config.kafka.client(brokers: brokers), deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let server = GatewayServer(settings: config.http, registry: registry,
                                    publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames),
-                                   logger: logger)
+                                   metrics: GatewayMetrics(registry: ProcessMetrics.registry), logger: logger,
+                                   additionalRoutes: additionalRoutes)
         return [ProducerService(producer: producer), server.makeApplication(onListening: onListening),
                 ReadinessService(readiness: server.readiness)]
     }
 
-    /// The workers: for now they consume and log each event (projection arrives with the store).
-    static func workers(config: TollgateConfig, brokers: String, logger: Logger) -> [any Service] {
-        let consumerConfig = ConsumerConfig(client: config.kafka.client(brokers: brokers), groupId: config.kafka.consumerGroup)
-        return [EventConsumer(config: consumerConfig, topics: config.kafka.topicNames, logger: logger) { event, record in
-            logger.info("event consumed", metadata: [
-                "ce_id": .string(event.id), "type": .string(event.type.rawValue), "subject": .string(event.subject),
-                "partition": .stringConvertible(record.partition), "offset": .stringConvertible(record.offset)])
-        }]
+    /// The workers: projection, retry tiers and outbox relay over the configured store, and the
+    /// entitlement API (served by the caller: the gateway's server in `dev`, the workers' own in `work`).
+    static func workers(config: TollgateConfig, brokers: String, logger: Logger) async throws -> (services: [any Service], api: EntitlementAPI, store: EntitlementStore) {
+        let metrics = WorkerMetrics(factory: ProcessMetrics.factory)
+        let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
+        logger.info("entitlement store open", metadata: ["store": .string(store.database.redactedURL)])
+        if config.api.tokens.isEmpty {
+            logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
+        }
+        let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: URLSessionFetcher(), logger: logger)
+        if enricher == nil, !config.sources.google.packages.isEmpty {
+            logger.warning("no Play Developer API credentials: Google events are applied without the purchase state Google keeps",
+                           metadata: ["key": "sources.google.playApi.credentialsFile"])
+        }
+        let workers = try EntitlementWorkers(client: config.kafka.client(brokers: brokers), topics: config.kafka.topicNames,
+                                             consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
+                                             store: store, playAPI: enricher, metrics: metrics, logger: logger)
+        return ([ProducerService(producer: workers.producer)] + workers.services,
+                EntitlementAPI(store: store, tokens: config.api.tokens, logger: logger), store)
     }
 
     static func run(_ services: [any Service], logger: Logger) async throws {

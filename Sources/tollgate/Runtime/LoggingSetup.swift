@@ -14,6 +14,13 @@ enum LoggingSetup {
         }
         return Logger(label: "tollgate")
     }
+
+    /// For operator commands, whose output is their own: only warnings and errors reach stderr.
+    static func quiet() -> Logger {
+        var logger = Logger(label: "tollgate") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .warning
+        return logger
+    }
 }
 
 /// One JSON object per line: `ts`, `level`, `logger`, `msg`, then the metadata fields.

@@ -1,0 +1,48 @@
+/// One product a user is (or was) entitled to in an app, from the purchase that decides it.
+public struct Entitlement: Sendable, Equatable {
+    public var app: String
+    public var user: String
+    public var product: String
+    public var source: String
+    public var subject: String
+    public var state: PurchaseState
+    public var expiresAtMs: Int64?
+    public var gracePeriodExpiresAtMs: Int64?
+
+    public init(app: String, user: String, product: String, source: String, subject: String, state: PurchaseState,
+                expiresAtMs: Int64?, gracePeriodExpiresAtMs: Int64?) {
+        self.app = app
+        self.user = user
+        self.product = product
+        self.source = source
+        self.subject = subject
+        self.state = state
+        self.expiresAtMs = expiresAtMs
+        self.gracePeriodExpiresAtMs = gracePeriodExpiresAtMs
+    }
+
+    init(deciding purchase: Purchase, user: String, product: String) {
+        self.init(app: purchase.key.app, user: user, product: product, source: purchase.key.source,
+                  subject: purchase.key.subject, state: purchase.state, expiresAtMs: purchase.expiresAtMs,
+                  gracePeriodExpiresAtMs: purchase.gracePeriodExpiresAtMs)
+    }
+
+    /// The compacted topic's key.
+    public var topicKey: String { "\(app)/\(user)/\(product)" }
+
+    public func isActive(atMs nowMs: Int64) -> Bool {
+        state.entitles(expiresAtMs: expiresAtMs, gracePeriodExpiresAtMs: gracePeriodExpiresAtMs, atMs: nowMs)
+    }
+}
+
+/// A change of one entitlement, waiting in the outbox for the relay to publish it.
+public struct EntitlementChange: Sendable, Equatable {
+    /// Increases with every change: the order of changes, per key and overall.
+    public var sequence: Int64
+    public var entitlement: Entitlement
+    /// Whether it entitled the user when it changed.
+    public var active: Bool
+    public var changedAtMs: Int64
+    /// The event (`ce_id`) that caused it.
+    public var eventId: String
+}

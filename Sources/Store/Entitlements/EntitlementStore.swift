@@ -1,0 +1,144 @@
+import Logging
+
+/// The entitlement store: purchases, the entitlements they decide, processed event ids and the outbox
+/// of entitlement changes, on SQLite or PostgreSQL behind one interface.
+public final class EntitlementStore: Sendable {
+    public let database: SQLDatabase
+
+    /// Opens the database at `url` and applies pending migrations.
+    public static func open(url: String, logger: Logger) async throws(StoreError) -> EntitlementStore {
+        let database = try await SQLDatabase.open(url: url, logger: logger)
+        let applied = try await database.migrate(EntitlementSchema.migrations)
+        if !applied.isEmpty {
+            logger.info("store migrated", metadata: ["store": .string(database.redactedURL), "versions": .string("\(applied)")])
+        }
+        return EntitlementStore(database: database)
+    }
+
+    init(database: SQLDatabase) { self.database = database }
+
+    /// Applies a batch of changes in one transaction: each event id once, each purchase updated with its
+    /// entitlements, and every entitlement change queued in the outbox in the same transaction.
+    public func apply(_ changes: [PurchaseChange], nowMs: Int64) async throws(StoreError) -> [ApplyOutcome] {
+        try await database.transaction { connection throws(StoreError) in
+            var outcomes: [ApplyOutcome] = []
+            outcomes.reserveCapacity(changes.count)
+            for change in changes {
+                outcomes.append(try Self.apply(change, nowMs: nowMs, on: connection))
+            }
+            return outcomes
+        }
+    }
+
+    private static func apply(_ change: PurchaseChange, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ApplyOutcome {
+        let fresh = try connection.execute(
+            "INSERT INTO processed_events (event_id, processed_at_ms) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
+            [.text(change.eventId), .int(nowMs)])
+        guard fresh == 1 else { return .duplicate }
+
+        let current = try PurchaseRow.load(change.key, on: connection, forUpdate: true)
+        var replaced: Purchase?
+        if let subject = change.supersedes, subject != change.key.subject {
+            replaced = try PurchaseRow.load(PurchaseKey(source: change.key.source, app: change.key.app, subject: subject),
+                                            on: connection, forUpdate: true)
+        }
+        guard var next = change.update(current) else { return .unchanged }
+        next.key = change.key
+        if next.user == nil { next.user = current?.user ?? replaced?.user }
+
+        var touched: Set<EntitlementKey> = []
+        if let current { touched.formUnion(EntitlementKey.of(current)) }
+        touched.formUnion(EntitlementKey.of(next))
+        if next != current { try PurchaseRow.save(next, nowMs: nowMs, on: connection) }
+
+        if var old = replaced, old.state != .superseded {
+            touched.formUnion(EntitlementKey.of(old))
+            old.state = .superseded
+            old.supersededBy = change.key.subject
+            try PurchaseRow.save(old, nowMs: nowMs, on: connection)
+        }
+        for key in touched.sorted() {
+            try EntitlementRows.refresh(key, eventId: change.eventId, nowMs: nowMs, on: connection)
+        }
+        return next == current ? .unchanged : .applied
+    }
+
+    public func purchase(_ key: PurchaseKey) async throws(StoreError) -> Purchase? {
+        try await database.read { connection throws(StoreError) in try PurchaseRow.load(key, on: connection, forUpdate: false) }
+    }
+
+    /// The user's entitlements in an app (active or not, newest state of each product), or nil when the
+    /// store knows no purchase of this user in this app.
+    public func entitlements(app: String, user: String) async throws(StoreError) -> [Entitlement]? {
+        try await database.read { connection throws(StoreError) in
+            let known = try connection.query("SELECT 1 AS known FROM purchases WHERE app = $1 AND user_id = $2 LIMIT 1",
+                                             [.text(app), .text(user)])
+            guard !known.isEmpty else { return nil }
+            return try EntitlementRows.forUser(app: app, user: user, on: connection)
+        }
+    }
+
+    public func hasProcessed(eventId: String) async throws(StoreError) -> Bool {
+        try await database.read { connection throws(StoreError) in
+            try !connection.query("SELECT 1 AS seen FROM processed_events WHERE event_id = $1", [.text(eventId)]).isEmpty
+        }
+    }
+
+    // MARK: Outbox
+
+    /// The oldest queued entitlement changes, in order.
+    public func pendingChanges(limit: Int) async throws(StoreError) -> [EntitlementChange] {
+        try await database.read { connection throws(StoreError) in try OutboxRows.oldest(limit: limit, on: connection) }
+    }
+
+    /// Removes the published changes up to and including `sequence`.
+    public func removeChanges(through sequence: Int64) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("DELETE FROM entitlement_outbox WHERE sequence <= $1", [.int(sequence)])
+        }
+    }
+
+    /// Takes or renews a named lease for `holder` (e.g. the outbox relay, so one replica publishes and the
+    /// order per key holds). True while `holder` has it.
+    public func acquireLease(_ name: String, holder: String, ttlMs: Int64, nowMs: Int64) async throws(StoreError) -> Bool {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                INSERT INTO leases (name, holder, expires_at_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at_ms = excluded.expires_at_ms
+                WHERE leases.holder = excluded.holder OR leases.expires_at_ms < $4
+                """, [.text(name), .text(holder), .int(nowMs + ttlMs), .int(nowMs)])
+            let rows = try connection.query("SELECT holder FROM leases WHERE name = $1", [.text(name)])
+            return rows.first?.text("holder") == holder
+        }
+    }
+
+    // MARK: Dead-letter replays
+
+    /// How many times the dead letter at this position was replayed.
+    public func replayCount(partition: Int32, offset: Int64) async throws(StoreError) -> Int {
+        try await database.read { connection throws(StoreError) in
+            let rows = try connection.query("SELECT replays FROM dlq_replays WHERE dlt_partition = $1 AND dlt_offset = $2",
+                                            [.int(Int64(partition)), .int(offset)])
+            return Int(rows.first?.int("replays") ?? 0)
+        }
+    }
+
+    /// Records one more replay of the dead letter at this position; returns the new count.
+    @discardableResult
+    public func recordReplay(partition: Int32, offset: Int64, eventId: String?, nowMs: Int64) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                INSERT INTO dlq_replays (dlt_partition, dlt_offset, event_id, replays, last_replayed_at_ms)
+                VALUES ($1, $2, $3, 1, $4)
+                ON CONFLICT (dlt_partition, dlt_offset) DO UPDATE SET
+                    replays = dlq_replays.replays + 1, last_replayed_at_ms = excluded.last_replayed_at_ms
+                """, [.int(Int64(partition)), .int(offset), .optional(eventId), .int(nowMs)])
+            let rows = try connection.query("SELECT replays FROM dlq_replays WHERE dlt_partition = $1 AND dlt_offset = $2",
+                                            [.int(Int64(partition)), .int(offset)])
+            return Int(rows.first?.int("replays") ?? 0)
+        }
+    }
+
+    public func ping() async -> Bool { await database.ping() }
+    public func close() async { await database.close() }
+}

@@ -1,0 +1,78 @@
+/// Which purchase a row is: one per sender, app and subject (the Kafka key of its events).
+public struct PurchaseKey: Sendable, Hashable, CustomStringConvertible {
+    public var source: String
+    public var app: String
+    public var subject: String
+
+    public init(source: String, app: String, subject: String) {
+        self.source = source
+        self.app = app
+        self.subject = subject
+    }
+
+    public var description: String { "\(source)/\(app)/\(subject)" }
+}
+
+/// The lifecycle state of a purchase, in one vocabulary for every sender.
+public enum PurchaseState: String, Sendable, CaseIterable {
+    case active, gracePeriod = "grace_period", billingRetry = "billing_retry", onHold = "on_hold", paused
+    case pending, expired, revoked, refunded, canceled, failed
+    /// Replaced by another purchase (Google `linkedPurchaseToken`: an upgrade, downgrade or resubscribe).
+    case superseded
+}
+
+/// What the store keeps about one purchase: the projection of every event applied to it.
+public struct Purchase: Sendable, Equatable {
+    public enum Kind: String, Sendable { case subscription, oneTime = "one_time" }
+
+    public var key: PurchaseKey
+    public var kind: Kind
+    public var state: PurchaseState
+    public var user: String?
+    public var product: String?
+    public var environment: String
+    public var expiresAtMs: Int64?
+    public var gracePeriodExpiresAtMs: Int64?
+    public var autoRenew: Bool?
+    /// The purchase that replaced this one, when superseded.
+    public var supersededBy: String?
+    /// `occurredAt` of the newest event applied: an older event must not roll the state back.
+    public var lastEventAtMs: Int64
+    public var lastEventId: String
+    public var lastEventType: String
+
+    public init(key: PurchaseKey, kind: Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
+                environment: String, expiresAtMs: Int64? = nil, gracePeriodExpiresAtMs: Int64? = nil,
+                autoRenew: Bool? = nil, supersededBy: String? = nil, lastEventAtMs: Int64, lastEventId: String,
+                lastEventType: String) {
+        self.key = key
+        self.kind = kind
+        self.state = state
+        self.user = user
+        self.product = product
+        self.environment = environment
+        self.expiresAtMs = expiresAtMs
+        self.gracePeriodExpiresAtMs = gracePeriodExpiresAtMs
+        self.autoRenew = autoRenew
+        self.supersededBy = supersededBy
+        self.lastEventAtMs = lastEventAtMs
+        self.lastEventId = lastEventId
+        self.lastEventType = lastEventType
+    }
+
+    /// Whether the purchase entitles its user at `nowMs`: an active subscription until it expires, one in
+    /// its grace period until the grace ends, a one-time purchase until it is refunded, revoked or canceled.
+    public func entitles(atMs nowMs: Int64) -> Bool {
+        state.entitles(expiresAtMs: expiresAtMs, gracePeriodExpiresAtMs: gracePeriodExpiresAtMs, atMs: nowMs)
+    }
+}
+
+extension PurchaseState {
+    func entitles(expiresAtMs: Int64?, gracePeriodExpiresAtMs: Int64?, atMs nowMs: Int64) -> Bool {
+        switch self {
+        case .active: return expiresAtMs.map { $0 > nowMs } ?? true
+        case .gracePeriod: return (gracePeriodExpiresAtMs ?? expiresAtMs).map { $0 > nowMs } ?? true
+        default: return false
+        }
+    }
+}

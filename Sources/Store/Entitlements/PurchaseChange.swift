@@ -1,0 +1,29 @@
+/// One event's effect on one purchase, applied by `EntitlementStore.apply` in a transaction.
+public struct PurchaseChange: Sendable {
+    /// The event's `ce_id`: applied once, whatever the redeliveries and replays.
+    public var eventId: String
+    public var key: PurchaseKey
+    /// The new state given the stored one (nil when there is none yet), or nil to leave it as it is
+    /// (an event older than the stored state, or one that changes nothing).
+    public var update: @Sendable (Purchase?) -> Purchase?
+    /// The subject of a purchase this one replaces (same source and app): it is marked superseded,
+    /// and its user carried over when this purchase names none.
+    public var supersedes: String?
+
+    public init(eventId: String, key: PurchaseKey, supersedes: String? = nil,
+                update: @escaping @Sendable (Purchase?) -> Purchase?) {
+        self.eventId = eventId
+        self.key = key
+        self.supersedes = supersedes
+        self.update = update
+    }
+}
+
+/// What `apply` did with one change.
+public enum ApplyOutcome: Sendable, Equatable {
+    case applied
+    /// Recorded as processed, state untouched (older than the stored state, or no effect).
+    case unchanged
+    /// This event id was applied before.
+    case duplicate
+}

@@ -1,0 +1,91 @@
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Store
+import Verifiers
+
+/// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own
+/// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all.
+public struct EntitlementAPI: Sendable {
+    public static let path = "/v1/users/:user/entitlements"
+
+    let store: EntitlementStore
+    let tokens: [String]
+    let logger: Logger
+
+    public init(store: EntitlementStore, tokens: [String], logger: Logger) {
+        self.store = store
+        self.tokens = tokens
+        self.logger = logger
+    }
+
+    public func register<Context: RequestContext>(on router: Router<Context>) {
+        router.get(RouterPath(Self.path)) { request, context in
+            await respond(request, user: context.parameters.get("user"))
+        }
+    }
+
+    struct Body: Encodable {
+        struct Item: Encodable {
+            var product, source, subject, state: String
+            var expiresAt: String?
+            var gracePeriodExpiresAt: String?
+        }
+        var user: String
+        var app: String
+        var entitlements: [Item]
+    }
+
+    func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
+        guard authorized(request.headers[.authorization]) else {
+            var headers = HTTPFields()
+            headers[.wwwAuthenticate] = "Bearer"
+            return Self.error(.unauthorized, "unauthorized", "a valid bearer token from api.tokens is required", headers: headers)
+        }
+        guard let user, !user.isEmpty else { return Self.error(.badRequest, "missing_user", "the path names no user") }
+        guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
+            return Self.error(.badRequest, "missing_app", "the query parameter app is required")
+        }
+        let found: [Entitlement]?
+        do { found = try await store.entitlements(app: app, user: user) } catch {
+            logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return Self.error(.serviceUnavailable, "store_unavailable", "the entitlement store cannot answer now", headers: headers)
+        }
+        guard let found else { return Self.error(.notFound, "unknown_user", "no purchase of this user in app \(app)") }
+        let items = found.filter { $0.isActive(atMs: nowMs) }.map {
+            Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
+                      expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
+                      gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
+        }
+        let data = (try? Self.encoder.encode(Body(user: user, app: app, entitlements: items))) ?? Data()
+        return Self.json(.ok, data)
+    }
+
+    private func authorized(_ header: String?) -> Bool {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return false }
+        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens) != nil
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) -> Response {
+        let body = (try? JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: [.sortedKeys])) ?? Data()
+        var response = json(status, body)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

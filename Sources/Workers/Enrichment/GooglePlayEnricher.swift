@@ -1,0 +1,71 @@
+import Config
+import Events
+import Logging
+import Store
+import Verifiers
+
+/// Google RTDN events say only that something happened to a purchase token: the state comes from the
+/// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.products.get`), asked per event.
+public struct GooglePlayEnricher: PurchaseEnricher {
+    let client: PlayAPIClient
+    var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
+
+    public init(client: PlayAPIClient) { self.client = client }
+
+    /// The enricher `sources.google.playApi` describes, or nil when it names no credentials file.
+    public init?(settings: GoogleSettings.PlayAPI, fetcher: any HTTPFetcher, logger: Logger) throws(ServiceAccountKeyError) {
+        guard let path = settings.credentialsFile else { return nil }
+        let key = try ServiceAccountKey.load(path: path)
+        self.init(client: PlayAPIClient(settings: settings, key: key, fetcher: fetcher, logger: logger))
+    }
+
+    func snapshot(for event: NormalizedEvent) async throws(WorkerFailure) -> PurchaseSnapshot? {
+        guard Projector.sourceName(of: event) == "google", event.type != .storeTest, event.type != .storeOther else { return nil }
+        do throws(PlayAPIError) {
+            if event.type.rawValue.hasPrefix("subscription.") {
+                guard let purchase = try await client.subscription(packageName: event.app, token: event.subject) else {
+                    // 410: the purchase ended long ago and Google no longer keeps it.
+                    return PurchaseSnapshot(kind: .subscription, state: .expired)
+                }
+                return Self.subscriptionSnapshot(purchase, nowMs: now())
+            }
+            // A voided purchase says all there is to say (refunded); other one-time events ask the API.
+            guard event.type != .purchaseRefunded, let productId = event.product else { return nil }
+            guard let purchase = try await client.product(packageName: event.app, productId: productId, token: event.subject) else {
+                return PurchaseSnapshot(kind: .oneTime, state: .expired, product: productId)
+            }
+            return Self.productSnapshot(purchase, productId: productId)
+        } catch {
+            throw WorkerFailure(type: "tollgate.PlayAPIError", message: "\(error)", isTransient: error.isTransient)
+        }
+    }
+
+    static func subscriptionSnapshot(_ p: SubscriptionPurchaseV2, nowMs: Int64) -> PurchaseSnapshot {
+        let expiresAtMs = p.latestExpiryTime?.millisecondsSince1970
+        let state: PurchaseState
+        switch p.subscriptionState?.rawValue {
+        case "SUBSCRIPTION_STATE_ACTIVE": state = .active
+        case "SUBSCRIPTION_STATE_IN_GRACE_PERIOD": state = .gracePeriod
+        case "SUBSCRIPTION_STATE_ON_HOLD": state = .onHold
+        case "SUBSCRIPTION_STATE_PAUSED": state = .paused
+        // Canceled: auto-renew is off, access lasts until the paid period ends.
+        case "SUBSCRIPTION_STATE_CANCELED": state = (expiresAtMs ?? 0) > nowMs ? .active : .expired
+        case "SUBSCRIPTION_STATE_EXPIRED": state = .expired
+        case "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED": state = .canceled
+        default: state = .pending
+        }
+        let first = p.lineItems?.first
+        return PurchaseSnapshot(kind: .subscription, state: state, user: p.externalAccountIdentifiers?.obfuscatedExternalAccountId,
+                                product: first?.productId, expiresAtMs: expiresAtMs,
+                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken)
+    }
+
+    static func productSnapshot(_ p: ProductPurchase, productId: String) -> PurchaseSnapshot {
+        let state: PurchaseState = switch p.purchaseState {
+        case .purchased?: .active
+        case .canceled?: .canceled
+        default: .pending
+        }
+        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId)
+    }
+}

@@ -1,0 +1,100 @@
+import Events
+import Foundation
+import Kafka
+import Logging
+import ServiceLifecycle
+import Store
+
+/// Publishes queued entitlement changes to the compacted `tollgate.entitlements` topic, in order, then
+/// removes them from the outbox: at-least-once. One replica relays at a time (a lease in the store),
+/// so the order per key holds with several workers.
+public struct OutboxRelay: Service {
+    let store: EntitlementStore
+    let producer: KafkaProducer
+    let topic: String
+    let metrics: WorkerMetrics
+    let logger: Logger
+    let holder = UUID().uuidString
+    var idleInterval = Duration.milliseconds(200)
+    var batchSize = 500
+
+    init(store: EntitlementStore, producer: KafkaProducer, topic: String, metrics: WorkerMetrics, logger: Logger) {
+        self.store = store
+        self.producer = producer
+        self.topic = topic
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var failures = 0
+            while !Task.isCancelled {
+                do {
+                    let published = try await relayOnce()
+                    failures = 0
+                    if published < batchSize { try await Task.sleep(for: idleInterval) }
+                } catch is CancellationError {
+                    return
+                } catch {
+                    failures += 1
+                    logger.warning("outbox relay failed; trying again", metadata: ["error": .string("\(error)")])
+                    try? await Task.sleep(for: .milliseconds(min(200 * (1 << min(failures, 6)), 10_000)))
+                }
+            }
+        }
+    }
+
+    /// Publishes one batch; returns how many changes it published.
+    func relayOnce() async throws -> Int {
+        let now = Timestamp.now.millisecondsSince1970
+        guard try await store.acquireLease("outbox-relay", holder: holder, ttlMs: 15_000, nowMs: now) else { return 0 }
+        let changes = try await store.pendingChanges(limit: batchSize)
+        metrics.outboxPending(changes.count)
+        guard let last = changes.last else { return 0 }
+        _ = try await producer.sendAll(changes.map(Self.message(topic: topic)))
+        try await store.removeChanges(through: last.sequence)
+        metrics.outboxPublished(changes.count)
+        return changes.count
+    }
+
+    static func message(topic: String) -> (EntitlementChange) -> KafkaMessage {
+        { change in
+            KafkaMessage(topic: topic, key: change.entitlement.topicKey, value: EntitlementJSON.encode(change),
+                         headers: [KafkaHeader(name: "content-type", string: "application/json"),
+                                   KafkaHeader(name: "tollgate_event_id", string: change.eventId)])
+        }
+    }
+}
+
+/// The value of a `tollgate.entitlements` record (docs/asyncapi.yaml).
+enum EntitlementJSON {
+    struct Value: Encodable {
+        var app, user, product, source, subject, state: String
+        var active: Bool
+        var expiresAt: String?
+        var gracePeriodExpiresAt: String?
+        var changedAt: String
+        var eventId: String
+        var sequence: Int64
+    }
+
+    static func value(_ change: EntitlementChange) -> Value {
+        let e = change.entitlement
+        return Value(app: e.app, user: e.user, product: e.product, source: e.source, subject: e.subject, state: e.state.rawValue,
+                     active: change.active, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
+                     changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
+    }
+
+    static func encode(_ change: EntitlementChange) -> [UInt8] {
+        (try? encoder.encode(value(change))).map(Array.init) ?? []
+    }
+
+    static func rfc3339(_ ms: Int64) -> String { Timestamp(millisecondsSince1970: ms).rfc3339 }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,79 @@
+import Events
+import Kafka
+import Logging
+import Store
+
+/// Decodes, enriches and applies a batch of event records: the work shared by the events consumer,
+/// the retry consumer and the benchmark.
+struct EventProcessor: Sendable {
+    enum Disposition: Sendable, Equatable {
+        case done(ApplyOutcome)
+        case failed(WorkerFailure)
+    }
+
+    let store: EntitlementStore
+    let enricher: (any PurchaseEnricher)?
+    let metrics: WorkerMetrics
+    let logger: Logger
+    var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
+
+    /// One disposition per record, in order.
+    func process(_ records: [KafkaRecord]) async -> [Disposition] {
+        var dispositions = [Disposition?](repeating: nil, count: records.count)
+        var changes: [(index: Int, change: PurchaseChange)] = []
+        for (index, record) in records.enumerated() {
+            let event: NormalizedEvent
+            do { event = try Self.decode(record) } catch {
+                dispositions[index] = .failed(error)
+                continue
+            }
+            do {
+                let snapshot = try await enricher?.snapshot(for: event)
+                if let change = Projector.change(for: event, snapshot: snapshot) {
+                    changes.append((index, change))
+                } else {
+                    dispositions[index] = .done(.unchanged)
+                }
+            } catch {
+                dispositions[index] = .failed(error)
+            }
+        }
+        for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
+            dispositions[changes[index].index] = outcome
+        }
+        return dispositions.map { $0 ?? .failed(WorkerFailure(type: "tollgate.InternalError", message: "no outcome", isTransient: true)) }
+    }
+
+    /// The batch in one transaction; if the database refuses it for good, each change alone, so one bad
+    /// event cannot hold back the others.
+    private func apply(_ changes: [PurchaseChange]) async -> [Disposition] {
+        guard !changes.isEmpty else { return [] }
+        do {
+            return try await store.apply(changes, nowMs: now()).map { .done($0) }
+        } catch let error where error.isTransient {
+            return changes.map { _ in .failed(Self.failure(error)) }
+        } catch {
+            guard changes.count > 1 else { return [.failed(Self.failure(error))] }
+            var dispositions: [Disposition] = []
+            for change in changes { dispositions += await apply([change]) }
+            return dispositions
+        }
+    }
+
+    static func failure(_ error: StoreError) -> WorkerFailure {
+        WorkerFailure(type: error.isTransient ? "tollgate.StoreUnavailable" : "tollgate.StoreRejected",
+                      message: error.message, isTransient: error.isTransient)
+    }
+
+    /// A CloudEvents 1.0 record whose value is a normalized event this version understands.
+    static func decode(_ record: KafkaRecord) throws(WorkerFailure) -> NormalizedEvent {
+        if let version = record.headers.string(CloudEventHeaders.specVersion), version != "1.0" {
+            throw .unsupportedVersion("ce_specversion \(version) is not supported (expected 1.0)")
+        }
+        do {
+            return try EventCoding.decode(record.value)
+        } catch {
+            throw .undecodable("the value is not a normalized event: \(error)")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Events
+import Store
+
+/// Turns one normalized event into its change of one purchase. Pure: the store applies the change in
+/// its transaction, with the stored state as input.
+enum Projector {
+    /// The change `event` makes, or nil when it concerns no purchase (tests, unmapped notifications).
+    /// `snapshot` is the purchase's state as the sender's API reports it now (Google), which wins.
+    static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
+        guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
+        let key = PurchaseKey(source: sourceName(of: event), app: event.app, subject: event.subject)
+        let occurredAtMs = Timestamp(rfc3339: event.occurredAt)?.millisecondsSince1970 ?? 0
+        if let snapshot {
+            return PurchaseChange(eventId: event.id, key: key, supersedes: snapshot.linkedPurchaseToken) { current in
+                var next = current ?? Purchase(key: key, kind: snapshot.kind, state: snapshot.state, environment: event.environment.rawValue,
+                                               lastEventAtMs: occurredAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
+                // The API answers with the state as of now, newer than any event, so it is applied whatever the order;
+                // a revocation or refund event is the one fact the API may not show yet.
+                next.state = forcedState(event.type) ?? snapshot.state
+                next.kind = snapshot.kind
+                next.expiresAtMs = snapshot.expiresAtMs ?? next.expiresAtMs
+                next.gracePeriodExpiresAtMs = nil
+                next.autoRenew = snapshot.autoRenew ?? next.autoRenew
+                next.user = snapshot.user ?? event.user ?? next.user
+                next.product = snapshot.product ?? event.product ?? next.product
+                next.lastEventAtMs = max(next.lastEventAtMs, occurredAtMs)
+                next.lastEventId = event.id
+                next.lastEventType = event.type.rawValue
+                return next
+            }
+        }
+        return PurchaseChange(eventId: event.id, key: key) { current in
+            // Order safety: an event older than what is stored must not roll the state back.
+            if let current, current.lastEventAtMs > occurredAtMs { return nil }
+            var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active,
+                                           environment: event.environment.rawValue, lastEventAtMs: occurredAtMs,
+                                           lastEventId: event.id, lastEventType: event.type.rawValue)
+            apply(event, to: &next)
+            next.lastEventAtMs = occurredAtMs
+            next.lastEventId = event.id
+            next.lastEventType = event.type.rawValue
+            return next
+        }
+    }
+
+    private static func apply(_ event: NormalizedEvent, to p: inout Purchase) {
+        if let user = event.user { p.user = user }
+        if let product = event.product { p.product = product }
+        if let expires = event.transaction?.expiresAt.flatMap(Timestamp.init(rfc3339:)) {
+            p.expiresAtMs = expires.millisecondsSince1970
+        }
+        if let autoRenew = event.subscription?.autoRenew { p.autoRenew = autoRenew }
+        switch event.type {
+        case .subscriptionStarted, .subscriptionResubscribed, .subscriptionRenewed, .subscriptionRecovered,
+             .subscriptionExtended, .subscriptionOfferRedeemed:
+            p.state = .active
+            p.gracePeriodExpiresAtMs = nil
+        case .subscriptionBillingIssue:
+            if let grace = event.subscription?.gracePeriodExpiresAt.flatMap(Timestamp.init(rfc3339:)) {
+                p.state = .gracePeriod
+                p.gracePeriodExpiresAtMs = grace.millisecondsSince1970
+            } else {
+                p.state = .billingRetry
+            }
+        case .subscriptionAutoRenewDisabled: p.autoRenew = false
+        case .subscriptionAutoRenewEnabled: p.autoRenew = true
+        case .purchaseCompleted, .purchaseRefundReversed: p.state = .active
+        default:
+            if let forced = forcedState(event.type) {
+                p.state = forced
+            } else if let hinted = hintedState(event) {
+                // Snapshots (Iaptic) and informational types keep the state the sender reports, if any.
+                p.state = hinted
+            }
+        }
+    }
+
+    /// States an event type decides on its own.
+    private static func forcedState(_ type: EventType) -> PurchaseState? {
+        switch type {
+        case .subscriptionExpired: .expired
+        case .subscriptionRevoked, .purchaseChargeback: .revoked
+        case .purchaseRefunded: .refunded
+        case .subscriptionOnHold: .onHold
+        case .subscriptionPaused: .paused
+        case .subscriptionPendingCanceled, .purchaseCanceled: .canceled
+        case .purchaseFailed: .failed
+        case .purchaseAuthorized, .purchasePending: .pending
+        default: nil
+        }
+    }
+
+    /// The sender's own state word (`subscription.state`), in the store's vocabulary.
+    private static func hintedState(_ event: NormalizedEvent) -> PurchaseState? {
+        switch event.subscription?.state {
+        case "active": .active
+        case "expired": .expired
+        case "billing_retry": .billingRetry
+        case "grace_period": .gracePeriod
+        case "revoked": .revoked
+        default: nil
+        }
+    }
+
+    private static func kind(of event: NormalizedEvent) -> Purchase.Kind {
+        event.type.rawValue.hasPrefix("subscription.") || event.transaction?.expiresAt != nil ? .subscription : .oneTime
+    }
+
+    /// `/apple/<bundleId>` -> `apple`.
+    static func sourceName(of event: NormalizedEvent) -> String {
+        event.source.split(separator: "/").first.map(String.init) ?? event.source
+    }
+}
+
+/// A purchase's state as the sender's API reports it (Google Play Developer API).
+struct PurchaseSnapshot: Sendable, Equatable {
+    var kind: Purchase.Kind
+    var state: PurchaseState
+    var user: String?
+    var product: String?
+    var expiresAtMs: Int64?
+    var autoRenew: Bool?
+    /// The purchase this one replaced (upgrade, downgrade, resubscribe).
+    var linkedPurchaseToken: String?
+}

@@ -1,0 +1,65 @@
+import Events
+import Kafka
+import Logging
+import ServiceLifecycle
+
+/// Consumes every retry tier. A record whose backoff time has not come pauses its partition (seeked
+/// back to it) until then; the poll loop never sleeps on it, so other partitions keep flowing.
+public struct RetryService: Service {
+    let config: ConsumerConfig
+    let topics: [String]
+    let handler: RecordHandler
+    let logger: Logger
+
+    init(config: ConsumerConfig, topics: [String], handler: RecordHandler, logger: Logger) {
+        self.config = config
+        self.topics = topics
+        self.handler = handler
+        self.logger = logger
+    }
+
+    private struct PartitionID: Hashable {
+        var topic: String
+        var partition: Int32
+    }
+
+    public func run() async throws {
+        guard !topics.isEmpty else { return }
+        let consumer = try KafkaConsumer(config: config, topics: topics)
+        logger.info("retrying", metadata: ["topics": .string(topics.joined(separator: ",")), "group": .string(config.groupId)])
+        let lagReporter = LagReporter(consumer: consumer, metrics: handler.metrics)
+        do {
+            try await cancelWhenGracefulShutdown {
+                var paused: [PartitionID: Int64] = [:]
+                while !Task.isCancelled {
+                    await lagReporter.tick()
+                    let now = handler.processor.now()
+                    for (id, due) in paused where due <= now {
+                        paused[id] = nil
+                        try await consumer.resume(topic: id.topic, partition: id.partition)
+                    }
+                    let wait = paused.values.min().map { Int32(clamping: max(0, min($0 - now, 200))) } ?? 200
+                    guard let record = try await consumer.poll(timeoutMs: wait) else { continue }
+                    let due = record.headers.integer(SpringHeaders.backoffTimestamp) ?? 0
+                    if due > handler.processor.now() {
+                        let id = PartitionID(topic: record.topic, partition: record.partition)
+                        try await consumer.pause(topic: id.topic, partition: id.partition)
+                        try await consumer.seek(topic: id.topic, partition: id.partition, offset: record.offset)
+                        paused[id] = due
+                        continue
+                    }
+                    guard await handler.handle([record]) else { break }
+                    do { try await consumer.commitAll([record]) } catch {
+                        logger.warning("commit failed; the record will be redelivered", metadata: ["error": .string("\(error)")])
+                    }
+                }
+            }
+        } catch {
+            logger.error("retry consumer failed", metadata: ["error": .string("\(error)")])
+            await consumer.close()
+            throw error
+        }
+        await consumer.close()
+        logger.info("retry consumer stopped")
+    }
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Config
+import Events
+import Gateway
+import Kafka
+import Outbound
+import Verifiers
+
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Verify and normalize raw deliveries again into tollgate.events (same ce_ids: the projection stays idempotent).",
+        discussion: """
+            Each record of raw.<source> is checked with the sender's code as `tollgate verify` does (offline; Google's \
+            token is not kept in the raw topic, so a Google push is taken as authenticated when it arrived). \
+            Exit 0 when every delivery verified, 1 when some were refused (they are listed), 2 on usage errors.
+            """)
+
+    @OptionGroup var cluster: OperatorOptions
+    @Option(help: "The raw topic to read: raw.<source> (or just the source).") var from: String
+    @Option(help: "Only deliveries received since then (RFC 3339, or an age: 30m, 24h, 7d).") var since: TimeArgument?
+    @Option(help: "Only deliveries received before then.") var until: TimeArgument?
+    @Flag(help: "Verify and list the events, publish nothing.") var dryRun = false
+
+    func run() async throws {
+        let name = from.hasPrefix("raw.") ? String(from.dropFirst(4)) : from
+        guard let source = SourceName(rawValue: name) else {
+            Output.error("tollgate: --from must be raw.<source>, one of \(SourceName.allCases.map { "raw.\($0.rawValue)" }.joined(separator: ", "))")
+            throw ExitCode(2)
+        }
+        let (config, client) = try cluster.load()
+        var sources = config.sources
+        sources.apple.onlineChecks = false  // offline, as `verify`: validity at signedDate
+        let sender: any WebhookSource
+        do {
+            guard let found = try SourceRegistry(settings: sources, fetcher: URLSessionFetcher()).source(source) else {
+                Output.error("tollgate: the \(source.rawValue) sender is not available")
+                throw ExitCode(2)
+            }
+            sender = found
+        } catch let error as ConfigError {
+            Output.error("tollgate: \(error)")
+            throw ExitCode(2)
+        }
+        let topics = config.kafka.topicNames
+        let records = try await TopicScan.records(client: client, topic: topics.raw(source), sinceMs: since?.milliseconds)
+            .filter { record in until.map { (record.timestampMs ?? 0) < $0.milliseconds } ?? true }
+        let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
+        defer { producer?.close() }
+        var progress = Progress("replayed deliveries", total: records.count)
+        var published = 0, refused = 0, mismatched = 0
+        for record in records {
+            progress.advance()
+            let events: [NormalizedEvent]
+            do throws(Rejection) {
+                events = try await sender.reverify(Self.request(from: record, source: source)).events
+            } catch {
+                refused += 1
+                Output.error("\(record.partition):\(record.offset): refused: \(error.reason.rawValue): \(error.message)")
+                continue
+            }
+            if let recorded = record.headers.string(CloudEventHeaders.id), let first = events.first, first.id != recorded {
+                mismatched += 1
+                Output.error("\(record.partition):\(record.offset): ce_id \(first.id) differs from the recorded \(recorded)")
+            }
+            for event in events {
+                if let producer {
+                    // A publish failure stops the replay: what was published is idempotent, run it again.
+                    _ = try await producer.send(EventPublisher.eventMessage(event, topic: topics.events))
+                } else {
+                    Output.line("\(event.id)  \(event.type.rawValue)  \(event.subject)")
+                }
+                published += 1
+            }
+        }
+        Output.error("\(records.count) deliveries read, \(published) events \(dryRun ? "would be published" : "published"), \(refused) refused"
+                     + (mismatched > 0 ? ", \(mismatched) with a different ce_id" : ""))
+        if refused > 0 { throw ExitCode(1) }
+    }
+
+    /// The delivery as it arrived: the exact body, the kept request headers, path and time.
+    static func request(from record: KafkaRecord, source: SourceName) -> WebhookRequest {
+        var headers = HeaderFields()
+        for header in record.headers where header.name.hasPrefix("http_") {
+            headers.append(name: String(header.name.dropFirst(5)), value: header.stringValue ?? "")
+        }
+        let received = record.headers.string("tollgate_received_at").flatMap(Timestamp.init(rfc3339:))
+            ?? record.timestampMs.map(Timestamp.init(millisecondsSince1970:)) ?? Timestamp.now
+        return WebhookRequest(path: record.headers.string("tollgate_path") ?? "/webhooks/\(source.rawValue)",
+                              headers: headers, body: record.value, receivedAt: received)
+    }
+}
+

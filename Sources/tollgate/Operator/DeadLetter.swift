@@ -1,0 +1,86 @@
+import Events
+import Foundation
+import Kafka
+import Workers
+
+/// A record of the dead-letter topic, decoded for people.
+struct DeadLetter: Sendable {
+    let record: KafkaRecord
+
+    var position: String { "\(record.partition):\(record.offset)" }
+    var eventId: String? { record.headers.string(CloudEventHeaders.id) }
+    /// `subscription.renewed`, without the CloudEvents prefix.
+    var type: String? { record.headers.string(CloudEventHeaders.type).map { $0.replacingOccurrences(of: "dev.tollgate.", with: "") } }
+    var subject: String? { record.headers.string(CloudEventHeaders.subject) ?? record.keyString }
+    var originalTopic: String? { record.headers.string(SpringHeaders.originalTopic) }
+    var error: String {
+        let type = record.headers.string(SpringHeaders.exceptionFQCN) ?? "?"
+        return record.headers.string(SpringHeaders.exceptionMessage).map { "\(type): \($0)" } ?? type
+    }
+    var time: String { record.timestampMs.map { Timestamp(millisecondsSince1970: $0).rfc3339 } ?? "-" }
+
+    /// Which dead letters a reference names: `partition:offset`, a bare offset (unique across partitions), or a `ce_id`.
+    static func select(_ reference: String, from letters: [DeadLetter]) throws(SelectionError) -> [DeadLetter] {
+        let parts = reference.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count == 2, let partition = Int32(parts[0]), let offset = Int64(parts[1]) {
+            let found = letters.filter { $0.record.partition == partition && $0.record.offset == offset }
+            guard !found.isEmpty else { throw SelectionError("no dead letter at \(reference)") }
+            return found
+        }
+        if let offset = Int64(reference) {
+            let found = letters.filter { $0.record.offset == offset }
+            guard found.count <= 1 else {
+                throw SelectionError("offset \(offset) exists in partitions \(found.map { String($0.record.partition) }.joined(separator: ", ")): name it as partition:offset")
+            }
+            if let only = found.first { return [only] }
+        }
+        let found = letters.filter { $0.eventId == reference }
+        guard !found.isEmpty else { throw SelectionError("no dead letter with offset or ce_id \(reference)") }
+        return found
+    }
+
+    /// Every header, values decoded: Spring's binary ints and timestamps as numbers (and times), the rest as text.
+    var decodedHeaders: [(name: String, value: String)] {
+        record.headers.map { header in
+            switch header.name {
+            case SpringHeaders.attempts, SpringHeaders.originalPartition, SpringHeaders.originalOffset:
+                return (header.name, SpringHeaders.integer(header.value).map(String.init) ?? "?")
+            case SpringHeaders.backoffTimestamp, SpringHeaders.originalTimestamp:
+                return (header.name, SpringHeaders.integer(header.value).map { "\($0) (\(Timestamp(millisecondsSince1970: $0).rfc3339))" } ?? "?")
+            default:
+                return (header.name, header.stringValue ?? "(null)")
+            }
+        }
+    }
+
+    var prettyBody: String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(record.value)),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return String(decoding: record.value, as: UTF8.self) }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+struct SelectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads a whole topic (from `sinceMs` when given) up to its current end.
+enum TopicScan {
+    static func records(client: KafkaClientConfig, topic: String, sinceMs: Int64? = nil) async throws -> [KafkaRecord] {
+        let reader = try TopicReader(client: client, topic: topic)
+        var start: [Int32: Int64] = [:]
+        if let sinceMs {
+            for partition in try await reader.partitions() {
+                start[partition] = try await reader.offset(forTimestampMs: sinceMs, partition: partition)
+            }
+        }
+        let collector = RecordCollector()
+        try await reader.read(from: start) { record in
+            collector.append(record)
+            return true
+        }
+        return collector.all.sorted { ($0.timestampMs ?? 0, $0.partition, $0.offset) < ($1.timestampMs ?? 0, $1.partition, $1.offset) }
+    }
+}
