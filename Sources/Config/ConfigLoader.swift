@@ -165,6 +165,7 @@ public enum ConfigLoader {
                 play.baseURL = try p.string("baseURL", default: play.baseURL)
                 play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
                 play.credentialsFile = try p.string("credentialsFile")
+                play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
                 return play
             }
             return google

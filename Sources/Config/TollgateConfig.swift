@@ -97,6 +97,8 @@ public struct GoogleSettings: Sendable {
         public var baseURL = "https://androidpublisher.googleapis.com"
         public var tokenURL = "https://oauth2.googleapis.com/token"
         public var credentialsFile: String?
+        /// Deadline of one HTTP request to the token endpoint or the API.
+        public var timeoutMs = 10_000
     }
     public var audience: String?
     public var serviceAccountEmail: String?
