@@ -1,0 +1,55 @@
+import Events
+
+extension SubscriptionPurchaseV2 {
+    /// `SubscriptionPurchaseLineItem`: one base plan or offer of the purchase.
+    public struct LineItem: Decodable, Sendable, Equatable {
+        /// The subscription's product id, e.g. `monthly001`.
+        public let productId: String?
+        /// When access ended or will end unless extended (renewed).
+        public let expiryTime: Timestamp?
+        /// Set for an auto-renewing plan, absent for a prepaid one.
+        public let autoRenewingPlan: AutoRenewingPlan?
+        /// Set for a prepaid plan.
+        public let prepaidPlan: PrepaidPlan?
+        public let offerDetails: OfferDetails?
+        public let latestSuccessfulOrderId: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case productId, expiryTime, autoRenewingPlan, prepaidPlan, offerDetails, latestSuccessfulOrderId
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            productId = try c.decodeIfPresent(String.self, forKey: .productId)
+            expiryTime = try c.decodeTimestampIfPresent(forKey: .expiryTime)
+            autoRenewingPlan = try c.decodeIfPresent(AutoRenewingPlan.self, forKey: .autoRenewingPlan)
+            prepaidPlan = try c.decodeIfPresent(PrepaidPlan.self, forKey: .prepaidPlan)
+            offerDetails = try c.decodeIfPresent(OfferDetails.self, forKey: .offerDetails)
+            latestSuccessfulOrderId = try c.decodeIfPresent(String.self, forKey: .latestSuccessfulOrderId)
+        }
+    }
+
+    public struct AutoRenewingPlan: Decodable, Sendable, Equatable {
+        /// False once the user (or the system) turned renewal off.
+        public let autoRenewEnabled: Bool?
+    }
+
+    public struct PrepaidPlan: Decodable, Sendable, Equatable {
+        /// From when the user may buy more time (top-up); absent once the plan expired.
+        public let allowExtendAfterTime: Timestamp?
+
+        private enum CodingKeys: String, CodingKey { case allowExtendAfterTime }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            allowExtendAfterTime = try c.decodeTimestampIfPresent(forKey: .allowExtendAfterTime)
+        }
+    }
+
+    public struct OfferDetails: Decodable, Sendable, Equatable {
+        public let basePlanId: String?
+        /// Absent for a base plan bought without an offer.
+        public let offerId: String?
+        public let offerTags: [String]?
+    }
+}

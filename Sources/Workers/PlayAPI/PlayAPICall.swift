@@ -1,0 +1,9 @@
+/// Which Play endpoint a request went to: the `call` dimension of the metrics, and part of every error.
+public enum PlayAPICall: String, Sendable, Hashable {
+    /// The OAuth 2.0 token endpoint.
+    case token
+    /// `purchases.subscriptionsv2.get`.
+    case subscription
+    /// `purchases.products.get`.
+    case product
+}

@@ -1,0 +1,104 @@
+import Config
+import Foundation
+import Logging
+import Metrics
+import Verifiers
+
+/// The Google Play Developer API as the entitlement workers use it: a purchase looked up by its
+/// token, because RTDN events carry no purchase state.
+///
+/// Authenticates as a service account. Copies share one access token, kept until a minute before
+/// it expires and fetched once for all concurrent callers; a 401 from the API drops it and retries
+/// the call once with a new one.
+public struct PlayAPIClient: Sendable {
+    private let baseURL: String
+    private let transport: PlayTransport
+    private let tokens: AccessTokenProvider
+
+    /// - Parameters:
+    ///   - timeout: the deadline of each HTTP request (token or API).
+    ///   - now: the wall clock, for the JWT's `iat`/`exp` and the token's expiry.
+    public init(key: ServiceAccountKey, baseURL: String = "https://androidpublisher.googleapis.com",
+                tokenURL: String = "https://oauth2.googleapis.com/token", fetcher: any HTTPFetcher,
+                timeout: Duration = .seconds(10), logger: Logger, metricsFactory: any MetricsFactory = MetricsSystem.factory,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        transport = PlayTransport(fetcher: fetcher, timeout: timeout, logger: logger, metrics: PlayAPIMetrics(factory: metricsFactory))
+        tokens = AccessTokenProvider(key: key, tokenURL: tokenURL, transport: transport, now: now)
+    }
+
+    /// The client `sources.google.playApi` describes, given the key read from its `credentialsFile`.
+    public init(settings: GoogleSettings.PlayAPI, key: ServiceAccountKey, fetcher: any HTTPFetcher, logger: Logger,
+                metricsFactory: any MetricsFactory = MetricsSystem.factory) {
+        self.init(key: key, baseURL: settings.baseURL, tokenURL: settings.tokenURL, fetcher: fetcher,
+                  timeout: .milliseconds(settings.timeoutMs), logger: logger, metricsFactory: metricsFactory)
+    }
+
+    /// `purchases.subscriptionsv2.get`. Nil when Google answers 410: the subscription ended long
+    /// ago and its purchase is no longer kept.
+    public func subscription(packageName: String, token: String) async throws(PlayAPIError) -> SubscriptionPurchaseV2? {
+        let url = try url(.subscription, "applications", packageName, "purchases", "subscriptionsv2", "tokens", token)
+        return try await get(.subscription, url: url)
+    }
+
+    /// `purchases.products.get`, for a one-time product. Nil when Google answers 410.
+    public func product(packageName: String, productId: String, token: String) async throws(PlayAPIError) -> ProductPurchase? {
+        let url = try url(.product, "applications", packageName, "purchases", "products", productId, "tokens", token)
+        return try await get(.product, url: url)
+    }
+
+    private func url(_ call: PlayAPICall, _ segments: String...) throws(PlayAPIError) -> String {
+        var url = baseURL + "/androidpublisher/v3"
+        for segment in segments {
+            guard let encoded = PercentEncoding.pathSegment(segment) else {
+                throw transport.failure(call, .invalidArgument, "a package name, product id or token is empty, \".\" or \"..\"")
+            }
+            url += "/" + encoded
+        }
+        return url
+    }
+
+    private func get<Model: Decodable>(_ call: PlayAPICall, url: String) async throws(PlayAPIError) -> Model? {
+        var retried = false
+        while true {
+            let bearer = try await tokens.current()
+            let request = HTTPFetchRequest(url: url, headers: [("Authorization", "Bearer " + bearer.value), ("Accept", "application/json")],
+                                           timeout: transport.timeout)
+            let response = try await transport.exchange(call, request)
+            switch response.status {
+            case 200..<300:
+                do {
+                    return try JSONDecoder().decode(Model.self, from: Data(response.body))
+                } catch {
+                    throw transport.failure(call, .decode, "the answer is not a \(Model.self): \(Self.describe(error))")
+                }
+            case 410:
+                transport.logger.debug("the purchase is gone (410)", metadata: ["call": .string(call.rawValue)])
+                return nil
+            case 401 where !retried:
+                // Revoked or expired early: one new token, one more try; a second 401 is an error.
+                retried = true
+                await tokens.drop(bearer)
+                transport.logger.warning("the Play API refused the access token; retrying once with a new one",
+                                      metadata: ["call": .string(call.rawValue)])
+            default:
+                throw transport.failure(call, .http(status: response.status),
+                                        "HTTP \(response.status): \(GoogleErrorBody.summary(response.body))")
+            }
+        }
+    }
+
+    /// Where and why decoding failed, without the decoder's underlying error (it may quote the body).
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "undecodable" }
+        let context: DecodingError.Context
+        switch error {
+        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c): context = c
+        @unknown default: return "undecodable"
+        }
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Verifiers
+
+/// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which
+/// checks the service account's JWT as Google does (form, RS256 signature, claims), and the purchase
+/// endpoints, which check the bearer token and answer with the purchases or replies the test set.
+final class FakeGooglePlay: @unchecked Sendable {
+    enum Scripted: Sendable {
+        case reply(LoopbackHTTPServer.Reply)
+        /// Accept the request and never answer.
+        case hang
+    }
+
+    static let scope = "https://www.googleapis.com/auth/androidpublisher"
+
+    private let server: LoopbackHTTPServer
+    private let state: State
+
+    var baseURL: String { server.baseURL }
+    var tokenURL: String { server.baseURL + "/token" }
+
+    init(publicKey: PublicKey, clientEmail: String, keyId: String) {
+        let state = State(publicKey: publicKey, clientEmail: clientEmail, keyId: keyId)
+        server = LoopbackHTTPServer { [state] request in state.handle(request) }
+        self.state = state
+        state.locked { $0.tokenURL = server.baseURL + "/token" }
+    }
+
+    func stop() { server.stop() }
+
+    /// The purchase answered at `path` (the request target as the client must send it).
+    func store(_ json: String, at path: String) { state.locked { $0.purchases[path] = json } }
+    /// Answers for the next requests to `path`, before the stored purchase.
+    func script(_ path: String, _ replies: Scripted...) { state.locked { $0.scripted[path, default: []] += replies } }
+    /// Answers for the next token requests, instead of checking and issuing.
+    func scriptToken(_ replies: Scripted...) { state.locked { $0.tokenScript += replies } }
+    func setTokenLifetime(_ seconds: Int) { state.locked { $0.lifetime = seconds } }
+    /// How long the token endpoint thinks before answering (on its own thread).
+    func setTokenDelay(_ seconds: TimeInterval) { state.locked { $0.tokenDelay = seconds } }
+    /// Makes every token issued so far invalid, as if revoked.
+    func revokeTokens() { state.locked { $0.valid.removeAll() } }
+
+    var tokenRequests: Int { state.locked { $0.tokenRequests } }
+    var issuedTokens: [String] { state.locked { $0.issued } }
+    var apiTargets: [String] { state.locked { $0.apiTargets } }
+    /// Why JWTs were refused; empty when every assertion was as Google wants it.
+    var jwtProblems: [String] { state.locked { $0.jwtProblems } }
+    /// The `iat` of every accepted assertion.
+    var issuedAts: [Int64] { state.locked { $0.issuedAts } }
+
+    private final class State: @unchecked Sendable {
+        struct Values {
+            var tokenURL = ""
+            var lifetime = 3600
+            var tokenDelay: TimeInterval = 0
+            var valid: Set<String> = []
+            var issued: [String] = []
+            var tokenRequests = 0
+            var issuedAts: [Int64] = []
+            var jwtProblems: [String] = []
+            var apiTargets: [String] = []
+            var purchases: [String: String] = [:]
+            var scripted: [String: [Scripted]] = [:]
+            var tokenScript: [Scripted] = []
+        }
+
+        let publicKey: PublicKey
+        let clientEmail: String
+        let keyId: String
+        private let lock = NSLock()
+        private var values = Values()
+
+        init(publicKey: PublicKey, clientEmail: String, keyId: String) {
+            self.publicKey = publicKey
+            self.clientEmail = clientEmail
+            self.keyId = keyId
+        }
+
+        func locked<T>(_ body: (inout Values) -> T) -> T { lock.withLock { body(&values) } }
+
+        func handle(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply? {
+            request.target == "/token" ? token(request) : api(request)
+        }
+
+        private func token(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply? {
+            let (scripted, delay, tokenURL) = locked { v -> (Scripted?, TimeInterval, String) in
+                v.tokenRequests += 1
+                return (v.tokenScript.isEmpty ? nil : v.tokenScript.removeFirst(), v.tokenDelay, v.tokenURL)
+            }
+            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            switch scripted {
+            case .reply(let reply)?: return reply
+            case .hang?: return nil
+            case nil: break
+            }
+            let claims: JSONValue
+            switch check(request, audience: tokenURL) {
+            case .success(let accepted): claims = accepted
+            case .failure(let problem):
+                locked { $0.jwtProblems.append(problem.reason) }
+                return .json(400, #"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#)
+            }
+            let (token, lifetime) = locked { v -> (String, Int) in
+                let token = "ya29.fake-access-token-\(v.issued.count + 1)"
+                v.issued.append(token)
+                v.valid.insert(token)
+                v.issuedAts.append(claims["iat"]?.int64 ?? 0)
+                return (token, v.lifetime)
+            }
+            return .json(200, #"{"access_token": "\#(token)", "expires_in": \#(lifetime), "token_type": "Bearer"}"#)
+        }
+
+        struct Problem: Error { var reason: String }
+
+        /// The checks Google's token endpoint makes of a JWT bearer grant; the claims when all pass.
+        private func check(_ request: LoopbackHTTPServer.Request, audience: String) -> Result<JSONValue, Problem> {
+            guard request.method == "POST" else { return .failure(Problem(reason: "method \(request.method)")) }
+            guard request.header("Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true else {
+                return .failure(Problem(reason: "content type \(request.header("Content-Type") ?? "none")"))
+            }
+            let form = Self.form(request.body)
+            guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
+                return .failure(Problem(reason: "grant_type \(form["grant_type"] ?? "none")"))
+            }
+            guard let assertion = form["assertion"], let jws = try? CompactJWS(assertion), let header = try? jws.header() else {
+                return .failure(Problem(reason: "assertion is not a compact JWS"))
+            }
+            guard header["alg"]?.string == "RS256", header["typ"]?.string == "JWT", header["kid"]?.string == keyId else {
+                return .failure(Problem(reason: "header \(header.canonical)"))
+            }
+            guard publicKey.verifyRSASHA256(message: Array(jws.signingInput), signature: jws.signature) else {
+                return .failure(Problem(reason: "signature"))
+            }
+            guard let claims = JSONValue.parse(jws.payload), let iat = claims["iat"]?.int64, let exp = claims["exp"]?.int64 else {
+                return .failure(Problem(reason: "claims are not JSON with iat and exp"))
+            }
+            guard claims["iss"]?.string == clientEmail, claims["scope"]?.string == FakeGooglePlay.scope,
+                  claims["aud"]?.string == audience, exp - iat == 3600 else {
+                return .failure(Problem(reason: "claims \(claims.canonical)"))
+            }
+            return .success(claims)
+        }
+
+        private func api(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply? {
+            let authorization = request.header("Authorization") ?? ""
+            let (authorized, scripted, stored) = locked { v -> (Bool, Scripted?, String?) in
+                v.apiTargets.append(request.target)
+                let token = authorization.hasPrefix("Bearer ") ? String(authorization.dropFirst(7)) : ""
+                guard v.valid.contains(token) else { return (false, nil, nil) }
+                let next = v.scripted[request.target]?.isEmpty == false ? v.scripted[request.target]?.removeFirst() : nil
+                return (true, next, v.purchases[request.target])
+            }
+            guard request.method == "GET", authorized else {
+                return .json(401, #"{"error": {"code": 401, "message": "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "status": "UNAUTHENTICATED"}}"#)
+            }
+            switch scripted {
+            case .reply(let reply)?: return reply
+            case .hang?: return nil
+            case nil: break
+            }
+            guard let stored else {
+                return .json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "status": "NOT_FOUND"}}"#)
+            }
+            return .json(200, stored)
+        }
+
+        private static func form(_ body: [UInt8]) -> [String: String] {
+            var values: [String: String] = [:]
+            for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+                values[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+            }
+            return values
+        }
+    }
+}
