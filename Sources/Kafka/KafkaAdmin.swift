@@ -21,7 +21,7 @@ public struct TopicSpec: Sendable {
 public final class KafkaAdmin: Sendable {
     public enum Outcome: Sendable, Equatable { case created, alreadyExists }
 
-    private let handle: RDKafkaHandle
+    let handle: RDKafkaHandle
 
     public init(client: KafkaClientConfig) throws(KafkaError) {
         handle = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: client.baseProperties.merging(client.properties) { $1 })

@@ -73,3 +73,22 @@ public struct ConsumerConfig: Sendable {
         ]) { $1 }
     }
 }
+
+extension KafkaClientConfig {
+    /// A group-less reader (`TopicReader`). librdkafka's consumer needs a group.id even for
+    /// `rd_kafka_assign`: a random one is never joined and never gets offsets, as nothing commits.
+    var readerProperties: [String: String] {
+        baseProperties.merging(properties) { $1 }.merging([
+            "group.id": "tollgate-reader-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))",
+            "enable.auto.commit": "false",
+            "enable.auto.offset.store": "false",
+            // A start offset whose records were deleted meanwhile restarts at the oldest record
+            // left, never at the end.
+            "auto.offset.reset": "earliest",
+            // Reaching a partition's end is reported, so a read stops even when the last offsets
+            // before the end hold no record (deleted, or transaction markers).
+            "enable.partition.eof": "true",
+            "allow.auto.create.topics": "false",
+        ]) { $1 }
+    }
+}

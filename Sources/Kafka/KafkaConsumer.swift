@@ -5,13 +5,25 @@ import Synchronization
 /// A consumer in a consumer group. Offsets are committed only by `commit`, after the caller's
 /// work is durable, so a crash redelivers rather than loses.
 public final class KafkaConsumer: Sendable {
-    private let handle: RDKafkaHandle
-    /// Blocking polls and commits run here, off the Swift pool and NIO's event loops.
-    private let pollQueue = DispatchQueue(label: "kafka-consumer-poll")
+    let handle: RDKafkaHandle
+    /// Blocking polls and commits run here, off the Swift pool and NIO's event loops. Pause, seek
+    /// and resume run on `pollQueue` too, so they take effect between two polls, never during one.
+    let pollQueue = DispatchQueue(label: "kafka-consumer-poll")
     private let commitQueue = DispatchQueue(label: "kafka-consumer-commit")
+    /// Assignment and lag reads: short, but they wait on librdkafka's threads, so not on the pool,
+    /// and not behind a long poll or commit either.
+    let infoQueue = DispatchQueue(label: "kafka-consumer-info")
     private let state = Mutex(State.open)
+    /// Where `seek` put each partition, until a record from it is returned: librdkafka 2.0.2's
+    /// `rd_kafka_position` forgets the position on seek, and `lag()` should still count a held record.
+    let seekPositions = Mutex<[PartitionKey: Int64]>([:])
 
     private enum State { case open, closing, closed }
+
+    struct PartitionKey: Hashable, Sendable {
+        var topic: String
+        var partition: Int32
+    }
 
     public init(config: ConsumerConfig, topics: [String]) throws(KafkaError) {
         handle = try RDKafkaHandle(type: RD_KAFKA_CONSUMER, properties: config.properties)
@@ -33,25 +45,54 @@ public final class KafkaConsumer: Sendable {
     /// The next record, or nil once the consumer is closed or the task is cancelled.
     /// Transient broker errors are retried by librdkafka and do not end the stream.
     public func next() async throws(KafkaError) -> KafkaRecord? {
+        try await pollRecord(timeoutMs: nil)
+    }
+
+    /// The next record, or nil when none arrived within `timeoutMs`, so a loop can do timed work
+    /// (such as resuming paused partitions) between records. Also nil once the consumer is closed
+    /// or the task is cancelled: `isClosed` tells a closed consumer from a quiet one.
+    public func poll(timeoutMs: Int32) async throws(KafkaError) -> KafkaRecord? {
+        try await pollRecord(timeoutMs: max(0, timeoutMs))
+    }
+
+    /// True once `close` has begun: `poll` and `next` return nil from then on.
+    public var isClosed: Bool { state.withLock { $0 != .open } }
+
+    var isOpen: Bool { state.withLock { $0 == .open } }
+
+    /// Polls in slices of at most 100 ms so that close and cancellation are seen promptly;
+    /// `timeoutMs` nil waits until a record arrives.
+    private func pollRecord(timeoutMs: Int32?) async throws(KafkaError) -> KafkaRecord? {
         let cancelled = AtomicFlag()
         let result: Result<KafkaRecord?, KafkaError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 pollQueue.async { [self] in
+                    let deadline = timeoutMs.map { DispatchTime.now().uptimeNanoseconds + UInt64($0) * 1_000_000 }
                     while true {
-                        guard state.withLock({ $0 == .open }), !cancelled.isSet else {
+                        guard isOpen, !cancelled.isSet else {
                             continuation.resume(returning: .success(nil)); return
                         }
-                        guard let message = rd_kafka_consumer_poll(handle.pointer, 100) else { continue }
-                        defer { rd_kafka_message_destroy(message) }
-                        let err = message.pointee.err
-                        if err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                            continuation.resume(returning: .success(KafkaRecord(message))); return
+                        var slice: Int32 = 100
+                        if let deadline {
+                            let now = DispatchTime.now().uptimeNanoseconds
+                            slice = now >= deadline ? 0 : Int32(min(100, (deadline - now + 999_999) / 1_000_000))
                         }
-                        if err == RD_KAFKA_RESP_ERR__FATAL {
-                            continuation.resume(returning: .failure(KafkaError(code: err, context: "consumer"))); return
+                        switch pollConsumer(handle, timeoutMs: slice) {
+                        case .record(let record)?:
+                            seekPositions.withLock { positions in
+                                if !positions.isEmpty { positions[PartitionKey(topic: record.topic, partition: record.partition)] = nil }
+                            }
+                            continuation.resume(returning: .success(record)); return
+                        case .failure(let error, fatal: true)?:
+                            continuation.resume(returning: .failure(error)); return
+                        case .failure(let error, fatal: false)?:
+                            librdkafkaLogger.warning("consumer error", metadata: ["error": .string(error.message)])
+                        case .partitionEnd?, nil:
+                            break
                         }
-                        librdkafkaLogger.warning("consumer error", metadata: [
-                            "error": .string(String(cString: rd_kafka_err2str(err)))])
+                        if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline {
+                            continuation.resume(returning: .success(nil)); return
+                        }
                     }
                 }
             }
@@ -134,32 +175,3 @@ public final class KafkaConsumer: Sendable {
     }
 }
 
-
-extension KafkaRecord {
-    init(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
-        let m = message.pointee
-        topic = m.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
-        partition = m.partition
-        offset = m.offset
-        key = m.key.map { Array(UnsafeRawBufferPointer(start: $0, count: m.key_len)) }
-        value = m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: m.len)) } ?? []
-        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
-        let ts = rd_kafka_message_timestamp(message, &timestampType)
-        timestampMs = timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : ts
-        var decoded: [KafkaHeader] = []
-        var headers: OpaquePointer?
-        if rd_kafka_message_headers(message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR, let headers {
-            var index = 0
-            var name: UnsafePointer<CChar>?
-            var value: UnsafeRawPointer?
-            var size = 0
-            while rd_kafka_header_get_all(headers, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                decoded.append(KafkaHeader(
-                    name: name.map { String(cString: $0) } ?? "",
-                    value: value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }))
-                index += 1
-            }
-        }
-        self.headers = decoded
-    }
-}

@@ -33,5 +33,12 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// True when the broker does not implement the request, e.g. DeleteRecords on librdkafka
+    /// 2.0.2's mock cluster (`_UNSUPPORTED_FEATURE`).
+    public var isUnsupported: Bool {
+        guard case .broker(let code, _) = kind else { return false }
+        return code == RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE.rawValue || code == RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION.rawValue
+    }
+
     public var description: String { message }
 }

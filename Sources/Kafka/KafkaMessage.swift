@@ -4,16 +4,20 @@ public struct KafkaMessage: Sendable {
     public var key: [UInt8]?
     public var value: [UInt8]
     public var headers: [KafkaHeader]
+    /// nil lets the partitioner choose by key (what keeps one key's records in order); set it only
+    /// to write to one exact partition.
+    public var partition: Int32?
 
-    public init(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = []) {
+    public init(topic: String, key: [UInt8]?, value: [UInt8], headers: [KafkaHeader] = [], partition: Int32? = nil) {
         self.topic = topic
         self.key = key
         self.value = value
         self.headers = headers
+        self.partition = partition
     }
 
-    public init(topic: String, key: String?, value: [UInt8], headers: [KafkaHeader] = []) {
-        self.init(topic: topic, key: key.map { Array($0.utf8) }, value: value, headers: headers)
+    public init(topic: String, key: String?, value: [UInt8], headers: [KafkaHeader] = [], partition: Int32? = nil) {
+        self.init(topic: topic, key: key.map { Array($0.utf8) }, value: value, headers: headers, partition: partition)
     }
 }
 

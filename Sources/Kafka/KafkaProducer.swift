@@ -125,7 +125,7 @@ public final class KafkaProducer: Sendable {
         let error: OpaquePointer? = message.topic.withCString { topic in
             message.value.withUnsafeBytes { value in
                 withOptionalBytes(message.key) { key in
-                    var args = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: 6)
+                    var args = [rd_kafka_vu_t](repeating: rd_kafka_vu_t(), count: message.partition == nil ? 6 : 7)
                     args[0].vtype = RD_KAFKA_VTYPE_TOPIC
                     args[0].u.cstr = topic
                     args[1].vtype = RD_KAFKA_VTYPE_VALUE
@@ -141,6 +141,10 @@ public final class KafkaProducer: Sendable {
                     // F_COPY: librdkafka copies key and value, so these buffers may go after the call.
                     args[5].vtype = RD_KAFKA_VTYPE_MSGFLAGS
                     args[5].u.i = RD_KAFKA_MSG_F_COPY
+                    if let partition = message.partition {
+                        args[6].vtype = RD_KAFKA_VTYPE_PARTITION
+                        args[6].u.i32 = partition
+                    }
                     return rd_kafka_produceva(handle.pointer, &args, args.count)
                 }
             }
