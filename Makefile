@@ -58,7 +58,7 @@ run: build
 ## parallel run's timing depended on what else the machine was doing (about 90 s either way).
 test: build-tests deploy-tools
 	scripts/conformance.sh
-	$(SWIFT) test --skip-build --no-parallel
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --no-parallel
 	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
 
 ## deploy/ (compose, Kubernetes, Dockerfile, alerts) and docs/openapi.yaml, docs/asyncapi.yaml against

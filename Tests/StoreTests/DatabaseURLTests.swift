@@ -1,0 +1,35 @@
+@testable import Store
+import Testing
+
+@Suite("Database URLs")
+struct DatabaseURLTests {
+    @Test("malformed or unknown URLs are .invalid, without the password", arguments: [
+        "", "mysql://root:s3cret@db/tollgate", "sqlite:", "sqlite::memory:", "postgres://u:s3cret@db:notaport/tollgate",
+        "postgres://u:s3cret@db:99999/tollgate", "postgresql://u:s3cret@db/tollgate?nonsense=1", "postgres://u:s3cret@[::1/x",
+    ])
+    func invalidURLs(_ url: String) async {
+        let error = await storeError { () async throws(StoreError) in try await SQLDatabase.open(url: url, logger: TestDatabases.logger) }
+        #expect(error?.kind == .invalid, "\(String(describing: error))")
+        #expect(error?.message.contains("s3cret") == false, "\(String(describing: error))")
+    }
+
+    @Test("the redacted URL hides the password in the user info and the query")
+    func redaction() {
+        #expect(redactingPassword("postgres://tollgate:s3cr@t@db.internal:5432/store?sslmode=require&password=other")
+            == "postgres://tollgate:***@db.internal:5432/store?sslmode=require&password=***")
+        #expect(redactingPassword("postgresql://tollgate@db/store") == "postgresql://tollgate@db/store")
+        #expect(redactingPassword("postgres://db/store?PASSWORD=x") == "postgres://db/store?password=***")
+        #expect(redactingPassword("sqlite:/var/lib/tollgate/store.sqlite") == "sqlite:/var/lib/tollgate/store.sqlite")
+    }
+
+    @Test("SQLRow lookups: exact name first, then any case; absent is .null")
+    func rowLookup() {
+        let row = SQLRow(columns: SQLColumns(["userId", "userid", "flag"]), values: [1, 2, .bool(true)])
+        #expect(row["userId"] == .int(1))
+        #expect(row["userid"] == .int(2))
+        #expect(row["USERID"] == .int(1))
+        #expect(row.bool("flag") == true)
+        #expect(row["missing"] == .null)
+        #expect(row.text("userId") == nil)
+    }
+}
