@@ -104,10 +104,13 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport"], swiftSettings: strict),
+        // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
+        .target(name: "StoreTestSupport", dependencies: ["Store", "TestSupport", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/StoreTestSupport", swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "TestSupport",
+            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "TestSupport", "StoreTestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

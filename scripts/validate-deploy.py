@@ -503,6 +503,7 @@ def check_answer(spec, registry, label, spec_path, method, status, headers, body
 
 def start_dev():
     config = write("dev.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
+                   "api: { tokens: [validate-deploy-token-0123] }\n"
                    "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
                    "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n")
     bootstrap = os.path.join(WORK, "bootstrap")
@@ -590,6 +591,14 @@ def server_checks(spec, asyncapi, event_schema, base, bootstrap):
                  *http("POST", base + "/webhooks/alipayplus", b"{}", json_headers), 400)
     check_answer(spec, registry, "POST /webhooks/google (not configured)", "/webhooks/google", "post",
                  *http("POST", base + "/webhooks/google", b"{}", json_headers), 401)
+    api = "/v1/users/{user}/entitlements"
+    check_answer(spec, registry, "GET entitlements without a token", api, "get",
+                 *http("GET", base + "/v1/users/u-1/entitlements?app=demo"), 401)
+    bearer = {"Authorization": "Bearer validate-deploy-token-0123"}
+    check_answer(spec, registry, "GET entitlements of an unknown user", api, "get",
+                 *http("GET", base + "/v1/users/nobody/entitlements?app=demo", None, bearer), 404)
+    check_answer(spec, registry, "GET entitlements without app", api, "get",
+                 *http("GET", base + "/v1/users/u-1/entitlements", None, bearer), 400)
     status, headers, body = http("GET", base + "/nowhere")
     error_schema = {"$ref": "urn:openapi#/components/schemas/Error404"}
     errors = [e.message for e in jsonschema.Draft202012Validator(error_schema, registry=registry).iter_errors(json.loads(body))]

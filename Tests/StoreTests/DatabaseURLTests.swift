@@ -1,4 +1,5 @@
 @testable import Store
+import StoreTestSupport
 import Testing
 
 @Suite("Database URLs")

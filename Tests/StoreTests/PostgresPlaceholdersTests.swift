@@ -1,4 +1,5 @@
 @testable import Store
+import StoreTestSupport
 import Testing
 
 @Suite("Counting $N in PostgreSQL SQL")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Store
+import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing

@@ -72,7 +72,7 @@ public final class SQLDatabase: Sendable {
 
     /// Runs `sql` on the write connection outside any transaction (CREATE DATABASE, VACUUM): for
     /// tests and maintenance, not for the store's own work.
-    func executeOutsideTransaction(_ sql: String) async throws(StoreError) {
+    public func executeOutsideTransaction(_ sql: String) async throws(StoreError) {
         try await writer.perform { lane throws(StoreError) in
             try lane.onLiveConnection { connection throws(StoreError) in try connection.executeScript(sql) }
         }

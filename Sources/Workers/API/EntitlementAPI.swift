@@ -25,6 +25,13 @@ public struct EntitlementAPI: Sendable {
         router.get(RouterPath(Self.path)) { request, context in
             await respond(request, user: context.parameters.get("user"))
         }
+        for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
+            router.on(RouterPath(Self.path), method: method) { request, _ in
+                var headers = HTTPFields()
+                headers[.allow] = "GET"
+                return Self.error(.methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed here", headers: headers)
+            }
+        }
     }
 
     struct Body: Encodable {

@@ -68,19 +68,17 @@ struct SelectionError: Error, CustomStringConvertible {
 
 /// Reads a whole topic (from `sinceMs` when given) up to its current end.
 enum TopicScan {
+    /// Filters by record time as it reads rather than seeking by timestamp: the embedded broker (librdkafka's
+    /// mock) answers every timestamp lookup with the end of the partition.
     static func records(client: KafkaClientConfig, topic: String, sinceMs: Int64? = nil) async throws -> [KafkaRecord] {
         let reader = try TopicReader(client: client, topic: topic)
-        var start: [Int32: Int64] = [:]
-        if let sinceMs {
-            for partition in try await reader.partitions() {
-                start[partition] = try await reader.offset(forTimestampMs: sinceMs, partition: partition)
-            }
-        }
         let collector = RecordCollector()
-        try await reader.read(from: start) { record in
+        try await reader.read { record in
+            if let sinceMs, (record.timestampMs ?? 0) < sinceMs { return true }
             collector.append(record)
             return true
         }
+        await reader.close()
         return collector.all.sorted { ($0.timestampMs ?? 0, $0.partition, $0.offset) < ($1.timestampMs ?? 0, $1.partition, $1.offset) }
     }
 }

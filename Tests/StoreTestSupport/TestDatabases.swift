@@ -1,26 +1,25 @@
 import Foundation
 import Logging
-@testable import Store
+import Store
 import TestSupport
-import Testing
 
 /// The backends every driver test runs against.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
     case sqlite, postgres
-    var testDescription: String { rawValue }
+    public var description: String { rawValue }
 }
 
 /// Fresh, empty databases for one test, removed afterwards: an SQLite file in a new temp dir, or a
 /// new database on the PostgreSQL server that `scripts/with-postgres.sh` starts.
-enum TestDatabases {
-    static let logger: Logger = {
+public enum TestDatabases {
+    public static let logger: Logger = {
         var logger = Logger(label: "tollgate.store.tests")
         logger.logLevel = .warning
         return logger
     }()
 
     /// Runs `body` with the URL of a new database, then removes it.
-    static func withURL<T: Sendable>(_ backend: Backend, _ body: (String) async throws -> T) async throws -> T {
+    public static func withURL<T: Sendable>(_ backend: Backend, _ body: (String) async throws -> T) async throws -> T {
         switch backend {
         case .sqlite:
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-store-\(UUID().uuidString)")
@@ -40,8 +39,16 @@ enum TestDatabases {
         }
     }
 
+    /// Runs `body` with a new, migrated entitlement store, then closes and removes it.
+    public static func withStore<T: Sendable>(_ backend: Backend, _ body: (EntitlementStore) async throws -> T) async throws -> T {
+        try await withURL(backend) { url in
+            let store = try await EntitlementStore.open(url: url, logger: logger)
+            return try await cleaningUp(body, store) { await store.close() }
+        }
+    }
+
     /// Runs `body` with a new, open database, then closes and removes it.
-    static func withDatabase<T: Sendable>(_ backend: Backend, _ body: (SQLDatabase) async throws -> T) async throws -> T {
+    public static func withDatabase<T: Sendable>(_ backend: Backend, _ body: (SQLDatabase) async throws -> T) async throws -> T {
         try await withURL(backend) { url in
             let database = try await SQLDatabase.open(url: url, logger: logger)
             return try await cleaningUp(body, database) { await database.close() }
@@ -49,15 +56,15 @@ enum TestDatabases {
     }
 
     /// The server from TOLLGATE_TEST_POSTGRES_URL; a failure (never a skip) when it is not set.
-    static func serverURL() throws -> String {
+    public static func serverURL() throws -> String {
         guard let url = ProcessInfo.processInfo.environment["TOLLGATE_TEST_POSTGRES_URL"], !url.isEmpty else {
             throw MissingPostgres()
         }
         return url
     }
 
-    struct MissingPostgres: Error, CustomStringConvertible {
-        var description: String {
+    public struct MissingPostgres: Error, CustomStringConvertible {
+        public var description: String {
             "TOLLGATE_TEST_POSTGRES_URL is not set: run the PostgreSQL tests through `make test` or "
                 + "`scripts/with-postgres.sh swift test --skip-build --filter StoreTests`, which start a throwaway server"
         }
@@ -84,7 +91,7 @@ enum TestDatabases {
 }
 
 /// The StoreError `body` throws, or nil when it succeeds.
-func storeError<T>(_ body: () async throws(StoreError) -> T) async -> StoreError? {
+public func storeError<T>(_ body: () async throws(StoreError) -> T) async -> StoreError? {
     do {
         _ = try await body()
         return nil

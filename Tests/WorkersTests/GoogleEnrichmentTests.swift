@@ -1,0 +1,59 @@
+import Events
+import Store
+import Testing
+@testable import Workers
+
+/// Google events take their purchase state from the Play Developer API (a local fake that answers as
+/// Google's reference shows).
+@Suite("Google enrichment")
+struct GoogleEnrichmentTests {
+    static func event(_ type: EventType, token: String, product: String? = nil) -> NormalizedEvent {
+        NormalizedEvent(id: "google:\(token):\(type.rawValue)", type: type, source: "/google/\(PlayHarness.package)", environment: .production,
+                        app: PlayHarness.package, subject: token, occurredAt: "2022-04-22T18:40:00.000Z",
+                        receivedAt: "2022-04-22T18:40:01.000Z", product: product, sourceType: "test")
+    }
+
+    @Test("a subscription's state, expiry, product, user and replaced purchase come from subscriptionsv2")
+    func subscription() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath("tok-1"))
+        let snapshot = try await GooglePlayEnricher(client: h.client).snapshot(for: Self.event(.subscriptionRenewed, token: "tok-1"))
+        #expect(snapshot == PurchaseSnapshot(
+            kind: .subscription, state: .active, user: "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", product: "premium_monthly",
+            expiresAtMs: Timestamp(rfc3339: "2022-05-22T18:39:58.270Z")?.millisecondsSince1970, autoRenew: true,
+            linkedPurchaseToken: "kmgpcmjdnlfcbihnhcebkahb.AO-J1OzPreviousPurchaseToken"))
+    }
+
+    @Test("410 means ended long ago: expired, not an error; a one-time purchase reads products.get")
+    func goneAndProduct() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        h.fake.script(PlayHarness.subscriptionPath("old"), .reply(.json(410, #"{"error": {"code": 410, "status": "GONE"}}"#)))
+        let enricher = GooglePlayEnricher(client: h.client)
+        #expect(try await enricher.snapshot(for: Self.event(.subscriptionExpired, token: "old"))?.state == .expired)
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", "p-1"))
+        let product = try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "p-1", product: "coins_100"))
+        #expect(product?.kind == .oneTime)
+        #expect(product?.state == .active)
+        // A voided purchase needs no lookup, and other senders never ask.
+        #expect(try await enricher.snapshot(for: Self.event(.purchaseRefunded, token: "p-1", product: "coins_100")) == nil)
+        var apple = Self.event(.subscriptionRenewed, token: "x")
+        apple.source = "/apple/com.example"
+        #expect(try await enricher.snapshot(for: apple) == nil)
+    }
+
+    @Test("a failed lookup is a transient failure (a retry), never a revocation")
+    func failure() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        h.fake.script(PlayHarness.subscriptionPath("tok-2"), .reply(.json(503, #"{"error": {"code": 503, "status": "UNAVAILABLE"}}"#)))
+        do {
+            _ = try await GooglePlayEnricher(client: h.client).snapshot(for: Self.event(.subscriptionRevoked, token: "tok-2"))
+            Issue.record("a 503 must fail the lookup")
+        } catch {
+            #expect(error.isTransient)
+            #expect(error.type == "tollgate.PlayAPIError")
+        }
+    }
+}
