@@ -10,7 +10,7 @@ BUILD_LOG    := .build/tollgate-build.log
 DEPLOY_APT   := docker-compose python3-venv openssl
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-projection clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -72,10 +72,17 @@ conformance: build-tests
 	$(SWIFT) test --skip-build --filter Conformance
 	scripts/conformance.sh
 
-## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run.
+## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run;
+## then the workers' projection throughput into SQLite and a throwaway PostgreSQL, broker in the loop.
 bench: deps
 	$(SWIFT) build -c release --product tollgate-bench
 	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
+	scripts/with-postgres.sh bash -c 'TOLLGATE_BENCH_POSTGRES_URL="$$TOLLGATE_TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+
+## The projection benchmark alone (SQLite and PostgreSQL).
+bench-projection: deps
+	$(SWIFT) build -c release --product tollgate-bench
+	scripts/with-postgres.sh bash -c 'TOLLGATE_BENCH_POSTGRES_URL="$$TOLLGATE_TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
 
 clean:
 	rm -rf .build .tollgate

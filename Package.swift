@@ -98,7 +98,13 @@ let package = Package(
             swiftSettings: strict
         ),
         // `make bench`: micro-benchmarks of the verifiers against raw OpenSSL, measured in one run.
-        .executableTarget(name: "Bench", dependencies: ["Verifiers", "Events", "Config"], swiftSettings: strict),
+        // and the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop.
+        .executableTarget(
+            name: "Bench",
+            dependencies: ["Verifiers", "Events", "Config", "Kafka", "Store", "Workers", "Gateway",
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),

@@ -1,21 +1,31 @@
 import Foundation
 
 // tollgate-bench [--seconds S] [--rounds R] [--json FILE]
+// tollgate-bench --projection [--events N] [--json FILE]   (PostgreSQL too when TOLLGATE_BENCH_POSTGRES_URL is set)
 // Run it pinned to one core (`taskset -c 1`): every figure is per core, and every ratio compares
 // figures measured in this same run, because these machines are noisy.
 var seconds = 2.0
 var rounds = 3
 var jsonPath: String?
+var projection = false
+var projectionEvents = 40_000
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--seconds": seconds = arguments.next().flatMap(Double.init) ?? seconds
     case "--rounds": rounds = arguments.next().flatMap(Int.init) ?? rounds
     case "--json": jsonPath = arguments.next()
+    case "--projection": projection = true
+    case "--events": projectionEvents = arguments.next().flatMap(Int.init) ?? projectionEvents
     default:
         FileHandle.standardError.write(Data("usage: tollgate-bench [--seconds S] [--rounds R] [--json FILE]\n".utf8))
         exit(2)
     }
+}
+
+if projection {
+    await runProjection(events: projectionEvents, jsonPath: jsonPath)
+    exit(0)
 }
 
 do {
@@ -71,3 +81,34 @@ do {
 
 func format(_ value: Double) -> String { String(Int(value.rounded())) }
 func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
+
+func runProjection(events: Int, jsonPath: String?) async {
+    do {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var results = [try await ProjectionBenchmark(events: events)
+            .run(storeURL: "sqlite:" + directory.appendingPathComponent("store.sqlite").path, backend: "sqlite")]
+        if let postgres = ProcessInfo.processInfo.environment["TOLLGATE_BENCH_POSTGRES_URL"] {
+            results.append(try await ProjectionBenchmark(events: events).run(storeURL: postgres, backend: "postgres"))
+        }
+        print("Projection, broker in the loop (embedded broker in process, 3 partitions, batches of up to 500 per transaction)")
+        print("")
+        print(pad("store", 12) + pad("events", 10) + pad("seconds", 10) + pad("events/s", 12) + "target")
+        var rows: [[String: Any]] = []
+        for result in results {
+            let target = result.backend == "sqlite" ? 20_000.0 : 10_000.0
+            print(pad(result.backend, 12) + pad(String(result.events), 10) + pad(String(format: "%.2f", result.seconds), 10)
+                  + pad(format(result.perSecond), 12) + ">= \(format(target))")
+            rows.append(["store": result.backend, "events": result.events, "seconds": (result.seconds * 1000).rounded() / 1000,
+                         "events_per_sec": result.perSecond.rounded(), "target_events_per_sec": target])
+        }
+        if let jsonPath {
+            let data = try JSONSerialization.data(withJSONObject: ["benchmark": "projection", "results": rows],
+                                                  options: [.prettyPrinted, .sortedKeys])
+            try data.write(to: URL(fileURLWithPath: jsonPath))
+        }
+    } catch {
+        FileHandle.standardError.write(Data("tollgate-bench: projection: \(error)\n".utf8))
+        exit(1)
+    }
+}
