@@ -126,7 +126,7 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("execute counts the rows a statement changed, and takes one statement only", arguments: Backend.allCases)
+    @Test("execute counts the rows a statement changed (none for DDL or SELECT), and takes one statement only", arguments: Backend.allCases)
     func rowsChanged(_ backend: Backend) async throws {
         try await TestDatabases.withDatabase(backend) { db in
             let counts = try await db.transaction { connection throws(StoreError) in
@@ -134,15 +134,49 @@ struct SQLDriverTests {
                  try connection.execute("INSERT INTO vals (id, i) VALUES (1, 1), (2, 2), (3, 3)"),
                  try connection.execute("CREATE INDEX vals_i ON vals (i)"),
                  try connection.execute("UPDATE vals SET t = 'x' WHERE i >= $1", [2]),
-                 try connection.execute("DELETE FROM vals WHERE id = $1", [99])]
+                 try connection.execute("DELETE FROM vals WHERE id = $1", [99]),
+                 try connection.execute("SELECT id FROM vals")]
             }
-            #expect(counts == [0, 3, 0, 2, 0])
+            #expect(counts == [0, 3, 0, 2, 0, 0])
             let twoStatements = await storeError { () async throws(StoreError) in
                 try await db.transaction { connection throws(StoreError) in
                     try connection.execute("DELETE FROM vals; DELETE FROM vals")
                 }
             }
             #expect(twoStatements?.kind == .invalid)
+        }
+    }
+
+    @Test("executeBatch runs statements in order with their counts; a failure throws and rolls back",
+          arguments: Backend.allCases)
+    func batches(_ backend: Backend) async throws {
+        try await TestDatabases.withDatabase(backend) { db in
+            // More than one pipeline chunk, mixed statements, a NULL changing the parameter types.
+            var statements = (1...600).map { SQLStatement("INSERT INTO vals (id, i) VALUES ($1, $2)", [.int(Int64($0)), .int(Int64($0))]) }
+            statements.append(SQLStatement("INSERT INTO vals (id, i) VALUES ($1, $2)", [601, nil]))
+            statements.append(SQLStatement("UPDATE vals SET t = $1 WHERE i > $2", ["big", 500]))
+            statements.append(SQLStatement("DELETE FROM vals WHERE id = $1", [1]))
+            let counts = try await db.transaction { [statements] connection throws(StoreError) in
+                try connection.execute(Self.createValues)
+                return try connection.executeBatch(statements)
+            }
+            #expect(counts == Array(repeating: 1, count: 601) + [100, 1])
+
+            let failed = await storeError { () async throws(StoreError) in
+                try await db.transaction { connection throws(StoreError) in
+                    try connection.executeBatch([
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [1_000]),
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [2]),  // taken
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [1_001]),
+                    ])
+                }
+            }
+            #expect(failed?.kind == .constraint, "\(String(describing: failed))")
+            let after = try await db.transaction { connection throws(StoreError) in
+                try connection.query("SELECT COUNT(*) AS n, MAX(id) AS top FROM vals").first
+            }
+            #expect(after?.int("n") == 600)
+            #expect(after?.int("top") == 601)
         }
     }
 

@@ -1,5 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Logging
 
 /// One connection and the serial queue that owns it. Every blocking SQLite or libpq call runs on
