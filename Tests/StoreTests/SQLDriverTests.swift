@@ -50,7 +50,7 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("$N placeholders: reused, out of order, and a wrong count refused", arguments: Backend.allCases)
+    @Test("$N placeholders: reused, out of order; a wrong count or a gap refused", arguments: Backend.allCases)
     func placeholders(_ backend: Backend) async throws {
         try await TestDatabases.withDatabase(backend) { db in
             let row = try await db.read { connection throws(StoreError) in
@@ -68,6 +68,10 @@ struct SQLDriverTests {
                 try await db.read { connection throws(StoreError) in try connection.query("SELECT $1 AS a, $2 AS b", [1]) }
             }
             #expect(tooFew?.kind == .invalid)
+            let gap = await storeError { () async throws(StoreError) in
+                try await db.read { connection throws(StoreError) in try connection.query("SELECT $1 AS a, $3 AS c", [1, 2, 3]) }
+            }
+            #expect(gap?.kind == .invalid)
         }
     }
 
@@ -237,12 +241,13 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("SQLite refuses ? and :name placeholders, so SQL written for it also runs on PostgreSQL")
+    @Test("SQLite refuses ?, :name and @name placeholders, so SQL written for it also runs on PostgreSQL")
     func sqliteForeignPlaceholders() async throws {
         try await TestDatabases.withDatabase(.sqlite) { db in
-            for sql in ["SELECT ? AS a", "SELECT :a AS a", "SELECT $1 AS a, $3 AS c"] {
+            let cases: [(String, [SQLValue])] = [("SELECT ? AS a", [1]), ("SELECT :a AS a", [1]), ("SELECT @a AS a", [1])]
+            for (sql, params) in cases {
                 let error = await storeError { () async throws(StoreError) in
-                    try await db.read { connection throws(StoreError) in try connection.query(sql, [1, 2, 3].prefix(sql.contains("$3") ? 3 : 1).map { .int($0) }) }
+                    try await db.read { connection throws(StoreError) in try connection.query(sql, params) }
                 }
                 #expect(error?.kind == .invalid, "\(sql)")
             }

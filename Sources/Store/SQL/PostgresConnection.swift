@@ -105,15 +105,16 @@ final class PostgresConnection: DriverConnection {
             let preparation = PQprepare(connection, name, sql, parameters.count, parameters.types)
             defer { PQclear(preparation) }
             try check(preparation)
-            let fresh = PreparedStatement(name: name, parameterCount: PostgresPlaceholders.highest(in: sql))
+            let fresh = PreparedStatement(name: name, parameterCount: PostgresPlaceholders.count(in: sql))
             prepared[key] = fresh
             statement = fresh
         } else {
             statement = nil
         }
-        let used = statement?.parameterCount ?? PostgresPlaceholders.highest(in: sql)
+        let used = statement.map(\.parameterCount) ?? PostgresPlaceholders.count(in: sql)
         guard used == Int(parameters.count) else {
-            let error = StoreError(.invalid, "\(parameters.count) parameters for a statement that uses \(used): \(sqlExcerpt(sql))")
+            let uses = used.map { "uses \($0)" } ?? "skips a placeholder number"
+            let error = StoreError(.invalid, "\(parameters.count) parameters for a statement that \(uses): \(sqlExcerpt(sql))")
             abortingError = error
             throw error
         }
@@ -179,7 +180,8 @@ struct PreparedStatement {
     }
 
     let name: String
-    let parameterCount: Int
+    /// N for $1 ... $N, nil when the SQL skips a number (refused, as SQLite does).
+    let parameterCount: Int?
 }
 
 /// Type OIDs from the server's pg_type catalog (not in libpq's headers).
