@@ -51,7 +51,7 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("$N placeholders: reused, out of order, and a wrong count refused", arguments: Backend.allCases)
+    @Test("$N placeholders: reused, out of order; a wrong count or a gap refused", arguments: Backend.allCases)
     func placeholders(_ backend: Backend) async throws {
         try await TestDatabases.withDatabase(backend) { db in
             let row = try await db.read { connection throws(StoreError) in
@@ -69,6 +69,10 @@ struct SQLDriverTests {
                 try await db.read { connection throws(StoreError) in try connection.query("SELECT $1 AS a, $2 AS b", [1]) }
             }
             #expect(tooFew?.kind == .invalid)
+            let gap = await storeError { () async throws(StoreError) in
+                try await db.read { connection throws(StoreError) in try connection.query("SELECT $1 AS a, $3 AS c", [1, 2, 3]) }
+            }
+            #expect(gap?.kind == .invalid)
         }
     }
 
@@ -127,7 +131,7 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("execute counts the rows a statement changed, and takes one statement only", arguments: Backend.allCases)
+    @Test("execute counts the rows a statement changed (none for DDL or SELECT), and takes one statement only", arguments: Backend.allCases)
     func rowsChanged(_ backend: Backend) async throws {
         try await TestDatabases.withDatabase(backend) { db in
             let counts = try await db.transaction { connection throws(StoreError) in
@@ -135,15 +139,49 @@ struct SQLDriverTests {
                  try connection.execute("INSERT INTO vals (id, i) VALUES (1, 1), (2, 2), (3, 3)"),
                  try connection.execute("CREATE INDEX vals_i ON vals (i)"),
                  try connection.execute("UPDATE vals SET t = 'x' WHERE i >= $1", [2]),
-                 try connection.execute("DELETE FROM vals WHERE id = $1", [99])]
+                 try connection.execute("DELETE FROM vals WHERE id = $1", [99]),
+                 try connection.execute("SELECT id FROM vals")]
             }
-            #expect(counts == [0, 3, 0, 2, 0])
+            #expect(counts == [0, 3, 0, 2, 0, 0])
             let twoStatements = await storeError { () async throws(StoreError) in
                 try await db.transaction { connection throws(StoreError) in
                     try connection.execute("DELETE FROM vals; DELETE FROM vals")
                 }
             }
             #expect(twoStatements?.kind == .invalid)
+        }
+    }
+
+    @Test("executeBatch runs statements in order with their counts; a failure throws and rolls back",
+          arguments: Backend.allCases)
+    func batches(_ backend: Backend) async throws {
+        try await TestDatabases.withDatabase(backend) { db in
+            // More than one pipeline chunk, mixed statements, a NULL changing the parameter types.
+            var statements = (1...600).map { SQLStatement("INSERT INTO vals (id, i) VALUES ($1, $2)", [.int(Int64($0)), .int(Int64($0))]) }
+            statements.append(SQLStatement("INSERT INTO vals (id, i) VALUES ($1, $2)", [601, nil]))
+            statements.append(SQLStatement("UPDATE vals SET t = $1 WHERE i > $2", ["big", 500]))
+            statements.append(SQLStatement("DELETE FROM vals WHERE id = $1", [1]))
+            let counts = try await db.transaction { [statements] connection throws(StoreError) in
+                try connection.execute(Self.createValues)
+                return try connection.executeBatch(statements)
+            }
+            #expect(counts == Array(repeating: 1, count: 601) + [100, 1])
+
+            let failed = await storeError { () async throws(StoreError) in
+                try await db.transaction { connection throws(StoreError) in
+                    try connection.executeBatch([
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [1_000]),
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [2]),  // taken
+                        SQLStatement("INSERT INTO vals (id) VALUES ($1)", [1_001]),
+                    ])
+                }
+            }
+            #expect(failed?.kind == .constraint, "\(String(describing: failed))")
+            let after = try await db.transaction { connection throws(StoreError) in
+                try connection.query("SELECT COUNT(*) AS n, MAX(id) AS top FROM vals").first
+            }
+            #expect(after?.int("n") == 600)
+            #expect(after?.int("top") == 601)
         }
     }
 
@@ -204,12 +242,13 @@ struct SQLDriverTests {
         }
     }
 
-    @Test("SQLite refuses ? and :name placeholders, so SQL written for it also runs on PostgreSQL")
+    @Test("SQLite refuses ?, :name and @name placeholders, so SQL written for it also runs on PostgreSQL")
     func sqliteForeignPlaceholders() async throws {
         try await TestDatabases.withDatabase(.sqlite) { db in
-            for sql in ["SELECT ? AS a", "SELECT :a AS a", "SELECT $1 AS a, $3 AS c"] {
+            let cases: [(String, [SQLValue])] = [("SELECT ? AS a", [1]), ("SELECT :a AS a", [1]), ("SELECT @a AS a", [1])]
+            for (sql, params) in cases {
                 let error = await storeError { () async throws(StoreError) in
-                    try await db.read { connection throws(StoreError) in try connection.query(sql, [1, 2, 3].prefix(sql.contains("$3") ? 3 : 1).map { .int($0) }) }
+                    try await db.read { connection throws(StoreError) in try connection.query(sql, params) }
                 }
                 #expect(error?.kind == .invalid, "\(sql)")
             }

@@ -1,6 +1,18 @@
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Logging
+
+/// Which lane a connection serves.
+enum LaneRole: Sendable {
+    /// Projection batches and other writes.
+    case write
+    /// API reads, which must not queue behind a write batch.
+    case read
+}
 
 /// One connection and the serial queue that owns it. Every blocking SQLite or libpq call runs on
 /// that queue, never on the Swift concurrency pool; callers await the result.

@@ -1,5 +1,6 @@
 /// One schema change. `sql` may hold several statements and may differ by dialect; it runs in one
-/// transaction together with the row recording it.
+/// transaction together with the row recording it, so it cannot hold what a transaction refuses
+/// (PostgreSQL's CREATE INDEX CONCURRENTLY; SQLite's PRAGMA foreign_keys has no effect there).
 public struct Migration: Sendable {
     public let version: Int
     public let name: String

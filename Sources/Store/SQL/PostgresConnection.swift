@@ -1,13 +1,16 @@
 import CPostgres
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One PostgreSQL connection (a `PGconn*`), used from its lane's queue only. Statements are
 /// prepared once per SQL string and parameter types, then run with text-format parameters.
 final class PostgresConnection: DriverConnection {
     let dialect = SQLDialect.postgres
-    private let connection: OpaquePointer
-    /// Server-side prepared statements by parameter types and SQL: name and how many parameters they take.
-    private var prepared: [String: (name: String, parameterCount: Int)] = [:]
+    let connection: OpaquePointer
+    private var prepared: [PreparedStatement.Key: PreparedStatement] = [:]
     private static let preparedLimit = 256
     private var statementsNamed = 0
     /// The failure that aborted the current transaction, rethrown if the body swallowed it.
@@ -38,7 +41,12 @@ final class PostgresConnection: DriverConnection {
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
 
-    var isBroken: Bool { PQstatus(connection) == CONNECTION_BAD }
+    var isBroken: Bool { isAbandoned || PQstatus(connection) == CONNECTION_BAD }
+    /// Set when the connection is in a state no statement should meet (answers left unread).
+    private var isAbandoned = false
+
+    /// Marks the connection broken, so the lane replaces it.
+    func abandon() { isAbandoned = true }
 
     func query(_ sql: String, _ params: [SQLValue]) throws(StoreError) -> [SQLRow] {
         let result = try run(sql, params)
@@ -50,46 +58,25 @@ final class PostgresConnection: DriverConnection {
     func execute(_ sql: String, _ params: [SQLValue]) throws(StoreError) -> Int {
         let result = try run(sql, params)
         defer { PQclear(result) }
+        return Self.rowsChanged(result)
+    }
+
+    /// The count in the command tag ("UPDATE 2"), but 0 for a SELECT, whose tag counts rows read.
+    static func rowsChanged(_ result: OpaquePointer) -> Int {
+        guard let tag = PQcmdStatus(result), strncmp(tag, "SELECT", 6) != 0 else { return 0 }
         return PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
     }
 
     /// Runs one statement; the result is the caller's to clear.
     private func run(_ sql: String, _ params: [SQLValue]) throws(StoreError) -> OpaquePointer {
-        if let abortingError, PQtransactionStatus(connection) != PQTRANS_IDLE {
-            throw StoreError(.invalid, "current transaction is aborted, statements ignored until its end (after: \(abortingError.message))")
-        }
-        // Numbers are typed so `SELECT $1` or `$1 IS NULL` resolve; text and NULL stay unknown so the
-        // server casts them to the column's type (timestamptz, jsonb, ...).
-        let types: [Oid] = params.map { value in
-            switch value {
-            case .int: PostgresType.int8
-            case .double: PostgresType.float8
-            case .text, .null: 0
-            }
-        }
-        let texts: [UnsafeMutablePointer<CChar>?] = params.map { value in
-            switch value {
-            case .null: nil
-            case .int(let number): strdup(String(number))
-            case .double(let number): strdup(Self.text(number))
-            case .text(let text): strdup(text)
-            }
-        }
-        defer { texts.forEach { free($0) } }
-        let pointers = texts.map { UnsafePointer($0) }
-        let statement = try preparedStatement(sql, types)
-        // PostgreSQL accepts extra parameters whose types are given: refuse them as SQLite does.
-        let used = statement?.parameterCount ?? PostgresPlaceholders.highest(in: sql)
-        guard used == params.count else {
-            let error = StoreError(.invalid, "\(params.count) parameters for a statement that uses \(used): \(sqlExcerpt(sql))")
-            abortingError = error
-            throw error
-        }
+        try checkNotAborted()
+        let parameters = PostgresParameters(params)
+        let statement = try preparedStatement(sql, parameters)
         let result: OpaquePointer?
         if let statement {
-            result = PQexecPrepared(connection, statement.name, Int32(params.count), pointers, nil, nil, 0)
+            result = PQexecPrepared(connection, statement.name, parameters.count, parameters.pointers, nil, nil, 0)
         } else {
-            result = PQexecParams(connection, sql, Int32(params.count), types, pointers, nil, nil, 0)
+            result = PQexecParams(connection, sql, parameters.count, parameters.types, parameters.pointers, nil, nil, 0)
         }
         try check(result)
         // `check` throws for a nil result.
@@ -97,25 +84,45 @@ final class PostgresConnection: DriverConnection {
         return result
     }
 
-    /// The server-side prepared statement for `sql` with these parameter types, prepared on first
-    /// use; nil once the cache is full (the statement then runs unnamed).
-    private func preparedStatement(_ sql: String, _ types: [Oid]) throws(StoreError) -> (name: String, parameterCount: Int)? {
-        let key = types.map { String($0) }.joined(separator: ",") + "|" + sql
-        if let statement = prepared[key] { return statement }
-        guard prepared.count < Self.preparedLimit else { return nil }
-        // Never reused, even when preparing failed halfway.
-        statementsNamed += 1
-        let name = "tollgate_\(statementsNamed)"
-        let preparation = PQprepare(connection, name, sql, Int32(types.count), types)
-        defer { PQclear(preparation) }
-        try check(preparation)
-        let statement = (name: name, parameterCount: PostgresPlaceholders.highest(in: sql))
-        prepared[key] = statement
+    func checkNotAborted() throws(StoreError) {
+        if let abortingError, PQtransactionStatus(connection) != PQTRANS_IDLE {
+            throw StoreError(.invalid, "current transaction is aborted, statements ignored until its end (after: \(abortingError.message))")
+        }
+    }
+
+    /// The server-side prepared statement for `sql` with these parameters' types, prepared on
+    /// first use; nil once the cache is full (the statement then runs unnamed). Refuses a
+    /// parameter count the statement does not use: PostgreSQL would accept extra typed ones.
+    func preparedStatement(_ sql: String, _ parameters: PostgresParameters) throws(StoreError) -> PreparedStatement? {
+        let key = PreparedStatement.Key(sql: sql, types: parameters.types)
+        let statement: PreparedStatement?
+        if let cached = prepared[key] {
+            statement = cached
+        } else if prepared.count < Self.preparedLimit {
+            // Never reused, even when preparing failed halfway.
+            statementsNamed += 1
+            let name = "tollgate_\(statementsNamed)"
+            let preparation = PQprepare(connection, name, sql, parameters.count, parameters.types)
+            defer { PQclear(preparation) }
+            try check(preparation)
+            let fresh = PreparedStatement(name: name, parameterCount: PostgresPlaceholders.count(in: sql))
+            prepared[key] = fresh
+            statement = fresh
+        } else {
+            statement = nil
+        }
+        let used = statement.map(\.parameterCount) ?? PostgresPlaceholders.count(in: sql)
+        guard used == Int(parameters.count) else {
+            let uses = used.map { "uses \($0)" } ?? "skips a placeholder number"
+            let error = StoreError(.invalid, "\(parameters.count) parameters for a statement that \(uses): \(sqlExcerpt(sql))")
+            abortingError = error
+            throw error
+        }
         return statement
     }
 
     /// Throws the mapped error unless `result` is a success, remembering what aborted the transaction.
-    private func check(_ result: OpaquePointer?) throws(StoreError) {
+    func check(_ result: OpaquePointer?) throws(StoreError) {
         if let result {
             let status = PQresultStatus(result)
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return }
@@ -125,13 +132,6 @@ final class PostgresConnection: DriverConnection {
         let error = StoreError.postgres(result, connection)
         abortingError = error
         throw error
-    }
-
-    /// Shortest text that reads back as the same double, in PostgreSQL's spelling of the specials.
-    private static func text(_ number: Double) -> String {
-        if number.isNaN { return "NaN" }
-        if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
-        return "\(number)"
     }
 
     func begin() throws(StoreError) {
@@ -166,9 +166,22 @@ final class PostgresConnection: DriverConnection {
         try check(result)
     }
 
+    /// Nothing to do here: PQfinish runs in deinit, once the lane lets go of the connection.
     func close() {}
 
     deinit { PQfinish(connection) }
+}
+
+/// A server-side prepared statement: its name and how many parameters it uses.
+struct PreparedStatement {
+    struct Key: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    let name: String
+    /// N for $1 ... $N, nil when the SQL skips a number (refused, as SQLite does).
+    let parameterCount: Int?
 }
 
 /// Type OIDs from the server's pg_type catalog (not in libpq's headers).

@@ -1,10 +1,17 @@
-/// The highest `$N` placeholder in PostgreSQL SQL, skipping string literals, quoted identifiers,
+/// The `$N` placeholders in PostgreSQL SQL, skipping string literals, quoted identifiers,
 /// dollar-quoted bodies and comments. PostgreSQL itself accepts parameters a statement never uses
-/// when their types are given; counting lets the driver refuse them as SQLite does.
+/// when their types are given; knowing them lets the driver refuse those as SQLite does.
 enum PostgresPlaceholders {
-    static func highest(in sql: String) -> Int {
+    /// N when the statement uses exactly $1 ... $N (0 for none), nil when it skips a number.
+    static func count(in sql: String) -> Int? {
+        let used = numbers(in: sql)
+        let highest = used.max() ?? 0
+        return used.count == highest ? highest : nil
+    }
+
+    static func numbers(in sql: String) -> Set<Int> {
         let bytes = Array(sql.utf8)
-        var highest = 0
+        var used: Set<Int> = []
         var index = 0
         func at(_ offset: Int) -> UInt8 { index + offset < bytes.count ? bytes[index + offset] : 0 }
         func isWord(_ byte: UInt8) -> Bool {
@@ -47,7 +54,7 @@ enum PostgresPlaceholders {
                 var end = index + 1
                 while end < bytes.count, bytes[end] >= UInt8(ascii: "0"), bytes[end] <= UInt8(ascii: "9") { end += 1 }
                 if end > index + 1 {
-                    highest = max(highest, Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? 0)
+                    used.insert(Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? 0)
                     index = end
                     continue
                 }
@@ -62,6 +69,6 @@ enum PostgresPlaceholders {
                 index += 1
             }
         }
-        return highest
+        return used
     }
 }

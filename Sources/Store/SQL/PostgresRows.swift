@@ -1,5 +1,9 @@
 import CPostgres
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads a text-format PGresult into rows, by column type: integers and booleans (0/1) as `.int`,
 /// floating and numeric as `.double`, everything else as `.text`.

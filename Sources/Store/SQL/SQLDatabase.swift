@@ -11,12 +11,12 @@ public final class SQLDatabase: Sendable {
     let logger: Logger
 
     private init(dialect: SQLDialect, redactedURL: String, logger: Logger,
-                 connect: @escaping @Sendable (_ lane: String) throws(StoreError) -> any DriverConnection) {
+                 connect: @escaping @Sendable (LaneRole) throws(StoreError) -> any DriverConnection) {
         self.dialect = dialect
         self.redactedURL = redactedURL
         self.logger = logger
-        writer = ConnectionLane(label: "tollgate.store.write", logger: logger) { () throws(StoreError) in try connect("write") }
-        reader = ConnectionLane(label: "tollgate.store.read", logger: logger) { () throws(StoreError) in try connect("read") }
+        writer = ConnectionLane(label: "tollgate.store.write", logger: logger) { () throws(StoreError) in try connect(.write) }
+        reader = ConnectionLane(label: "tollgate.store.read", logger: logger) { () throws(StoreError) in try connect(.read) }
     }
 
     /// Opens "sqlite:<path>" (creating the parent directory; WAL, synchronous=FULL, busy timeout,
@@ -27,8 +27,8 @@ public final class SQLDatabase: Sendable {
         let database: SQLDatabase
         switch try DatabaseURL.parse(url) {
         case .sqlite(let path):
-            database = SQLDatabase(dialect: .sqlite, redactedURL: url, logger: logger) { lane throws(StoreError) in
-                try SQLiteConnection(path: path, role: lane == "write" ? .writer : .reader)
+            database = SQLDatabase(dialect: .sqlite, redactedURL: url, logger: logger) { role throws(StoreError) in
+                try SQLiteConnection(path: path, role: role)
             }
         case .postgres(let url):
             database = SQLDatabase(dialect: .postgres, redactedURL: redactingPassword(url), logger: logger) { _ throws(StoreError) in

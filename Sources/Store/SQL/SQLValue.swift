@@ -10,6 +10,7 @@ public enum SQLValue: Sendable, Equatable {
 
     /// `.null` for nil, so optional fields bind without a switch.
     public init(_ value: Int64?) { self = value.map { .int($0) } ?? .null }
+    public init(_ value: Int?) { self = value.map { .int(Int64($0)) } ?? .null }
     public init(_ value: String?) { self = value.map { .text($0) } ?? .null }
     public init(_ value: Double?) { self = value.map { .double($0) } ?? .null }
     public init(_ value: Bool?) { self = value.map { .bool($0) } ?? .null }

@@ -3,19 +3,14 @@ import Foundation
 
 /// One SQLite connection (a `sqlite3*`), used from its lane's queue only.
 final class SQLiteConnection: DriverConnection {
-    enum Role {
-        /// Takes the write lock when a transaction begins, so writers queue in SQLite's busy
-        /// handler instead of failing on a lock upgrade.
-        case writer
-        /// Deferred transactions: WAL readers never wait for the writer.
-        case reader
-    }
-
     let dialect = SQLDialect.sqlite
     let isBroken = false
     let hitRetryableConflict = false
     private var db: OpaquePointer?
-    private let role: Role
+    /// The write lane begins with the write lock taken (BEGIN IMMEDIATE), so writers queue in
+    /// SQLite's busy handler instead of failing on a lock upgrade; the read lane's deferred
+    /// transactions read a WAL snapshot and never wait for the writer.
+    private let role: LaneRole
     private var statements: [String: SQLiteStatement] = [:]
     /// The failure that dooms the current transaction. SQLite would carry on after a failed
     /// statement where PostgreSQL aborts the transaction; doing as PostgreSQL does keeps the
@@ -26,7 +21,7 @@ final class SQLiteConnection: DriverConnection {
     private static let statementCacheLimit = 256
     static let busyTimeoutMilliseconds: Int32 = 5_000
 
-    init(path: String, role: Role) throws(StoreError) {
+    init(path: String, role: LaneRole) throws(StoreError) {
         self.role = role
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
@@ -46,7 +41,7 @@ final class SQLiteConnection: DriverConnection {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
         try executeScript("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
-        if role == .writer {
+        if role == .write {
             // Persistent in the file: readers opened later find it in WAL mode too.
             let mode = try query("PRAGMA journal_mode = WAL", []).first?.values.first
             guard mode == .text("wal") else {
@@ -145,7 +140,7 @@ final class SQLiteConnection: DriverConnection {
 
     func begin() throws(StoreError) {
         abortingError = nil
-        try executeScript(role == .writer ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        try executeScript(role == .write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         inTransaction = true
     }
 
