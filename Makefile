@@ -77,12 +77,12 @@ conformance: build-tests
 bench: deps
 	$(SWIFT) build -c release --product tollgate-bench
 	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
-	scripts/with-postgres.sh bash -c 'TOLLGATE_BENCH_POSTGRES_URL="$$TOLLGATE_TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps
 	$(SWIFT) build -c release --product tollgate-bench
-	scripts/with-postgres.sh bash -c 'TOLLGATE_BENCH_POSTGRES_URL="$$TOLLGATE_TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
 
 clean:
 	rm -rf .build .tollgate

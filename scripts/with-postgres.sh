@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs CMD beside a throwaway PostgreSQL server: a fresh cluster in a temp dir on a free loopback
-# port, with database `tollgate_test`, whose URL is exported as TOLLGATE_TEST_POSTGRES_URL. The
+# port, with database `tollgate_test`, whose URL is exported as TEST_POSTGRES_URL. The
+# (The name does not start with TOLLGATE_: tollgate refuses unknown TOLLGATE_ variables, and the
+# tests start tollgate binaries that inherit the environment.)
 # server is stopped and its dir removed however CMD ends; the exit status is CMD's.
 #   scripts/with-postgres.sh swift test --skip-build --filter StoreTests
 set -euo pipefail
@@ -82,8 +84,8 @@ for _ in $(seq 1 50); do
 done
 "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres tollgate_test
 
-export TOLLGATE_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/tollgate_test"
-echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') at $TOLLGATE_TEST_POSTGRES_URL" >&2
+export TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/tollgate_test"
+echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') at $TEST_POSTGRES_URL" >&2
 set +e
 "$@"
 status=$?

@@ -1,7 +1,7 @@
 import Foundation
 
 // tollgate-bench [--seconds S] [--rounds R] [--json FILE]
-// tollgate-bench --projection [--events N] [--json FILE]   (PostgreSQL too when TOLLGATE_BENCH_POSTGRES_URL is set)
+// tollgate-bench --projection [--events N] [--json FILE]   (PostgreSQL too when BENCH_POSTGRES_URL is set)
 // Run it pinned to one core (`taskset -c 1`): every figure is per core, and every ratio compares
 // figures measured in this same run, because these machines are noisy.
 var seconds = 2.0
@@ -88,7 +88,7 @@ func runProjection(events: Int, jsonPath: String?) async {
         defer { try? FileManager.default.removeItem(at: directory) }
         var results = [try await ProjectionBenchmark(events: events)
             .run(storeURL: "sqlite:" + directory.appendingPathComponent("store.sqlite").path, backend: "sqlite")]
-        if let postgres = ProcessInfo.processInfo.environment["TOLLGATE_BENCH_POSTGRES_URL"] {
+        if let postgres = ProcessInfo.processInfo.environment["BENCH_POSTGRES_URL"] {
             results.append(try await ProjectionBenchmark(events: events).run(storeURL: postgres, backend: "postgres"))
         }
         print("Projection, broker in the loop (embedded broker in process, 3 partitions, batches of up to 500 per transaction)")

@@ -55,9 +55,9 @@ public enum TestDatabases {
         }
     }
 
-    /// The server from TOLLGATE_TEST_POSTGRES_URL; a failure (never a skip) when it is not set.
+    /// The server from TEST_POSTGRES_URL; a failure (never a skip) when it is not set.
     public static func serverURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["TOLLGATE_TEST_POSTGRES_URL"], !url.isEmpty else {
+        guard let url = ProcessInfo.processInfo.environment["TEST_POSTGRES_URL"], !url.isEmpty else {
             throw MissingPostgres()
         }
         return url
@@ -65,7 +65,7 @@ public enum TestDatabases {
 
     public struct MissingPostgres: Error, CustomStringConvertible {
         public var description: String {
-            "TOLLGATE_TEST_POSTGRES_URL is not set: run the PostgreSQL tests through `make test` or "
+            "TEST_POSTGRES_URL is not set: run the PostgreSQL tests through `make test` or "
                 + "`scripts/with-postgres.sh swift test --skip-build --filter StoreTests`, which start a throwaway server"
         }
     }
@@ -73,7 +73,7 @@ public enum TestDatabases {
     /// `server` with its database name replaced by `name`.
     private static func databaseURL(_ server: String, _ name: String) throws -> String {
         guard var components = URLComponents(string: server) else {
-            throw StoreError(.invalid, "TOLLGATE_TEST_POSTGRES_URL is not a URL: \(server)")
+            throw StoreError(.invalid, "TEST_POSTGRES_URL is not a URL: \(server)")
         }
         components.path = "/" + name
         guard let url = components.string else { throw StoreError(.invalid, "cannot build a URL for \(name)") }

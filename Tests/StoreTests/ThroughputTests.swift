@@ -1,3 +1,4 @@
+import StoreTestSupport
 import Foundation
 import Store
 import Testing

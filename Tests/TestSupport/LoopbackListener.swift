@@ -1,12 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A listening TCP socket on 127.0.0.1 and a port the kernel chose: the base of the tests' small
 /// servers, and on its own a peer that accepts connections but never answers.
 public final class LoopbackListener: @unchecked Sendable {
     public let fd: Int32
     public let port: Int
+    private let closed = Atomic<Bool>(false)
 
     public init(backlog: Int32 = 64) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -30,10 +32,13 @@ public final class LoopbackListener: @unchecked Sendable {
         return listener.port
     }
 
+    /// Closes the socket once: closing a descriptor twice could close another test's socket that
+    /// reused its number in between.
     public func close() {
+        guard closed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         shutdown(fd, Int32(SHUT_RDWR))
         Glibc.close(fd)
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { close() }
 }

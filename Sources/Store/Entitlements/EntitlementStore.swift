@@ -91,10 +91,16 @@ public final class EntitlementStore: Sendable {
         try await database.read { connection throws(StoreError) in try OutboxRows.oldest(limit: limit, on: connection) }
     }
 
-    /// Removes the published changes up to and including `sequence`.
-    public func removeChanges(through sequence: Int64) async throws(StoreError) {
+    /// Removes exactly the published changes. Not "up to a sequence": on PostgreSQL a transaction that
+    /// took a lower sequence may commit after a higher one was read, and it must stay for the next round.
+    public func removeChanges(_ sequences: [Int64]) async throws(StoreError) {
+        guard !sequences.isEmpty else { return }
         _ = try await database.transaction { connection throws(StoreError) in
-            try connection.execute("DELETE FROM entitlement_outbox WHERE sequence <= $1", [.int(sequence)])
+            for chunk in stride(from: 0, to: sequences.count, by: 500) {
+                let slice = sequences[chunk..<min(chunk + 500, sequences.count)]
+                let placeholders = (1...slice.count).map { "$\($0)" }.joined(separator: ", ")
+                try connection.execute("DELETE FROM entitlement_outbox WHERE sequence IN (\(placeholders))", slice.map { .int($0) })
+            }
         }
     }
 

@@ -51,9 +51,9 @@ public struct OutboxRelay: Service {
         guard try await store.acquireLease("outbox-relay", holder: holder, ttlMs: 15_000, nowMs: now) else { return 0 }
         let changes = try await store.pendingChanges(limit: batchSize)
         metrics.outboxPending(changes.count)
-        guard let last = changes.last else { return 0 }
+        guard !changes.isEmpty else { return 0 }
         _ = try await producer.sendAll(changes.map(Self.message(topic: topic)))
-        try await store.removeChanges(through: last.sequence)
+        try await store.removeChanges(changes.map(\.sequence))
         metrics.outboxPublished(changes.count)
         return changes.count
     }
