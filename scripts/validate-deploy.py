@@ -6,20 +6,28 @@ Makefile installs them into .build/deploy-venv). Needs the built `.build/debug/t
 docker-compose, openssl and kcat. Every check prints one line; the exit status is 1 if any failed.
 
   compose     docker-compose config -q; every TOLLGATE_* name is in docs/configuration.md and the
-              gateway/workers/topics environments load with the real configuration loader
+              gateway/workers/topics environments load with the real configuration loader; each
+              long-running service's health check and prometheus.yml job use the port it listens on
   kubernetes  every manifest against the bundled Kubernetes schemas (strict) of each K8S_VERSIONS;
               ServiceMonitor against scripts/schemas; references and the ConfigMap's tollgate.yaml
-              loaded by the real binary with the Deployments' environment
+              loaded by the real binary with the Deployments' environment; each Deployment's port
+              `http` and probes on the port its command listens on (http.port, api.port)
   dockerfile  structure: stages, pinned Apple root, non-root user, entrypoint, health check
   openapi     openapi-spec-validator (3.1); reason codes per status equal RejectionReason.swift
-  asyncapi    structure and references; the event JSON Schema is valid draft 2020-12, its type enum
-              equals EventType.swift, channel addresses equal TopicNames.swift
+  asyncapi    structure and references, nothing marked pending; the event and entitlement JSON Schemas
+              are valid draft 2020-12, the event type enum equals EventType.swift, the entitlement state
+              enum equals PurchaseState (Purchase.swift); channel addresses equal TopicNames.swift; the
+              retry and dead-letter header names equal SpringHeaders.swift and their exception classes
+              the WorkerFailure types in Sources/Workers; the examples validate
   events      events from `tollgate verify` over deliveries built here (Iaptic, Citcon UPI and CHOP
               incl. Citcon's published example, Alipay+ signed with a fresh key, and Apple's real
               notifications from ../shared/conformance when present) validate against the schema
   server      a real `tollgate dev`: every path and method of the running server (405 Allow probes)
               equals docs/openapi.yaml; answers validate against the OpenAPI response schemas; the
-              records it published (kcat) validate against the event schema and CloudEvents headers
+              records it published (kcat) validate against the event schema and CloudEvents headers;
+              the entitlement examples/iaptic-renewed.json makes is published on <prefix>.entitlements
+              and validates (value, headers, key) and the API answers it; a record with an unsupported
+              ce_specversion is dead-lettered with the documented Spring headers and encodings
   alerts      deploy/alerts.yaml and the Grafana dashboard use only metric names the code defines
               (promtool check rules too, when promtool is installed)
 """
@@ -100,6 +108,37 @@ def event_types():
     return re.findall(r'case \w+ = "([^"]+)"', open("Sources/Events/EventType.swift").read())
 
 
+def purchase_states():
+    """PurchaseState's raw values, from Purchase.swift's enum."""
+    text = open("Sources/Store/Entitlements/Purchase.swift").read()
+    body = text[text.index("enum PurchaseState"):]
+    body = body[:body.index("\n}")]
+    states = []
+    for line in body.splitlines():
+        line = line.split("//")[0].strip()
+        if line.startswith("case "):
+            for item in line[5:].split(","):
+                name, _, raw = item.partition("=")
+                states.append(raw.strip().strip('"') if raw else name.strip())
+    return states
+
+
+def source_names():
+    text = open("Sources/Events/SourceName.swift").read()
+    return re.findall(r"^\s*case (\w+)\s*$", text[text.index("enum SourceName"):].split("\n}")[0], re.M)
+
+
+def spring_header_names():
+    return re.findall(r'static let \w+ = "([^"]+)"', open("Sources/Workers/Retry/SpringHeaders.swift").read())
+
+
+def worker_failure_types():
+    types = set()
+    for path in glob.glob("Sources/Workers/**/*.swift", recursive=True):
+        types.update(re.findall(r'"(tollgate\.[A-Z]\w+)"', open(path).read()))
+    return types
+
+
 def metric_names():
     names = set()
     for path in glob.glob("Sources/**/*.swift", recursive=True):
@@ -140,9 +179,17 @@ def check_compose():
         tollgate_env = {k: v for k, v in env.items() if k.startswith("TOLLGATE_")}
         check_env_names(f"compose: {service} TOLLGATE_* names", tollgate_env)
         config_loads(f"compose: {service} environment loads in tollgate", tollgate_env)
+    # The gateway listens on http.port, `tollgate work` on api.port: health checks and scrapes must follow.
     promfile = load_yaml("deploy/prometheus.yml")
-    report("compose: prometheus.yml scrapes the gateway",
-           any(job.get("metrics_path", "/metrics") == "/metrics" for job in promfile["scrape_configs"]))
+    for service, variable, default in (("gateway", "TOLLGATE_HTTP_PORT", "8080"), ("workers", "TOLLGATE_API_PORT", "8081")):
+        config = resolved["services"][service]
+        port = str((config.get("environment") or {}).get(variable, default))
+        test = " ".join(config.get("healthcheck", {}).get("test", []))
+        report(f"compose: {service} health check asks its port {port}", f"/dev/tcp/127.0.0.1/{port} " in test
+               and re.search(r"GET /(healthz|readyz) ", test) is not None, test[:120])
+        jobs = [job for job in promfile["scrape_configs"] if job.get("metrics_path", "/metrics") == "/metrics"
+                and any(service in sd.get("names", []) and str(sd.get("port")) == port for sd in job.get("dns_sd_configs", []))]
+        report(f"compose: prometheus.yml scrapes {service} /metrics on {port}", len(jobs) == 1, ", ".join(j["job_name"] for j in jobs))
 
 
 def k8s_documents():
@@ -212,6 +259,18 @@ def check_kubernetes():
             config_path = local_config_copy(config, pod, container, secrets)
             config_loads(f"kubernetes: {name} ConfigMap + environment load in tollgate", env, config_path)
             report(f"kubernetes: {name} runs a real command", args[0] in ("serve", "work", "topics"), " ".join(args))
+            if args[0] in ("serve", "work"):
+                # `serve` listens on http.port, `work` on api.port: the named port and the probes must be that one.
+                key, variable, default = ("http", "TOLLGATE_HTTP_PORT", 8080) if args[0] == "serve" else ("api", "TOLLGATE_API_PORT", 8081)
+                port = int(env.get(variable) or (config.get(key) or {}).get("port", default))
+                ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+                probes = {kind: container.get(kind, {}).get("httpGet", {}) for kind in ("readinessProbe", "livenessProbe")}
+                problems = [] if ports.get("http") == port else [f"containerPort http {ports.get('http')}"]
+                for kind, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+                    probe = probes[kind]
+                    if probe.get("path") != path or probe.get("port") not in ("http", port):
+                        problems.append(f"{kind} {probe or 'missing'}")
+                report(f"kubernetes: {name} port http is {key}.port ({port}), probes /readyz and /healthz on it", not problems, "; ".join(problems))
 
 
 def local_config_copy(config, pod, container, secrets):
@@ -351,7 +410,46 @@ def check_asyncapi():
     for example in doc["components"]["messages"]["normalizedEvent"].get("examples", []):
         errors = [e.message for e in jsonschema.Draft202012Validator(headers_schema).iter_errors(example["headers"])]
         report(f"asyncapi: example {example['name']} headers match cloudEventHeaders", not errors, "; ".join(errors))
-    return doc, schema
+
+    # Nothing is documented as pending: every channel and operation exists in the code.
+    pending = [f"{kind} {name}" for kind in ("channels", "operations") for name, item in doc[kind].items()
+               if "x-status" in item or "pending" in str(item.get("title", "")).lower()]
+    report("asyncapi: no channel or operation is marked pending", not pending, ", ".join(pending))
+
+    # The entitlement value's schema, its enums against the code, and the example against it.
+    entitlement = json.load(open("docs/schemas/entitlement.schema.json"))
+    try:
+        jsonschema.Draft202012Validator.check_schema(entitlement)
+        report("asyncapi: docs/schemas/entitlement.schema.json is valid JSON Schema 2020-12", True)
+    except jsonschema.SchemaError as e:
+        report("asyncapi: docs/schemas/entitlement.schema.json is valid JSON Schema 2020-12", False, e.message)
+    states = entitlement["$defs"]["state"]["enum"]
+    report("asyncapi: entitlement state enum equals PurchaseState (Purchase.swift)", states == purchase_states(),
+           f"documented {states} vs code {purchase_states()}" if states != purchase_states() else f"{len(states)} states")
+    sources = entitlement["properties"]["source"]["enum"]
+    report("asyncapi: entitlement source enum equals SourceName.swift", sources == source_names(), f"{sources} vs {source_names()}")
+    message = doc["components"]["messages"]["entitlementChange"]
+    report("asyncapi: entitlementChange's payload is docs/schemas/entitlement.schema.json",
+           message["payload"]["schema"].get("$ref") == "./schemas/entitlement.schema.json")
+    entitlement_validator = jsonschema.Draft202012Validator(entitlement, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    schemas = doc["components"]["schemas"]
+    for example in message.get("examples", []):
+        errors = [e.message for e in entitlement_validator.iter_errors(example["payload"])]
+        errors += [e.message for e in jsonschema.Draft202012Validator(schemas["entitlementHeaders"]).iter_errors(example["headers"])]
+        report(f"asyncapi: entitlement example {example['name']} validates (payload, headers)", not errors, "; ".join(errors))
+
+    # Retry and dead-letter headers: the names SpringHeaders.swift writes, the classes the workers raise.
+    code_headers = set(spring_header_names())
+    retry = set(schemas["retryHeaders"]["properties"])
+    dead = set(schemas["deadLetterHeaders"]["properties"])
+    report("asyncapi: retryHeaders are the headers of SpringHeaders.swift", retry == code_headers,
+           f"documented {sorted(retry)} vs code {sorted(code_headers)}" if retry != code_headers else f"{len(retry)} headers")
+    report("asyncapi: deadLetterHeaders are those less retry_topic-backoff-timestamp", dead == code_headers - {"retry_topic-backoff-timestamp"},
+           f"{sorted(dead ^ (code_headers - {'retry_topic-backoff-timestamp'}))}")
+    fqcns = set(schemas["springExceptionFQCN"]["enum"])
+    report("asyncapi: kafka_dlt-exception-fqcn enum equals the WorkerFailure types in Sources/Workers", fqcns == worker_failure_types(),
+           f"documented {sorted(fqcns)} vs code {sorted(worker_failure_types())}" if fqcns != worker_failure_types() else ", ".join(sorted(fqcns)))
+    return doc, schema, entitlement
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,10 +619,10 @@ def start_dev():
     raise RuntimeError("tollgate dev did not print its address; log: " + open(os.path.join(WORK, "dev.log")).read()[-2000:])
 
 
-def check_server(spec, asyncapi, event_schema):
+def check_server(spec, asyncapi, event_schema, entitlement_schema):
     process, base, bootstrap = start_dev()
     try:
-        server_checks(spec, asyncapi, event_schema, base, bootstrap)
+        server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootstrap)
     finally:
         process.terminate()
         try:
@@ -533,7 +631,7 @@ def check_server(spec, asyncapi, event_schema):
             process.kill()
 
 
-def server_checks(spec, asyncapi, event_schema, base, bootstrap):
+def server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootstrap):
     registry = openapi_registry(spec)
     # Routes: every candidate path answers PATCH with 405 and its methods in Allow, or 404.
     help_text = run([TOLLGATE, "verify", "--help"]).stdout.decode()
@@ -604,13 +702,45 @@ def server_checks(spec, asyncapi, event_schema, base, bootstrap):
     errors = [e.message for e in jsonschema.Draft202012Validator(error_schema, registry=registry).iter_errors(json.loads(body))]
     report("server: an unknown path answers the documented 404 body", status == 404 and not errors, "; ".join(errors))
 
-    # The records the server published, as a consumer reads them.
+    # The records the server published, as a consumer reads them. The dead-letter probe writes a
+    # record that is not an event to the events topic, so it comes last.
     check_published(asyncapi, event_schema, bootstrap)
+    check_entitlements(spec, registry, asyncapi, entitlement_schema, base, bootstrap)
+    check_dead_letter(asyncapi, bootstrap)
 
 
-def kcat_records(bootstrap, topic):
+def kcat_records(bootstrap, topic, binary_headers=False):
+    """The topic's records as kcat -J prints them. kcat escapes control bytes but passes bytes of 0x80 and
+    above through raw, so the output is read as Latin-1 (one character per byte); with binary_headers
+    the header values are returned as the exact bytes, otherwise decoded as UTF-8."""
     result = run(["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-J"], timeout=30)
-    return [json.loads(line) for line in result.stdout.decode().splitlines() if line.strip()]
+    records = [json.loads(line) for line in result.stdout.decode("latin-1").splitlines() if line.strip()]
+    for record in records:
+        for field in ("key", "payload"):
+            if isinstance(record.get(field), str):
+                record[field] = record[field].encode("latin-1").decode("utf-8", "replace")
+        raw = [v.encode("latin-1") if isinstance(v, str) else b"" for v in record.get("headers") or []]
+        names = [name.decode("utf-8", "replace") for name in raw[::2]]
+        values = raw[1::2] if binary_headers else [value.decode("utf-8", "replace") for value in raw[1::2]]
+        record["headers"] = [item for pair in zip(names, values) for item in pair]
+    return records
+
+
+def wait_for_record(bootstrap, topic, match, binary_headers=False, seconds=30):
+    """The first record of `topic` for which match(record) holds, polling until the deadline."""
+    deadline = time.time() + seconds
+    while True:
+        for record in kcat_records(bootstrap, topic, binary_headers):
+            if match(record):
+                return record
+        if time.time() > deadline:
+            return None
+        time.sleep(0.5)
+
+
+def java_big_integer(value):
+    """Java's BigInteger.valueOf(value).toByteArray(): minimal big-endian two's complement."""
+    return value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
 
 
 def check_published(asyncapi, event_schema, bootstrap):
@@ -640,6 +770,98 @@ def check_published(asyncapi, event_schema, bootstrap):
         problems += [e.message for e in raw_validator.iter_errors(headers)]
     report(f"server: records on {prefix}.raw.iaptic carry the documented headers", len(raw) >= 1 and not problems,
            "; ".join(problems[:5]) or f"{len(raw)} records")
+
+
+def check_entitlements(spec, registry, asyncapi, entitlement_schema, base, bootstrap):
+    """examples/iaptic-renewed.json (posted above) names a user and a product, so the workers make an
+    entitlement of it: its change reaches the compacted topic as documented and the API answers it."""
+    prefix = asyncapi["components"]["parameters"]["prefix"]["default"]
+    example = json.load(open("examples/iaptic-renewed.json"))
+    user, product = example.get("applicationUsername"), example["notification"].get("productId")
+    report("server: examples/iaptic-renewed.json names a user and a product (applicationUsername, productId)",
+           bool(user) and bool(product), f"{user!r}, {product!r}")
+    events = [json.loads(r["payload"]) for r in kcat_records(bootstrap, f"{prefix}.events")]
+    event = next((e for e in events if e["source"] == "/iaptic/demo" and e.get("product") == product), None)
+    report("server: its event on the events topic carries that user and product", event is not None and event.get("user") == user,
+           "no such event" if event is None else f"user {event.get('user')!r}")
+    if event is None:
+        return
+    key = f"{event['app']}/{user}/{product}"
+    record = wait_for_record(bootstrap, f"{prefix}.entitlements", lambda r: r.get("key") == key)
+    if record is None:
+        report(f"server: an entitlement record with key {key} reaches {prefix}.entitlements within 30 s", False)
+        return
+    schemas = asyncapi["components"]["schemas"]
+    headers = dict(zip(record["headers"][::2], record["headers"][1::2]))
+    value = json.loads(record["payload"])
+    problems = [f"value {e.message}" for e in jsonschema.Draft202012Validator(
+        entitlement_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).iter_errors(value)]
+    problems += [f"headers {e.message}" for e in jsonschema.Draft202012Validator(schemas["entitlementHeaders"]).iter_errors(headers)]
+    expected = {"app": event["app"], "user": user, "product": product, "source": "iaptic", "subject": event["subject"],
+                "eventId": event["id"], "state": "active", "active": True, "expiresAt": event["transaction"]["expiresAt"]}
+    problems += [f"{k} {value.get(k)!r} != {v!r}" for k, v in expected.items() if value.get(k) != v]
+    if headers.get("tollgate_event_id") != event["id"]:
+        problems.append(f"tollgate_event_id {headers.get('tollgate_event_id')!r} != {event['id']!r}")
+    report(f"server: the record on {prefix}.entitlements validates (value against docs/schemas/entitlement.schema.json, "
+           "headers, key <app>/<user>/<product>)", not problems, "; ".join(problems[:5]) or key)
+    bearer = {"Authorization": "Bearer validate-deploy-token-0123"}
+    status, answer_headers, body = http("GET", f"{base}/v1/users/{user}/entitlements?app={event['app']}", None, bearer)
+    check_answer(spec, registry, f"GET entitlements of {user}", "/v1/users/{user}/entitlements", "get", status, answer_headers, body, 200)
+    products = [e.get("product") for e in json.loads(body).get("entitlements", [])] if status == 200 else []
+    report(f"server: the API lists {product} for {user}", product in products, f"{products}")
+
+
+def check_dead_letter(asyncapi, bootstrap):
+    """A record the workers cannot decode (CloudEvents headers, value not JSON) goes straight to the
+    dead-letter topic with Spring's headers, byte for byte as docs/asyncapi.yaml describes them."""
+    import base64
+    import struct
+    prefix = asyncapi["components"]["parameters"]["prefix"]["default"]
+    events_topic, dlt = f"{prefix}.events", f"{prefix}.events-dlt"
+    ce_id = "iaptic:validate-deploy-dead-letter"
+    ce = {"ce_specversion": "1.0", "ce_id": ce_id, "ce_source": "/iaptic/demo", "ce_type": "dev.tollgate.subscription.renewed",
+          "ce_subject": "apple:validate-deploy", "ce_time": "2026-11-20T10:15:00.000Z", "content-type": "application/json"}
+    args = ["kcat", "-b", bootstrap, "-P", "-t", events_topic, "-p", "0", "-k", ce["ce_subject"]]
+    for name, value in ce.items():
+        args += ["-H", f"{name}={value}"]
+    result = run(args, stdin=b"not an event\n", timeout=30)
+    if result.returncode != 0:
+        report("server: produce an undecodable record with kcat", False, result.stderr.decode().strip())
+        return
+    original = wait_for_record(bootstrap, events_topic, lambda r: ce_id.encode() in r["headers"], binary_headers=True)
+    record = wait_for_record(bootstrap, dlt, lambda r: ce_id.encode() in r["headers"], binary_headers=True)
+    if original is None or record is None:
+        report(f"server: an undecodable record on {events_topic} is dead-lettered on {dlt} within 30 s", False,
+               "not on the events topic" if original is None else "no dead letter")
+        return
+    headers = dict(zip(record["headers"][::2], record["headers"][1::2]))
+    expected = {
+        "retry_topic-attempts": struct.pack(">i", 1),
+        "retry_topic-original-timestamp": java_big_integer(original["ts"]),
+        "kafka_dlt-original-topic": events_topic.encode(),
+        "kafka_dlt-original-partition": struct.pack(">i", original["partition"]),
+        "kafka_dlt-original-offset": struct.pack(">q", original["offset"]),
+        "kafka_dlt-original-consumer-group": b"tollgate-workers",
+        "kafka_dlt-exception-fqcn": b"tollgate.UndecodableEvent",
+    }
+    problems = [f"{k} {headers.get(k)!r} != {v!r}" for k, v in expected.items() if headers.get(k) != v]
+    problems += [f"{k} changed" for k, v in ce.items() if headers.get(k) != v.encode()]
+    if "retry_topic-backoff-timestamp" in headers:
+        problems.append("a dead letter carries retry_topic-backoff-timestamp")
+    if len(record["headers"][::2]) != len(set(record["headers"][::2])):
+        problems.append("a header appears twice")
+    if record["key"] != ce["ce_subject"] or record["payload"] != "not an event":
+        problems.append("key or value changed")
+    # The headers as the document describes them: binary values base64, the rest UTF-8.
+    schemas = asyncapi["components"]["schemas"]
+    binary = {name for name, prop in schemas["deadLetterHeaders"]["properties"].items()
+              if schemas.get(prop.get("$ref", "").split("/")[-1], prop).get("contentEncoding") == "base64"}
+    documented = {k: base64.b64encode(v).decode() if k in binary else v.decode() for k, v in headers.items()}
+    registry = Registry().with_resource("urn:asyncapi", Resource.from_contents(asyncapi, default_specification=DRAFT202012))
+    validator = jsonschema.Draft202012Validator({"$ref": "urn:asyncapi#/components/schemas/deadLetterHeaders"}, registry=registry)
+    problems += [f"headers {e.message}" for e in validator.iter_errors(documented)]
+    report(f"server: the dead letter on {dlt} carries Spring's headers with the documented encodings", not problems,
+           "; ".join(problems[:5]) or f"{len(headers)} headers")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -677,9 +899,9 @@ def main():
         check_kubernetes()
         check_dockerfile()
         spec = check_openapi()
-        asyncapi, event_schema = check_asyncapi()
+        asyncapi, event_schema, entitlement_schema = check_asyncapi()
         check_events(event_schema)
-        check_server(spec, asyncapi, event_schema)
+        check_server(spec, asyncapi, event_schema, entitlement_schema)
         check_alerts()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
