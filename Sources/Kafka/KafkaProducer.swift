@@ -28,7 +28,13 @@ public final class KafkaProducer: Sendable {
     /// Produces one record and waits for its delivery report.
     @discardableResult
     public func send(_ message: KafkaMessage) async throws(KafkaError) -> KafkaDelivery {
-        let result: Result<KafkaDelivery, KafkaError> = await withCheckedContinuation { continuation in
+        try await deliver(message).get()
+    }
+
+    /// The delivery report of one record, as a value: no throwing across the task group in `sendAll`
+    /// (a typed throw inside its child tasks was miscompiled in release builds: garbage indexes).
+    private func deliver(_ message: KafkaMessage) async -> Result<KafkaDelivery, KafkaError> {
+        await withCheckedContinuation { continuation in
             let box = Unmanaged.passRetained(DeliveryBox(continuation))
             let refusal: KafkaError? = closed.withLock { isClosed in
                 if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
@@ -40,7 +46,6 @@ public final class KafkaProducer: Sendable {
                 continuation.resume(returning: .failure(refusal))
             }
         }
-        return try result.get()
     }
 
     /// Sends every record concurrently and waits for all delivery reports; throws the first failure.
@@ -48,10 +53,7 @@ public final class KafkaProducer: Sendable {
     public func sendAll(_ messages: [KafkaMessage]) async throws(KafkaError) -> [KafkaDelivery] {
         let results = await withTaskGroup(of: (Int, Result<KafkaDelivery, KafkaError>).self) { group in
             for (index, message) in messages.enumerated() {
-                group.addTask {
-                    do throws(KafkaError) { return (index, .success(try await self.send(message))) }
-                    catch { return (index, .failure(error)) }
-                }
+                group.addTask { (index, await self.deliver(message)) }
             }
             var results = [Result<KafkaDelivery, KafkaError>?](repeating: nil, count: messages.count)
             for await (index, result) in group { results[index] = result }
