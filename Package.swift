@@ -108,8 +108,14 @@ let package = Package(
         // Shared by the test targets: child processes and other blocking work kept off the pool.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
-        // Runs the built `tollgate` binary, so it tests the command line exactly as users call it.
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: strict),
+        // Signed deliveries for tests: an Apple-shaped certificate chain and notification bodies.
+        .target(name: "SignedFixtures", dependencies: ["Verifiers", "Config", "Events"],
+                path: "Tests/SignedFixtures", swiftSettings: strict),
+        // Runs the built `tollgate` binary, so it tests the command line exactly as users call it. The modules
+        // only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Store reads the outbox.
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "SignedFixtures", "Kafka", "Events", "Workers", "Store",
+                                                     .product(name: "Logging", package: "swift-log")],
+                    swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
         .target(name: "StoreTestSupport", dependencies: ["Store", "TestSupport", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/StoreTestSupport", swiftSettings: strict),
@@ -122,7 +128,8 @@ let package = Package(
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport", "SignedFixtures"],
+                    swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
             dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "TestSupport",

@@ -21,11 +21,14 @@ enum CLI {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> Result {
+    /// Runs `tollgate` in `directory` (the temporary folder unless given: operator commands find the
+    /// store and `.tollgate/bootstrap` of a `tollgate dev` relative to the folder it runs in).
+    static func run(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+                    directory: URL = FileManager.default.temporaryDirectory) async throws -> Result {
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TOLLGATE_") }
         env.merge(environment) { $1 }
         let result = try await Subprocess.run(binary.path, arguments, stdin: Data((stdin ?? "").utf8), environment: env,
-                                              directory: FileManager.default.temporaryDirectory)
+                                              directory: directory)
         return Result(status: result.status, stdout: result.output, stderr: result.stderr)
     }
 

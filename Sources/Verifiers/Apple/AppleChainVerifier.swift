@@ -6,8 +6,8 @@ import Synchronization
 /// Verified chains are cached by their certificates' fingerprints (and, in front of that, by the
 /// exact header bytes), so a steady stream costs one ES256 check per JWS.
 public final class AppleChainVerifier: Sendable {
-    static let leafOID = "1.2.840.113635.100.6.11.1"
-    static let intermediateOID = "1.2.840.113635.100.6.2.1"
+    public static let leafOID = "1.2.840.113635.100.6.11.1"
+    public static let intermediateOID = "1.2.840.113635.100.6.2.1"
 
     private let trustStore: TrustStore
     private let strict: Bool

@@ -62,7 +62,11 @@ struct DLQShow: AsyncParsableCommand {
 struct DLQReplay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Re-publish dead letters to the topic they failed on; each one once unless --force.")
+        abstract: "Re-publish dead letters to the topic they failed on; each one once unless --force.",
+        discussion: """
+            Exit 0 when every selected dead letter was replayed (or would be, with --dry-run), 1 when some were refused \
+            as replayed before.
+            """)
 
     @OptionGroup var cluster: OperatorOptions
     @Flag(help: "Every dead letter.") var all = false
@@ -86,6 +90,9 @@ struct DLQReplay: AsyncParsableCommand {
             Output.error("tollgate: \(error)")
             throw ExitCode(1)
         }
+        // Named twice (by position and by ce_id): replayed once, not refused the second time.
+        var named = Set<String>()
+        selected = selected.filter { named.insert($0.position).inserted }
         let logger = LoggingSetup.quiet()
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
@@ -117,6 +124,8 @@ struct DLQReplay: AsyncParsableCommand {
         await store.close()
         Output.error(dryRun ? "dry run: \(selected.count - skipped) would be replayed, \(skipped) skipped"
                             : "replayed \(replayed), skipped \(skipped)")
+        // A refusal is a failure to do what was asked: scripts must see it, not only a line on stderr.
+        if skipped > 0 { throw ExitCode(1) }
     }
 }
 
@@ -136,6 +145,11 @@ struct DLQPurge: AsyncParsableCommand {
         }
         do {
             try await KafkaAdmin(client: client).deleteRecords(topic: topic, beforeOffsets: cut)
+        } catch where error.isUnsupported {
+            // Said plainly: librdkafka's own text ("Required feature not supported by broker") names no operation.
+            Output.error("tollgate: purge failed: this cluster does not support deleting records (Kafka's DeleteRecords; "
+                         + "the embedded broker of `tollgate dev` never does); nothing was deleted (\(error))")
+            throw ExitCode(1)
         } catch {
             Output.error("tollgate: purge failed: \(error)")
             throw ExitCode(1)

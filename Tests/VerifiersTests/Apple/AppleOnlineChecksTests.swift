@@ -2,6 +2,7 @@ import Config
 import Events
 import Foundation
 import Outbound
+import SignedFixtures
 import TestSupport
 import Testing
 @testable import Verifiers

@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import SignedFixtures
 import Testing
 @testable import Verifiers
 

@@ -1,0 +1,62 @@
+import Events
+import Foundation
+import Testing
+
+extension DevEndToEndTests {
+    /// Issue 6's acceptance: a signed App Store notification through the gateway, the projection and the
+    /// outbox, seen where a merchant's services see it (the entitlement API and `tollgate.entitlements`).
+    @Suite("tollgate dev: Apple notifications to entitlements")
+    struct Acceptance {
+        @Test("SUBSCRIBED grants the entitlement, EXPIRED removes it; both changes reach tollgate.entitlements in order")
+        func subscribedThenExpired() async throws {
+            let dev = try DevEndToEndTests.dev()
+            let purchase = ApplePurchase()
+            let key = "\(DevProcess.bundleId)/\(purchase.user)/\(purchase.product)"
+
+            let subscribed = try purchase.subscribed(chain: dev.chain)
+            let subscribedResponse = try await dev.post(subscribed)
+            #expect(subscribedResponse.status == 200, "\(subscribedResponse.body)")
+            let granted = try await dev.entitlements(user: purchase.user, until: "the API lists the subscription") { !$0.entitlements.isEmpty }
+            #expect(granted.user == purchase.user)
+            #expect(granted.app == DevProcess.bundleId)
+            #expect(granted.entitlements == [EntitlementsBody.Item(
+                product: purchase.product, source: "apple", subject: purchase.originalTransactionId, state: "active",
+                expiresAt: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, gracePeriodExpiresAt: nil)])
+
+            let expired = try purchase.expired(chain: dev.chain)
+            let expiredResponse = try await dev.post(expired)
+            #expect(expiredResponse.status == 200, "\(expiredResponse.body)")
+            // The user stays known (200, not 404) with nothing active.
+            _ = try await dev.entitlements(user: purchase.user, until: "the API no longer lists it") { $0.entitlements.isEmpty }
+
+            let changes = try await dev.eventually("both changes are on tollgate.entitlements") { () -> [EntitlementChangeValue]? in
+                let records = try await dev.records("tollgate.entitlements").filter { $0.keyString == key }
+                return records.count >= 2 ? try records.map { try JSONDecoder().decode(EntitlementChangeValue.self, from: Data($0.value)) } : nil
+            }
+            #expect(changes.map(\.active) == [true, false])
+            #expect(changes.map(\.state) == ["active", "expired"])
+            #expect(changes.map(\.expiresAt) == Array(repeating: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, count: 2))
+            #expect(changes.map(\.eventId) == [subscribed.eventId, expired.eventId])
+            #expect(changes.allSatisfy { $0.app == DevProcess.bundleId && $0.user == purchase.user && $0.product == purchase.product
+                && $0.source == "apple" && $0.subject == purchase.originalTransactionId })
+            #expect(changes[0].sequence < changes[1].sequence)
+        }
+
+        @Test("the entitlement API refuses a missing or wrong bearer token (401) and answers 404 for an unknown user")
+        func apiRefusals() async throws {
+            let dev = try DevEndToEndTests.dev()
+            let user = "nobody-\(UUID().uuidString)"
+
+            let missing = try await dev.entitlements(user: user, token: nil)
+            #expect(missing.status == 401)
+            #expect(missing.body.contains(#""error":"unauthorized""#))
+            let wrong = try await dev.entitlements(user: user, token: DevProcess.apiToken + "x")
+            #expect(wrong.status == 401)
+            #expect(wrong.body.contains(#""error":"unauthorized""#))
+
+            let unknown = try await dev.entitlements(user: user)
+            #expect(unknown.status == 404)
+            #expect(unknown.body.contains(#""error":"unknown_user""#))
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import SignedFixtures
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `tollgate dev` (embedded broker, gateway, workers) running in a fresh working directory, as a
+/// developer starts it: its store and `.tollgate/bootstrap` live there, so operator commands run in
+/// the same directory find both. The configuration trusts a generated Apple-shaped chain.
+final class DevProcess: @unchecked Sendable {
+    // @unchecked: `process` is only touched by `start` and `stop`, which the suite's scope calls once each.
+
+    /// The process the running suite shares (set by `SharedDevProcess`).
+    @TaskLocal static var current: DevProcess?
+
+    static let apiToken = "cli-tests-api-token-0123456789"
+    static let bundleId = "com.example.cli"
+
+    let directory: URL
+    let configPath: String
+    let chain: AppleTestChain
+    /// `http://127.0.0.1:<port>`, the gateway and the entitlement API.
+    let baseURL: String
+    let bootstrap: String
+    /// The Apple deliveries the gateway accepted in this run.
+    let appleDeliveries = DeliveryLog()
+    private let process: Process
+    private let logFile: URL
+
+    private init(directory: URL, configPath: String, chain: AppleTestChain, baseURL: String, bootstrap: String,
+                 process: Process, logFile: URL) {
+        self.directory = directory
+        self.configPath = configPath
+        self.chain = chain
+        self.baseURL = baseURL
+        self.bootstrap = bootstrap
+        self.process = process
+        self.logFile = logFile
+    }
+
+    static func start() async throws -> DevProcess {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-dev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let chain = try AppleTestChain()
+        let rootPath = directory.appendingPathComponent("apple-root.pem").path
+        try Data(chain.root.pem.utf8).write(to: URL(fileURLWithPath: rootPath))
+        // Port 0: the kernel picks a free one and `dev` prints it. The store stays at its default,
+        // ./.tollgate/tollgate.sqlite, relative to the working directory.
+        let config = """
+            http: { host: 127.0.0.1, port: 0 }
+            api: { tokens: [\(apiToken)] }
+            log: { level: info }
+            sources:
+              apple:
+                roots: [\(rootPath)]
+                apps: [{ bundleId: \(bundleId), appAppleId: 1234, environments: [Sandbox] }]
+            """
+        let configPath = directory.appendingPathComponent("tollgate.yaml").path
+        try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
+
+        // Output goes to a file, never a pipe: nobody has to drain it for the process to go on.
+        let logFile = directory.appendingPathComponent("dev.log")
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logFile)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["dev", "--config", configPath]
+        process.currentDirectoryURL = directory
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TOLLGATE_") }
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try log.close()
+
+        do {
+            let port = try await CLITests.eventually("tollgate dev prints its gateway address", within: .seconds(60)) { () -> Int? in
+                guard process.isRunning else { throw DevFailure("tollgate dev exited:\n\(Self.tail(of: logFile))") }
+                return Self.listeningPort(in: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
+            }
+            let bootstrapFile = directory.appendingPathComponent(".tollgate/bootstrap")
+            let bootstrap = try await CLITests.eventually("tollgate dev writes .tollgate/bootstrap") { () -> String? in
+                let text = (try? String(contentsOf: bootstrapFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                return text?.isEmpty == false ? text : nil
+            }
+            return DevProcess(directory: directory, configPath: configPath, chain: chain, baseURL: "http://127.0.0.1:\(port)",
+                              bootstrap: bootstrap, process: process, logFile: logFile)
+        } catch {
+            await Self.terminate(process)
+            throw error
+        }
+    }
+
+    /// `gateway: listening on http://HOST:PORT ...` -> PORT.
+    static func listeningPort(in output: String) -> Int? {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("gateway: listening on http://") }) else { return nil }
+        let address = line.dropFirst("gateway: listening on http://".count).prefix { $0 != " " }
+        return address.split(separator: ":").last.flatMap { Int($0) }
+    }
+
+    /// SIGTERM, then the directory goes. Returns what went wrong when the process did not shut down
+    /// gracefully: exit status 0 within 20 s.
+    func stop() async -> String? {
+        let problem: String?
+        if !process.isRunning {
+            problem = "tollgate dev had exited already:\n\(diagnostics)"
+            await Self.terminate(process)
+        } else {
+            let graceful = await Self.terminate(process)
+            problem = graceful && process.terminationReason == .exit && process.terminationStatus == 0 ? nil
+                : "tollgate dev did not shut down cleanly on SIGTERM (status \(process.terminationStatus)):\n\(diagnostics)"
+        }
+        try? FileManager.default.removeItem(at: directory)
+        return problem
+    }
+
+    /// True when the process exited within 20 s of SIGTERM; otherwise it is killed.
+    @discardableResult
+    private static func terminate(_ process: Process) async -> Bool {
+        guard process.isRunning else { return true }
+        process.terminate()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        guard process.isRunning else { return true }
+        kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        return false
+    }
+
+    /// The end of the process's output, for failure messages.
+    var diagnostics: String {
+        "tollgate dev is \(process.isRunning ? "running" : "not running"); its output ends with:\n\(Self.tail(of: logFile))"
+    }
+
+    private static func tail(of file: URL) -> String {
+        String(((try? String(contentsOf: file, encoding: .utf8)) ?? "").suffix(3_000))
+    }
+
+    /// Runs `tollgate <arguments> --config <its config>` in the process's directory.
+    func cli(_ arguments: [String]) async throws -> CLI.Result {
+        try await CLI.run(arguments + ["--config", configPath], directory: directory)
+    }
+
+    /// `eventually`, with the process's state and output in the failure.
+    func eventually<T: Sendable>(_ what: String, within timeout: Duration = .seconds(30),
+                                 _ probe: () async throws -> T?) async throws -> T {
+        do {
+            return try await CLITests.eventually(what, within: timeout, probe)
+        } catch let failure as DevFailure {
+            throw DevFailure("\(failure.description)\n\(diagnostics)")
+        }
+    }
+}
+
+/// Apple notifications the gateway accepted (200), by notificationUUID, in order.
+actor DeliveryLog {
+    private(set) var notificationUUIDs: [String] = []
+
+    func append(_ uuid: String) { notificationUUIDs.append(uuid) }
+
+    /// The ce_ids their events carry: `apple:<notificationUUID>`.
+    var eventIds: [String] { notificationUUIDs.map { "apple:\($0)" } }
+}
+
+struct DevFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Polls `probe` until it returns a value (errors count as "not yet"), failing after `timeout` with
+/// the last error: the tests assert on what eventually holds, never on how long it took.
+func eventually<T: Sendable>(_ what: String, within timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(200),
+                             _ probe: () async throws -> T?) async throws -> T {
+    let deadline = ContinuousClock.now + timeout
+    var lastError: (any Error)?
+    while true {
+        do {
+            if let value = try await probe() { return value }
+        } catch let error as DevFailure {
+            throw error
+        } catch {
+            lastError = error
+        }
+        guard ContinuousClock.now < deadline else {
+            throw DevFailure("timed out after \(timeout) waiting until \(what)" + (lastError.map { " (last error: \($0))" } ?? ""))
+        }
+        try await Task.sleep(for: interval)
+    }
+}
