@@ -8,7 +8,7 @@ var seconds = 2.0
 var rounds = 3
 var jsonPath: String?
 var projection = false
-var projectionEvents = 40_000
+var projectionEvents = 20_000
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
