@@ -122,8 +122,9 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "TestSupport", "StoreTestSupport",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "TestSupport", "StoreTestSupport",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),

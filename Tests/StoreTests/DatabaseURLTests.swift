@@ -7,11 +7,18 @@ struct DatabaseURLTests {
     @Test("malformed or unknown URLs are .invalid, without the password", arguments: [
         "", "mysql://root:s3cret@db/tollgate", "sqlite:", "sqlite::memory:", "postgres://u:s3cret@db:notaport/tollgate",
         "postgres://u:s3cret@db:99999/tollgate", "postgresql://u:s3cret@db/tollgate?nonsense=1", "postgres://u:s3cret@[::1/x",
+        "sqlite:/tmp/x.sqlite?nonsense=1", "sqlite:/tmp/x.sqlite?busy_timeout_ms=soon", "sqlite:?busy_timeout_ms=10",
     ])
     func invalidURLs(_ url: String) async {
         let error = await storeError { () async throws(StoreError) in try await SQLDatabase.open(url: url, logger: TestDatabases.logger) }
         #expect(error?.kind == .invalid, "\(String(describing: error))")
         #expect(error?.message.contains("s3cret") == false, "\(String(describing: error))")
+    }
+
+    @Test("an SQLite URL may set the busy timeout; the default is 5 s")
+    func sqliteBusyTimeout() throws {
+        #expect(try DatabaseURL.parse("sqlite:/var/lib/t.sqlite?busy_timeout_ms=200") == .sqlite(path: "/var/lib/t.sqlite", busyTimeoutMs: 200))
+        #expect(try DatabaseURL.parse("sqlite:/var/lib/t.sqlite") == .sqlite(path: "/var/lib/t.sqlite", busyTimeoutMs: 5_000))
     }
 
     @Test("the redacted URL hides the password in the user info and the query")

@@ -242,6 +242,19 @@ struct SQLDriverTests {
         }
     }
 
+    @Test("busy_timeout_ms in an SQLite URL sets both connections' busy timeout")
+    func sqliteBusyTimeoutOption() async throws {
+        try await TestDatabases.withURL(.sqlite) { url in
+            let db = try await SQLDatabase.open(url: url + "?busy_timeout_ms=200", logger: TestDatabases.logger)
+            let query = { @Sendable (connection: any SQLConnection) throws(StoreError) -> SQLValue in
+                try connection.query("PRAGMA busy_timeout", []).first?.values.first ?? .null
+            }
+            let timeouts = [try await db.transaction(query), try await db.read(query)]
+            await db.close()
+            #expect(timeouts == [.int(200), .int(200)])
+        }
+    }
+
     @Test("SQLite refuses ?, :name and @name placeholders, so SQL written for it also runs on PostgreSQL")
     func sqliteForeignPlaceholders() async throws {
         try await TestDatabases.withDatabase(.sqlite) { db in

@@ -17,8 +17,20 @@ struct EntitlementKey: Hashable, Comparable {
 
 /// Reading and refreshing the `entitlements` table, which holds each key's deciding purchase.
 enum EntitlementRows {
+    /// The first key of the PostgreSQL advisory locks that serialize refreshes of one entitlement.
+    static let lockClass: Int32 = 7_461_626
+
     /// Recomputes one entitlement from its purchases; when it changed, saves it and queues the change.
     static func refresh(_ key: EntitlementKey, eventId: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        if connection.dialect == .postgres {
+            // READ COMMITTED: another worker may be changing another purchase of this entitlement. Waiting for
+            // it here makes the candidates below include its committed change; without the wait, the later
+            // writer would overwrite the entitlement computed from a view that lacks it. (SQLite has one writer.)
+            // The two-key form has a key space of its own, apart from the migrations' lock; two keys sharing
+            // a hash only wait for each other.
+            _ = try connection.query("SELECT pg_advisory_xact_lock(\(lockClass), hashtext($1))",
+                                     [.text("\(key.app)/\(key.user)/\(key.product)")])
+        }
         let candidates = try PurchaseRow.forEntitlement(app: key.app, user: key.user, product: key.product, on: connection)
         let stored = try load(key, on: connection)
         guard let decider = decidingPurchase(candidates, atMs: nowMs) else {

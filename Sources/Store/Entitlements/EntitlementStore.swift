@@ -91,17 +91,31 @@ public final class EntitlementStore: Sendable {
         try await database.read { connection throws(StoreError) in try OutboxRows.oldest(limit: limit, on: connection) }
     }
 
-    /// Removes exactly the published changes. Not "up to a sequence": on PostgreSQL a transaction that
-    /// took a lower sequence may commit after a higher one was read, and it must stay for the next round.
+    /// Removes exactly these published changes. Not "every sequence up to the last": on PostgreSQL a
+    /// transaction may commit a lower sequence after the relay read the higher ones (sequences are
+    /// taken at insert, not at commit), and that change has not been published yet.
     public func removeChanges(_ sequences: [Int64]) async throws(StoreError) {
-        guard !sequences.isEmpty else { return }
+        let runs = Self.runs(sequences)
+        guard !runs.isEmpty else { return }
         _ = try await database.transaction { connection throws(StoreError) in
-            for chunk in stride(from: 0, to: sequences.count, by: 500) {
-                let slice = sequences[chunk..<min(chunk + 500, sequences.count)]
-                let placeholders = (1...slice.count).map { "$\($0)" }.joined(separator: ", ")
-                try connection.execute("DELETE FROM entitlement_outbox WHERE sequence IN (\(placeholders))", slice.map { .int($0) })
+            for run in runs {
+                try connection.execute("DELETE FROM entitlement_outbox WHERE sequence >= $1 AND sequence <= $2",
+                                       [.int(run.lowerBound), .int(run.upperBound)])
             }
         }
+    }
+
+    /// The sequences as ranges of consecutive values (one, usually), so a batch is a few statements.
+    static func runs(_ sequences: [Int64]) -> [ClosedRange<Int64>] {
+        var runs: [ClosedRange<Int64>] = []
+        for sequence in Set(sequences).sorted() {
+            if let last = runs.last, last.upperBound + 1 == sequence {
+                runs[runs.count - 1] = last.lowerBound...sequence
+            } else {
+                runs.append(sequence...sequence)
+            }
+        }
+        return runs
     }
 
     /// Takes or renews a named lease for `holder` (e.g. the outbox relay, so one replica publishes and the

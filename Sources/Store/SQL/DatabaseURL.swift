@@ -1,18 +1,33 @@
-/// Where `SQLDatabase.open` connects: "sqlite:<path>" or a libpq "postgres://" / "postgresql://" URL.
+/// Where `SQLDatabase.open` connects: "sqlite:<path>[?busy_timeout_ms=N]" or a libpq "postgres://" /
+/// "postgresql://" URL.
 enum DatabaseURL: Sendable, Equatable {
-    case sqlite(path: String)
+    case sqlite(path: String, busyTimeoutMs: Int32)
     case postgres(url: String)
+
+    /// How long an SQLite connection waits for another one's lock before failing as busy (transient).
+    static let defaultBusyTimeoutMs: Int32 = 5_000
 
     static func parse(_ url: String) throws(StoreError) -> DatabaseURL {
         if url.hasPrefix("sqlite:") {
-            let path = String(url.dropFirst("sqlite:".count))
+            var path = String(url.dropFirst("sqlite:".count))
+            var busyTimeoutMs = defaultBusyTimeoutMs
+            // The one option: tests shorten the wait so a held lock fails fast; a path may not contain "?".
+            if let question = path.firstIndex(of: "?") {
+                let option = path[path.index(after: question)...]
+                let prefix = "busy_timeout_ms="
+                guard option.hasPrefix(prefix), let value = Int32(option.dropFirst(prefix.count)), value >= 0 else {
+                    throw StoreError(.invalid, "database URL \(url) has an unknown option: expected sqlite:<path>[?busy_timeout_ms=<ms>]")
+                }
+                busyTimeoutMs = value
+                path = String(path[..<question])
+            }
             guard !path.isEmpty else {
                 throw StoreError(.invalid, "database URL \"sqlite:\" has no path: expected sqlite:<path>")
             }
             guard !path.hasPrefix(":memory:"), !path.hasPrefix("file:") else {
                 throw StoreError(.invalid, "database URL \(url) is not a file path: expected sqlite:<path>")
             }
-            return .sqlite(path: path)
+            return .sqlite(path: path, busyTimeoutMs: busyTimeoutMs)
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
             try PostgresConnectionInfo.validate(url)

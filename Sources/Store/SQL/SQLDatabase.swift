@@ -19,16 +19,16 @@ public final class SQLDatabase: Sendable {
         reader = ConnectionLane(label: "tollgate.store.read", logger: logger) { () throws(StoreError) in try connect(.read) }
     }
 
-    /// Opens "sqlite:<path>" (creating the parent directory; WAL, synchronous=FULL, busy timeout,
-    /// foreign keys on) or "postgres://..." / "postgresql://..." (given to libpq as is, with
-    /// connect_timeout=5 and statement_timeout=30s unless the URL says otherwise). The write
-    /// connection opens now; the read connection on first use.
+    /// Opens "sqlite:<path>[?busy_timeout_ms=N]" (creating the parent directory; WAL, synchronous=FULL,
+    /// busy timeout 5 s unless given, foreign keys on) or "postgres://..." / "postgresql://..." (given
+    /// to libpq as is, with connect_timeout=5 and statement_timeout=30s unless the URL says otherwise).
+    /// The write connection opens now; the read connection on first use.
     public static func open(url: String, logger: Logger) async throws(StoreError) -> SQLDatabase {
         let database: SQLDatabase
         switch try DatabaseURL.parse(url) {
-        case .sqlite(let path):
+        case .sqlite(let path, let busyTimeoutMs):
             database = SQLDatabase(dialect: .sqlite, redactedURL: url, logger: logger) { role throws(StoreError) in
-                try SQLiteConnection(path: path, role: role)
+                try SQLiteConnection(path: path, role: role, busyTimeoutMs: busyTimeoutMs)
             }
         case .postgres(let url):
             database = SQLDatabase(dialect: .postgres, redactedURL: redactingPassword(url), logger: logger) { _ throws(StoreError) in

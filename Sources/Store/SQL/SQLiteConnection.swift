@@ -19,9 +19,8 @@ final class SQLiteConnection: DriverConnection {
     /// Between begin() and commit()/rollback(), even if SQLite rolled back on its own (disk full, I/O).
     private var inTransaction = false
     private static let statementCacheLimit = 256
-    static let busyTimeoutMilliseconds: Int32 = 5_000
 
-    init(path: String, role: LaneRole) throws(StoreError) {
+    init(path: String, role: LaneRole, busyTimeoutMs: Int32 = DatabaseURL.defaultBusyTimeoutMs) throws(StoreError) {
         self.role = role
         let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
         do {
@@ -39,7 +38,7 @@ final class SQLiteConnection: DriverConnection {
         }
         db = handle
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds)
+        sqlite3_busy_timeout(handle, busyTimeoutMs)
         try executeScript("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
         if role == .write {
             // Persistent in the file: readers opened later find it in WAL mode too.
