@@ -31,8 +31,7 @@ public final class KafkaProducer: Sendable {
         try await deliver(message).get()
     }
 
-    /// The delivery report of one record, as a value: no throwing across the task group in `sendAll`
-    /// (a typed throw inside its child tasks was miscompiled in release builds: garbage indexes).
+    /// The delivery report of one record, as a value.
     private func deliver(_ message: KafkaMessage) async -> Result<KafkaDelivery, KafkaError> {
         await withCheckedContinuation { continuation in
             let box = Unmanaged.passRetained(DeliveryBox(continuation))
@@ -48,19 +47,28 @@ public final class KafkaProducer: Sendable {
         }
     }
 
-    /// Sends every record concurrently and waits for all delivery reports; throws the first failure.
+    /// Hands every record to librdkafka in order, then waits for all delivery reports; throws the first
+    /// failure. In order matters: records of one key keep their order on their partition (idempotence
+    /// keeps it through retries), so a compacted topic ends with the last state.
     @discardableResult
     public func sendAll(_ messages: [KafkaMessage]) async throws(KafkaError) -> [KafkaDelivery] {
-        let results = await withTaskGroup(of: (Int, Result<KafkaDelivery, KafkaError>).self) { group in
+        guard !messages.isEmpty else { return [] }
+        let results: [Result<KafkaDelivery, KafkaError>] = await withCheckedContinuation { continuation in
+            let batch = DeliveryBatch(count: messages.count, continuation: continuation)
             for (index, message) in messages.enumerated() {
-                group.addTask { (index, await self.deliver(message)) }
+                let box = Unmanaged.passRetained(DeliveryBox(batch: batch, index: index))
+                let refusal: KafkaError? = closed.withLock { isClosed in
+                    if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
+                    return enqueue(message, opaque: box.toOpaque())
+                }
+                if let refusal {
+                    box.release()
+                    batch.complete(index, .failure(refusal))
+                }
             }
-            var results = [Result<KafkaDelivery, KafkaError>?](repeating: nil, count: messages.count)
-            for await (index, result) in group { results[index] = result }
-            return results
         }
         var deliveries: [KafkaDelivery] = []
-        for case let result? in results { deliveries.append(try result.get()) }
+        for result in results { deliveries.append(try result.get()) }
         return deliveries
     }
 
@@ -178,11 +186,48 @@ private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPoi
     return bytes.withUnsafeBytes { body($0) }
 }
 
-/// Carries one `send`'s continuation through librdkafka's per-message opaque pointer.
+/// Carries one record's waiter through librdkafka's per-message opaque pointer: a `send`, or a slot
+/// of a `sendAll` batch.
 private final class DeliveryBox {
-    let continuation: CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>
-    init(_ continuation: CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>) {
+    private enum Waiter {
+        case single(CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>)
+        case batch(DeliveryBatch, Int)
+    }
+    private let waiter: Waiter
+
+    init(_ continuation: CheckedContinuation<Result<KafkaDelivery, KafkaError>, Never>) { waiter = .single(continuation) }
+    init(batch: DeliveryBatch, index: Int) { waiter = .batch(batch, index) }
+
+    func complete(_ result: Result<KafkaDelivery, KafkaError>) {
+        switch waiter {
+        case .single(let continuation): continuation.resume(returning: result)
+        case .batch(let batch, let index): batch.complete(index, result)
+        }
+    }
+}
+
+/// The reports of a `sendAll` batch; resumes its caller when the last one arrives.
+private final class DeliveryBatch: Sendable {
+    private struct State {
+        var remaining: Int
+        var results: [Result<KafkaDelivery, KafkaError>?]
+    }
+    private let state: Mutex<State>
+    private let continuation: CheckedContinuation<[Result<KafkaDelivery, KafkaError>], Never>
+
+    init(count: Int, continuation: CheckedContinuation<[Result<KafkaDelivery, KafkaError>], Never>) {
+        state = Mutex(State(remaining: count, results: Array(repeating: nil, count: count)))
         self.continuation = continuation
+    }
+
+    func complete(_ index: Int, _ result: Result<KafkaDelivery, KafkaError>) {
+        let finished: [Result<KafkaDelivery, KafkaError>]? = state.withLock { state in
+            state.results[index] = result
+            state.remaining -= 1
+            guard state.remaining == 0 else { return nil }
+            return state.results.map { $0 ?? .failure(KafkaError(kind: .closed, message: "no delivery report")) }
+        }
+        if let finished { continuation.resume(returning: finished) }
     }
 }
 
@@ -191,9 +236,8 @@ private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointe
     let box = Unmanaged<DeliveryBox>.fromOpaque(opaque).takeRetainedValue()
     let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
     if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        box.continuation.resume(returning: .success(
-            KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
+        box.complete(.success(KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
     } else {
-        box.continuation.resume(returning: .failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
+        box.complete(.failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
     }
 }

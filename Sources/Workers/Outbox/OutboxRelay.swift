@@ -58,20 +58,10 @@ public struct OutboxRelay: Service {
         return changes.count
     }
 
-    /// Sends each key's changes one after the other, in sequence order, and different keys at once:
-    /// `sendAll` hands its records to librdkafka from concurrent tasks, so two changes of one key sent
-    /// together could land in either order, and the compacted topic would keep the older one.
+    /// In sequence order: `sendAll` hands records to librdkafka in order, so each key's changes land in
+    /// order and the compacted topic keeps the last one.
     private func publish(_ changes: [EntitlementChange]) async throws {
-        // Grouping keeps each key's changes in their order.
-        let byKey = Dictionary(grouping: changes, by: \.entitlement.topicKey)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for keyChanges in byKey.values {
-                group.addTask { [producer, topic] in
-                    for change in keyChanges { try await producer.send(Self.message(topic: topic)(change)) }
-                }
-            }
-            try await group.waitForAll()
-        }
+        _ = try await producer.sendAll(changes.map(Self.message(topic: topic)))
     }
 
     static func message(topic: String) -> (EntitlementChange) -> KafkaMessage {
