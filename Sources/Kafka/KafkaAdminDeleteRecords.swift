@@ -22,30 +22,17 @@ extension KafkaAdmin {
     }
 
     private static func deleteRecordsBlocking(_ rk: OpaquePointer, _ offsets: RDPartitionList, topic: String, timeoutMs: Int32) -> Result<[Int32: Int64], KafkaError> {
-        var errorText = [CChar](repeating: 0, count: 512)
         // librdkafka copies the list; it takes exactly one DeleteRecords object per call.
         var request: [OpaquePointer?] = [rd_kafka_DeleteRecords_new(offsets)]
         defer { rd_kafka_DeleteRecords_destroy_array(&request, request.count) }
-        guard let queue = rd_kafka_queue_new(rk) else {
-            return .failure(KafkaError(kind: .configuration, message: "rd_kafka_queue_new failed"))
+        return KafkaAdmin.adminRequest(rk, RD_KAFKA_ADMIN_OP_DELETERECORDS, name: "DeleteRecords on \(topic)", timeoutMs: timeoutMs) { options, queue in
+            rd_kafka_DeleteRecords(rk, &request, request.count, options, queue)
+        } read: { event in
+            readDeleteRecords(event, topic: topic)
         }
-        defer { rd_kafka_queue_destroy(queue) }
-        let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETERECORDS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        _ = rd_kafka_AdminOptions_set_request_timeout(options, timeoutMs, &errorText, errorText.count)
-        _ = rd_kafka_AdminOptions_set_operation_timeout(options, timeoutMs, &errorText, errorText.count)
-        rd_kafka_DeleteRecords(rk, &request, request.count, options, queue)
+    }
 
-        guard let event = rd_kafka_queue_poll(queue, timeoutMs + 5_000) else {
-            return .failure(KafkaError(kind: .timedOut, message: "DeleteRecords on \(topic) got no answer in \(timeoutMs) ms"))
-        }
-        defer { rd_kafka_event_destroy(event) }
-        let eventError = rd_kafka_event_error(event)
-        if eventError != RD_KAFKA_RESP_ERR_NO_ERROR {
-            let text = String(cString: rd_kafka_event_error_string(event))
-            return .failure(KafkaError(kind: .broker(code: eventError.rawValue, name: String(cString: rd_kafka_err2name(eventError))),
-                                       message: "DeleteRecords on \(topic): \(text)"))
-        }
+    private static func readDeleteRecords(_ event: OpaquePointer, topic: String) -> Result<[Int32: Int64], KafkaError> {
         guard let result = rd_kafka_event_DeleteRecords_result(event),
               let partitions = rd_kafka_DeleteRecords_result_offsets(result) else {
             return .failure(KafkaError(kind: .configuration, message: "DeleteRecords on \(topic): no result"))

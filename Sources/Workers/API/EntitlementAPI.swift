@@ -46,7 +46,9 @@ public struct EntitlementAPI: Sendable {
     }
 
     func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
-        guard authorized(request.headers[.authorization]) else {
+        // One Authorization header: with two, a proxy and this check could each read a different one.
+        let credentials = request.headers[values: .authorization]
+        guard credentials.count == 1, authorized(credentials.first) else {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer"
             return Self.error(.unauthorized, "unauthorized", "a valid bearer token from api.tokens is required", headers: headers)

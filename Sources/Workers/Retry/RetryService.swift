@@ -25,41 +25,31 @@ public struct RetryService: Service {
 
     public func run() async throws {
         guard !topics.isEmpty else { return }
-        let consumer = try KafkaConsumer(config: config, topics: topics)
-        logger.info("retrying", metadata: ["topics": .string(topics.joined(separator: ",")), "group": .string(config.groupId)])
-        let lagReporter = LagReporter(consumer: consumer, metrics: handler.metrics)
-        do {
-            try await cancelWhenGracefulShutdown {
-                var paused: [PartitionID: Int64] = [:]
-                while !Task.isCancelled {
-                    await lagReporter.tick()
-                    let now = handler.processor.now()
-                    for (id, due) in paused where due <= now {
-                        paused[id] = nil
-                        try await consumer.resume(topic: id.topic, partition: id.partition)
-                    }
-                    let wait = paused.values.min().map { Int32(clamping: max(0, min($0 - now, 200))) } ?? 200
-                    guard let record = try await consumer.poll(timeoutMs: wait) else { continue }
-                    let due = record.headers.integer(SpringHeaders.backoffTimestamp) ?? 0
-                    if due > handler.processor.now() {
-                        let id = PartitionID(topic: record.topic, partition: record.partition)
-                        try await consumer.pause(topic: id.topic, partition: id.partition)
-                        try await consumer.seek(topic: id.topic, partition: id.partition, offset: record.offset)
-                        paused[id] = due
-                        continue
-                    }
-                    guard await handler.handle([record]) else { break }
-                    do { try await consumer.commitAll([record]) } catch {
-                        logger.warning("commit failed; the record will be redelivered", metadata: ["error": .string("\(error)")])
-                    }
+        try await runConsumer(config, topics: topics, role: "retry consumer", metrics: handler.metrics, logger: logger) {
+            [handler, logger] consumer, lagReporter in
+            var paused: [PartitionID: Int64] = [:]
+            while !Task.isCancelled {
+                await lagReporter.tick()
+                let now = handler.processor.now()
+                for (id, due) in paused where due <= now {
+                    paused[id] = nil
+                    try await consumer.resume(topic: id.topic, partition: id.partition)
+                }
+                let wait = paused.values.min().map { Int32(clamping: max(0, min($0 - now, 200))) } ?? 200
+                guard let record = try await consumer.poll(timeoutMs: wait) else { continue }
+                let due = record.headers.integer(SpringHeaders.backoffTimestamp) ?? 0
+                if due > handler.processor.now() {
+                    let id = PartitionID(topic: record.topic, partition: record.partition)
+                    try await consumer.pause(topic: id.topic, partition: id.partition)
+                    try await consumer.seek(topic: id.topic, partition: id.partition, offset: record.offset)
+                    paused[id] = due
+                    continue
+                }
+                guard await handler.handle([record]) else { return }
+                do { try await consumer.commitAll([record]) } catch {
+                    logger.warning("commit failed; the record will be redelivered", metadata: ["error": .string("\(error)")])
                 }
             }
-        } catch {
-            logger.error("retry consumer failed", metadata: ["error": .string("\(error)")])
-            await consumer.close()
-            throw error
         }
-        await consumer.close()
-        logger.info("retry consumer stopped")
     }
 }

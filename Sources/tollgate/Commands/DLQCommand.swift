@@ -43,12 +43,7 @@ struct DLQShow: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let letters = try await TopicScan.records(client: client, topic: config.kafka.topicNames.deadLetter).map(DeadLetter.init)
-        let selected: [DeadLetter]
-        do { selected = try DeadLetter.select(reference, from: letters) } catch {
-            Output.error("tollgate: \(error)")
-            throw ExitCode(1)
-        }
+        let selected = try await DeadLetter.load([reference], client: client, topic: config.kafka.topicNames.deadLetter)
         for letter in selected {
             Output.line("dead letter \(letter.position) at \(letter.time), key \(letter.record.keyString ?? "(none)")")
             Output.line("headers:")
@@ -82,17 +77,7 @@ struct DLQReplay: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let letters = try await TopicScan.records(client: client, topic: config.kafka.topicNames.deadLetter).map(DeadLetter.init)
-        var selected: [DeadLetter] = all ? letters : []
-        do {
-            for reference in references { selected += try DeadLetter.select(reference, from: letters) }
-        } catch {
-            Output.error("tollgate: \(error)")
-            throw ExitCode(1)
-        }
-        // Named twice (by position and by ce_id): replayed once, not refused the second time.
-        var named = Set<String>()
-        selected = selected.filter { named.insert($0.position).inserted }
+        let selected = try await DeadLetter.load(all ? nil : references, client: client, topic: config.kafka.topicNames.deadLetter)
         let logger = LoggingSetup.quiet()
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Events
 import Foundation
 import Kafka
@@ -18,6 +19,22 @@ struct DeadLetter: Sendable {
         return record.headers.string(SpringHeaders.exceptionMessage).map { "\(type): \($0)" } ?? type
     }
     var time: String { record.timestampMs.map { Timestamp(millisecondsSince1970: $0).rfc3339 } ?? "-" }
+
+    /// The dead letters `references` name (every one when nil), each once even when named twice (by
+    /// position and by ce_id); a reference that names none exits 1.
+    static func load(_ references: [String]?, client: KafkaClientConfig, topic: String) async throws -> [DeadLetter] {
+        let letters = try await TopicScan.records(client: client, topic: topic).map(DeadLetter.init)
+        guard let references else { return letters }
+        var selected: [DeadLetter] = []
+        do {
+            for reference in references { selected += try select(reference, from: letters) }
+        } catch {
+            Output.error("tollgate: \(error)")
+            throw ExitCode(1)
+        }
+        var named = Set<String>()
+        return selected.filter { named.insert($0.position).inserted }
+    }
 
     /// Which dead letters a reference names: `partition:offset`, a bare offset (unique across partitions), or a `ce_id`.
     static func select(_ reference: String, from letters: [DeadLetter]) throws(SelectionError) -> [DeadLetter] {

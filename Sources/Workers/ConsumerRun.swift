@@ -1,0 +1,45 @@
+import Kafka
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The life of one worker consumer: subscribe, run `loop` until graceful shutdown cancels it, and
+/// leave the group cleanly whatever happened (so its partitions move at once).
+func runConsumer(_ config: ConsumerConfig, topics: [String], role: String, metrics: WorkerMetrics, logger: Logger,
+                 loop: @escaping @Sendable (KafkaConsumer, LagReporter) async throws -> Void) async throws {
+    let consumer = try KafkaConsumer(config: config, topics: topics)
+    logger.info("\(role) started", metadata: ["topics": .string(topics.joined(separator: ",")), "group": .string(config.groupId)])
+    do {
+        try await cancelWhenGracefulShutdown { try await loop(consumer, LagReporter(consumer: consumer, metrics: metrics)) }
+    } catch {
+        logger.error("\(role) failed", metadata: ["error": .string("\(error)")])
+        await consumer.close()
+        throw error
+    }
+    await consumer.close()
+    logger.info("\(role) stopped")
+}
+
+/// Publishes consumer lag per partition every few seconds.
+final class LagReporter: Sendable {
+    let consumer: KafkaConsumer
+    let metrics: WorkerMetrics
+    private let last = Mutex(ContinuousClock.now - .seconds(60))
+
+    init(consumer: KafkaConsumer, metrics: WorkerMetrics) {
+        self.consumer = consumer
+        self.metrics = metrics
+    }
+
+    func tick() async {
+        let due = last.withLock { last in
+            guard ContinuousClock.now - last >= .seconds(5) else { return false }
+            last = ContinuousClock.now
+            return true
+        }
+        guard due else { return }
+        for entry in await consumer.lag() {
+            if let lag = entry.lag { metrics.lag(topic: entry.topic, partition: entry.partition, lag: lag) }
+        }
+    }
+}
