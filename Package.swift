@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Store",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

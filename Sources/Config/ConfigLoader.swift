@@ -109,6 +109,32 @@ public enum ConfigLoader {
             return l
         }
         c.sources = try r.section("sources") { (s) throws(ConfigError) in try readSources(s) }
+        c.spool = try r.section("spool") { (s) throws(ConfigError) in
+            var spool = SpoolSettings()
+            spool.enabled = try s.bool("enabled", default: spool.enabled)
+            spool.path = try s.string("path", default: spool.path)
+            if spool.path.isEmpty { throw ConfigError(key: s.name("path"), message: "must not be empty") }
+            spool.maxBytes = try s.int("maxBytes", default: spool.maxBytes, range: 1_048_576...1_099_511_627_776)
+            return spool
+        }
+        if c.spool.enabled, c.spool.maxBytes < 2 * c.http.maxBodyBytes {
+            throw ConfigError(key: "spool.maxBytes", message: "must hold at least two of the largest deliveries (2 x http.maxBodyBytes)")
+        }
+        c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
+            var dedup = DedupSettings()
+            dedup.windowSeconds = try s.int("windowSeconds", default: dedup.windowSeconds, range: 0...86_400)
+            dedup.maxEntries = try s.int("maxEntries", default: dedup.maxEntries, range: 0...10_000_000)
+            return dedup
+        }
+        c.shutdown = try r.section("shutdown") { (s) throws(ConfigError) in
+            var shutdown = ShutdownSettings()
+            shutdown.gracePeriodMs = try s.int("gracePeriodMs", default: shutdown.gracePeriodMs, range: 1_000...600_000)
+            shutdown.drainDelayMs = try s.int("drainDelayMs", default: shutdown.drainDelayMs, range: 0...60_000)
+            if shutdown.drainDelayMs >= shutdown.gracePeriodMs {
+                throw ConfigError(key: s.name("drainDelayMs"), message: "must be shorter than shutdown.gracePeriodMs")
+            }
+            return shutdown
+        }
         return c
     }
 

@@ -6,7 +6,39 @@ public struct TollgateConfig: Sendable {
     public var store = StoreSettings()
     public var log = LogSettings()
     public var sources = SourcesSettings()
+    public var spool = SpoolSettings()
+    public var dedup = DedupSettings()
+    public var shutdown = ShutdownSettings()
 
+    public init() {}
+}
+
+/// Where deliveries go when Kafka does not acknowledge within `kafka.ackTimeoutMs` (docs/durability.md).
+public struct SpoolSettings: Sendable {
+    /// Off: such deliveries are answered 503 with Retry-After instead.
+    public var enabled = true
+    /// One file per gateway process (it is locked); it must outlive the process to keep its promise.
+    public var path = "./.tollgate/spool.sqlite"
+    /// Past this many bytes of waiting records, deliveries Kafka does not take are answered 503.
+    public var maxBytes = 1_073_741_824
+    public init() {}
+}
+
+/// Redeliveries of events accepted within the window are answered 2xx without publishing again.
+public struct DedupSettings: Sendable {
+    /// 0 turns deduplication off.
+    public var windowSeconds = 600
+    /// Ids remembered at most (about 50 bytes each); the oldest go first.
+    public var maxEntries = 100_000
+    public init() {}
+}
+
+public struct ShutdownSettings: Sendable {
+    /// After SIGTERM, the time allowed to finish in-flight requests, publish and close; past it (or
+    /// on a second SIGTERM) the process exits at once. What was acknowledged is in Kafka or the spool.
+    public var gracePeriodMs = 25_000
+    /// How long `/readyz` fails before the listener closes, so load balancers stop sending first.
+    public var drainDelayMs = 0
     public init() {}
 }
 
@@ -34,7 +66,8 @@ public struct KafkaSettings: Sendable {
     /// Nil means the embedded broker (development only).
     public var brokers: String?
     public var topicPrefix = "tollgate"
-    public var ackTimeoutMs = 5_000
+    /// How long a request waits for Kafka's acknowledgement before its delivery is spooled.
+    public var ackTimeoutMs = 2_000
     public var consumerGroup = "tollgate-workers"
     public var partitions = 6
     public var replicationFactor = 3

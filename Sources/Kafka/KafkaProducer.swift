@@ -52,8 +52,15 @@ public final class KafkaProducer: Sendable {
     /// keeps it through retries), so a compacted topic ends with the last state.
     @discardableResult
     public func sendAll(_ messages: [KafkaMessage]) async throws(KafkaError) -> [KafkaDelivery] {
+        var deliveries: [KafkaDelivery] = []
+        for result in await sendEach(messages) { deliveries.append(try result.get()) }
+        return deliveries
+    }
+
+    /// Like `sendAll`, but reports each record's outcome, so a caller can keep just the failed ones.
+    public func sendEach(_ messages: [KafkaMessage]) async -> [Result<KafkaDelivery, KafkaError>] {
         guard !messages.isEmpty else { return [] }
-        let results: [Result<KafkaDelivery, KafkaError>] = await withCheckedContinuation { continuation in
+        return await withCheckedContinuation { continuation in
             let batch = DeliveryBatch(count: messages.count, continuation: continuation)
             for (index, message) in messages.enumerated() {
                 let box = Unmanaged.passRetained(DeliveryBox(batch: batch, index: index))
@@ -67,9 +74,6 @@ public final class KafkaProducer: Sendable {
                 }
             }
         }
-        var deliveries: [KafkaDelivery] = []
-        for result in results { deliveries.append(try result.get()) }
-        return deliveries
     }
 
     /// Waits up to `timeoutMs` for outstanding records; returns false if some remain.

@@ -47,6 +47,31 @@ public struct GatewayMetrics: Sendable {
             .increment()
     }
 
+    /// How an accepted delivery was made durable: straight to Kafka, through the spool, or not at
+    /// all because its events were accepted moments ago (a redelivery).
+    func written(source: String, outcome: String) {
+        Counter(label: "tollgate_deliveries_written_total", dimensions: [("source", source), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
+    /// Spooled deliveries the relay published.
+    func spoolRelayed(_ count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "tollgate_spool_relayed_total", factory: factory).increment(by: count)
+    }
+
+    /// The spool's and the cluster's state, refreshed before each scrape and by `/readyz`.
+    func durabilityState(spool: SpoolStats?, kafkaReachable: Bool?) {
+        if let kafkaReachable {
+            Gauge(label: "tollgate_kafka_reachable", factory: factory).record(kafkaReachable ? 1 : 0)
+        }
+        guard let spool else { return }
+        Gauge(label: "tollgate_spool_records", factory: factory).record(spool.records)
+        Gauge(label: "tollgate_spool_bytes", factory: factory).record(spool.bytes)
+        Gauge(label: "tollgate_spool_max_bytes", factory: factory).record(spool.maxBytes)
+        Gauge(label: "tollgate_spool_oldest_age_seconds", factory: factory).record(spool.oldestAgeSeconds())
+    }
+
     public func exposition() -> String { registry.emitToString() }
 }
 

@@ -2,9 +2,8 @@ import Events
 import Kafka
 import Verifiers
 
-/// Publishes one accepted delivery: the raw body to `raw.<source>` and each event to `events`, or
-/// a quarantined one to `quarantine` alone, returning only when every record has its delivery
-/// report (acks=all).
+/// The records of one accepted delivery: the raw body for `raw.<source>` and each event for
+/// `events`, or a quarantined one for `quarantine` alone. `DeliveryWriter` makes them durable.
 public struct EventPublisher: Sendable {
     public let producer: KafkaProducer
     public let topics: TopicNames
@@ -18,10 +17,6 @@ public struct EventPublisher: Sendable {
     public init(producer: KafkaProducer, topics: TopicNames) {
         self.producer = producer
         self.topics = topics
-    }
-
-    public func publish(_ delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) async throws(KafkaError) {
-        try await producer.sendAll(messages(for: delivery, source: source, request: request))
     }
 
     func messages(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {

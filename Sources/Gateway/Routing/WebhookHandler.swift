@@ -12,7 +12,7 @@ import Verifiers
 struct WebhookHandler: Sendable {
     let name: SourceName
     let source: (any WebhookSource)?
-    let publisher: EventPublisher
+    let writer: DeliveryWriter
     let metrics: GatewayMetrics
     let maxBodyBytes: Int
     let publicPathPrefix: String
@@ -44,11 +44,12 @@ struct WebhookHandler: Sendable {
         let webhookRequest = WebhookRequest(path: publicPathPrefix + request.uri.path, headers: headers,
                                             body: body, receivedAt: received)
         let delivery = try await source.handle(webhookRequest)
-        do {
-            try await publisher.publish(delivery, source: name, request: webhookRequest)
-        } catch {
-            logger.error("delivery not durable", metadata: ["source": .string(name.rawValue), "error": .string(error.message)])
-            throw Rejection(.notDurable, "the event could not be made durable; retry later")
+        let outcome = try await writer.write(delivery, source: name, request: webhookRequest)
+        metrics.written(source: name.rawValue, outcome: outcome.rawValue)
+        if outcome == .duplicate {
+            logger.info("delivery already accepted", metadata: [
+                "source": .string(name.rawValue), "ce_id": .string(delivery.events.first?.id ?? "")])
+            return response(delivery)
         }
         metrics.accepted(source: name.rawValue, eventTypes: delivery.events.map(\.type.rawValue))
         if let quarantine = delivery.quarantine {
@@ -59,8 +60,13 @@ struct WebhookHandler: Sendable {
         } else {
             logger.info("delivery accepted", metadata: [
                 "source": .string(name.rawValue), "events": .stringConvertible(delivery.events.count),
-                "ce_id": .string(delivery.events.first?.id ?? "")])
+                "ce_id": .string(delivery.events.first?.id ?? ""), "via": .string(outcome.rawValue)])
         }
+        return response(delivery)
+    }
+
+    /// The sender's own 2xx answer.
+    private func response(_ delivery: AcceptedDelivery) -> Response {
         var responseHeaders = HTTPFields()
         if let contentType = delivery.response.contentType { responseHeaders[.contentType] = contentType }
         for header in delivery.response.headers {

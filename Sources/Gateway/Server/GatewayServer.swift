@@ -12,22 +12,22 @@ import Verifiers
 public struct GatewayServer: Sendable {
     public let settings: HTTPSettings
     public let registry: SourceRegistry
-    public let publisher: EventPublisher
+    public let writer: DeliveryWriter
     public let metrics: GatewayMetrics
     public let readiness: Readiness
     public let logger: Logger
     /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
     let additionalRoutes: @Sendable (Router<BasicRequestContext>) -> Void
 
-    public init(settings: HTTPSettings, registry: SourceRegistry, publisher: EventPublisher,
+    public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter,
                 metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
                 additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in }) {
         self.additionalRoutes = additionalRoutes
         self.settings = settings
         self.registry = registry
-        self.publisher = publisher
+        self.writer = writer
         self.metrics = metrics
-        self.readiness = Readiness(producer: publisher.producer, registry: registry)
+        self.readiness = Readiness(producer: writer.producer, spool: writer.spool, registry: registry)
         self.logger = logger
     }
 
@@ -46,7 +46,7 @@ public struct GatewayServer: Sendable {
                                                        metrics: metrics))
 
         for name in SourceName.allCases {
-            let handler = WebhookHandler(name: name, source: registry.source(name), publisher: publisher, metrics: metrics,
+            let handler = WebhookHandler(name: name, source: registry.source(name), writer: writer, metrics: metrics,
                                          maxBodyBytes: settings.maxBodyBytes, publicPathPrefix: settings.publicPathPrefix,
                                          logger: logger)
             router.post(RouterPath(Self.webhookPath(name))) { request, _ in await handler.handle(request) }
@@ -56,12 +56,14 @@ public struct GatewayServer: Sendable {
         }
         router.get("/healthz") { _, _ in Self.json(.ok, #"{"status":"ok"}"#) }
         router.head("/healthz") { _, _ in Response(status: .ok) }
-        router.get("/readyz") { [readiness] _, _ in
-            let (ready, detail) = await readiness.check()
-            return Self.json(ready ? .ok : .serviceUnavailable, #"{"ready":\#(ready),"detail":\#(Self.jsonString(detail))}"#)
+        router.get("/readyz") { [readiness, metrics] _, _ in
+            let report = await readiness.check()
+            metrics.durabilityState(spool: report.spool, kafkaReachable: report.kafkaReachable)
+            return Self.json(report.ready ? .ok : .serviceUnavailable, Self.readinessJSON(report))
         }
         router.head("/readyz") { [readiness] _, _ in Response(status: await readiness.check().ready ? .ok : .serviceUnavailable) }
-        router.get("/metrics") { [metrics] _, _ in
+        router.get("/metrics") { [metrics, writer] _, _ in
+            metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
@@ -78,6 +80,16 @@ public struct GatewayServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "tollgate"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: logger)
+    }
+
+    static func readinessJSON(_ report: ReadinessReport) -> String {
+        var text = #"{"ready":\#(report.ready),"detail":\#(jsonString(report.detail))"#
+        if let reachable = report.kafkaReachable { text += #","kafka":"\#(reachable ? "reachable" : "unreachable")""# }
+        if let spool = report.spool {
+            let age = (spool.oldestAgeSeconds() * 1_000).rounded() / 1_000
+            text += #","spool":{"records":\#(spool.records),"bytes":\#(spool.bytes),"maxBytes":\#(spool.maxBytes),"oldestAgeSeconds":\#(age)}"#
+        }
+        return text + "}"
     }
 
     /// A JSON string literal: details may quote what a sender's check said.

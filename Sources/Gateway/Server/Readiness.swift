@@ -4,6 +4,16 @@ import Kafka
 import Synchronization
 import Verifiers
 
+/// What `/readyz` answers: whether the gateway can make events durable now (Kafka acknowledges, or
+/// the spool has room) and its senders can verify, with the cluster's and the spool's state.
+public struct ReadinessReport: Sendable {
+    public var ready: Bool
+    public var detail: String
+    /// Nil while shutting down (no probe is made then).
+    public var kafkaReachable: Bool?
+    public var spool: SpoolStats?
+}
+
 /// Whether the gateway can make events durable and its senders can verify right now; answers `/readyz`.
 /// One cluster probe at a time, its answer kept for a second, so a flood of `/readyz` calls
 /// (the port is public) costs one metadata request per second, not one thread each.
@@ -16,12 +26,14 @@ public final class Readiness: Sendable {
     }
 
     private let producer: KafkaProducer
+    private let spool: DeliverySpool?
     private let registry: SourceRegistry?
     private let state = Mutex(State())
 
     /// `registry`: senders that may report problems of their own (Google's key set not loaded).
-    public init(producer: KafkaProducer, registry: SourceRegistry? = nil) {
+    public init(producer: KafkaProducer, spool: DeliverySpool? = nil, registry: SourceRegistry? = nil) {
         self.producer = producer
+        self.spool = spool
         self.registry = registry
     }
 
@@ -33,8 +45,8 @@ public final class Readiness: Sendable {
     /// Marks the gateway as shutting down: `/readyz` fails first so load balancers stop sending.
     public func startDraining() { state.withLock { $0.draining = true } }
 
-    public func check() async -> (ready: Bool, detail: String) {
-        if let fatal = producer.fatalError { return (false, "kafka producer failed fatally: \(fatal)") }
+    public func check() async -> ReadinessReport {
+        let spoolStats = spool?.stats
         enum Step { case answer(Bool), draining, wait(Task<Bool, Never>) }
         let step: Step = state.withLock { state in
             if state.draining { return .draining }
@@ -46,7 +58,7 @@ public final class Readiness: Sendable {
         }
         let reachable: Bool
         switch step {
-        case .draining: return (false, "shutting down")
+        case .draining: return ReadinessReport(ready: false, detail: "shutting down", kafkaReachable: nil, spool: spoolStats)
         case .answer(let cached): reachable = cached
         case .wait(let probe):
             reachable = await probe.value
@@ -56,9 +68,29 @@ public final class Readiness: Sendable {
                 state.reachable = reachable
             }
         }
-        guard reachable else { return (false, "kafka unreachable") }
+        var report = ReadinessReport(ready: true, detail: "kafka reachable", kafkaReachable: reachable, spool: spoolStats)
+        if let fatal = producer.fatalError {
+            report.ready = false
+            report.detail = "kafka producer failed fatally: \(fatal)"
+            return report
+        }
+        if !reachable {
+            if let spoolStats, spoolStats.bytes < spoolStats.maxBytes {
+                report.detail = "kafka unreachable; deliveries go to the spool (\(spoolStats.records) waiting)"
+            } else {
+                report.ready = false
+                report.detail = spoolStats == nil ? "kafka unreachable and the spool is disabled" : "kafka unreachable and the spool is full"
+                return report
+            }
+        } else if let spoolStats, spoolStats.records > 0 {
+            report.detail = "kafka reachable; relaying the spool (\(spoolStats.records) waiting)"
+        }
         let problems = await registry?.readinessProblems(now: Self.now) ?? []
-        return problems.isEmpty ? (true, "kafka reachable") : (false, problems.joined(separator: "; "))
+        if !problems.isEmpty {
+            report.ready = false
+            report.detail = problems.joined(separator: "; ")
+        }
+        return report
     }
 
     private static var now: Timestamp {

@@ -28,12 +28,13 @@ struct DevCommand: AsyncParsableCommand {
         let host = config.http.host
         let workers = try await Components.workers(config: config, brokers: brokers, logger: logger)
         let api = workers.api
-        let gateway = try Components.gateway(config: config, brokers: brokers, logger: logger,
+        let gateway = try await Components.gateway(config: config, brokers: brokers, logger: logger,
                                              additionalRoutes: { api.register(on: $0) }) { port in
             Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
         }
         Output.line("store: \(workers.store.database.redactedURL)")
-        try await Components.run(gateway + workers.services, logger: logger)
+        // Workers listed first stop last: the gateway stops taking deliveries before the consumers stop.
+        try await Components.run(workers.services + gateway, shutdown: config.shutdown, logger: logger)
         await workers.store.close()
         withExtendedLifetime(cluster) {}
     }

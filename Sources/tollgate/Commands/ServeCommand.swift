@@ -13,9 +13,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = LoggingSetup.bootstrap(config.log)
         let host = config.http.host
-        let services = try Components.gateway(config: config, brokers: brokers, logger: logger) { port in
+        let services = try await Components.gateway(config: config, brokers: brokers, logger: logger) { port in
             logger.info("listening", metadata: ["address": .string("\(host):\(port)")])
         }
-        try await Components.run(services, logger: logger)
+        try await Components.run(services, shutdown: config.shutdown, logger: logger)
     }
 }

@@ -18,7 +18,7 @@ struct WorkCommand: AsyncParsableCommand {
                                   exposition: { ProcessMetrics.registry.emitToString() }, logger: logger)
         try await Components.run(workers.services + [server.makeApplication { port in
             logger.info("workers listening", metadata: ["address": .string("\(config.http.host):\(port)")])
-        }], logger: logger)
+        }], shutdown: config.shutdown, logger: logger)
         await workers.store.close()
     }
 }

@@ -12,22 +12,37 @@ import Workers
 
 /// Builds the long-lived services shared by `dev`, `serve` and `work`.
 enum Components {
-    /// The producer, the HTTP server and their lifecycle companions, in start order.
+    /// The spool, the producer, the relay, the HTTP server and readiness, in start order (they stop
+    /// in reverse: readiness fails first, the server finishes its requests, the relay publishes what
+    /// it can, the producer flushes, the spool closes).
     static func gateway(config: TollgateConfig, brokers: String, logger: Logger,
                         additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in },
-                        onListening: @escaping @Sendable (Int) async -> Void) throws -> [any Service] {
+                        onListening: @escaping @Sendable (Int) async -> Void) async throws -> [any Service] {
         let registry = try SourceRegistry(settings: config.sources, fetcher: URLSessionFetcher())
         if config.sources.iaptic.apps.isEmpty {
             logger.warning("no Iaptic apps configured: every Iaptic delivery will be refused", metadata: ["key": "sources.iaptic.apps"])
         }
+        var spool: DeliverySpool?
+        if config.spool.enabled {
+            spool = try await DeliverySpool.open(path: config.spool.path, maxBytes: config.spool.maxBytes, logger: logger)
+        } else {
+            logger.warning("spool disabled: deliveries Kafka does not acknowledge in time are answered 503", metadata: ["key": "spool.enabled"])
+        }
         let producer = try KafkaProducer(config: ProducerConfig(
             client: config.kafka.client(brokers: brokers), deliveryTimeoutMs: config.kafka.ackTimeoutMs))
-        let server = GatewayServer(settings: config.http, registry: registry,
-                                   publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames),
-                                   metrics: GatewayMetrics(registry: ProcessMetrics.registry), logger: logger,
+        let metrics = GatewayMetrics(registry: ProcessMetrics.registry)
+        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames), spool: spool,
+                                    recent: RecentDeliveries(window: .seconds(config.dedup.windowSeconds), capacity: config.dedup.maxEntries),
+                                    logger: logger)
+        let server = GatewayServer(settings: config.http, registry: registry, writer: writer, metrics: metrics, logger: logger,
                                    additionalRoutes: additionalRoutes)
-        return [ProducerService(producer: producer), server.makeApplication(onListening: onListening),
-                ReadinessService(readiness: server.readiness)]
+        var services: [any Service] = []
+        if let spool { services.append(SpoolService(spool: spool)) }
+        services.append(ProducerService(producer: producer))
+        if let spool { services.append(SpoolRelay(spool: spool, producer: producer, metrics: metrics, logger: logger)) }
+        services.append(server.makeApplication(onListening: onListening))
+        services.append(ReadinessService(readiness: server.readiness, drainDelay: .milliseconds(config.shutdown.drainDelayMs)))
+        return services
     }
 
     /// The workers: projection, retry tiers and outbox relay over the configured store, and the
@@ -51,11 +66,16 @@ enum Components {
                 EntitlementAPI(store: store, tokens: config.api.tokens, logger: logger), store)
     }
 
-    static func run(_ services: [any Service], logger: Logger) async throws {
+    /// Runs the services until SIGTERM or SIGINT, then shuts them down gracefully within
+    /// `shutdown.gracePeriodMs`; a second signal or the end of the period exits at once.
+    static func run(_ services: [any Service], shutdown: ShutdownSettings, logger: Logger) async throws {
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
+        let signals = ShutdownSignals(gracePeriod: .milliseconds(shutdown.gracePeriodMs), logger: logger) {
+            await group.triggerGracefulShutdown()
+        }
         try await group.run()
+        signals.stop()
     }
 }

@@ -41,8 +41,10 @@ final class GatewayHarness: Sendable {
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
+        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: nil,
+                                    recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
         let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
-                                   publisher: EventPublisher(producer: producer, topics: topics), metrics: metrics, logger: logger)
+                                   writer: writer, metrics: metrics, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }
         group = ServiceGroup(services: [app], logger: logger)
