@@ -106,7 +106,7 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Kafka"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Signed deliveries for tests: an Apple-shaped certificate chain and notification bodies.
         .target(name: "SignedFixtures", dependencies: ["Verifiers", "Config", "Events"],
@@ -133,7 +133,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "TestSupport",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "TestSupport", "SignedFixtures",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

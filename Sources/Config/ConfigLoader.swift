@@ -117,8 +117,8 @@ public enum ConfigLoader {
             spool.maxBytes = try s.int("maxBytes", default: spool.maxBytes, range: 1_048_576...1_099_511_627_776)
             return spool
         }
-        if c.spool.enabled, c.spool.maxBytes < 2 * c.http.maxBodyBytes {
-            throw ConfigError(key: "spool.maxBytes", message: "must hold at least two of the largest deliveries (2 x http.maxBodyBytes)")
+        if c.spool.enabled, c.spool.maxBytes < 8 * c.http.maxBodyBytes {
+            throw ConfigError(key: "spool.maxBytes", message: "must hold a few of the largest deliveries: at least 8 x http.maxBodyBytes (\(8 * c.http.maxBodyBytes))")
         }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
             var dedup = DedupSettings()

@@ -42,4 +42,43 @@ public final class MockCluster: Sendable {
     public func setAllBrokers(up: Bool) {
         for id in 1...brokerCount { setBroker(id, up: up) }
     }
+
+    // Fault injection, for the durability tests.
+
+    /// Errors a broker can answer a request with.
+    public enum InjectedError: Sendable {
+        case notEnoughReplicas, requestTimedOut, notLeaderForPartition
+        /// The broker drops the connection instead of answering.
+        case disconnect
+
+        var code: rd_kafka_resp_err_t {
+            switch self {
+            case .notEnoughReplicas: RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS
+            case .requestTimedOut: RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT
+            case .notLeaderForPartition: RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION
+            case .disconnect: RD_KAFKA_RESP_ERR__TRANSPORT
+            }
+        }
+    }
+
+    /// Kafka protocol ApiKey of Produce requests (librdkafka's RD_KAFKAP_Produce is not in its public headers).
+    private static let produceApiKey: Int16 = 0
+
+    /// The next `errors.count` Produce requests (to any broker) fail with these errors, in order.
+    public func failNextProduceRequests(_ errors: [InjectedError]) {
+        let codes = errors.map(\.code)
+        codes.withUnsafeBufferPointer { buffer in
+            rd_kafka_mock_push_request_errors_array(cluster, Self.produceApiKey, buffer.count, buffer.baseAddress)
+        }
+    }
+
+    /// Delays every answer of every broker by `milliseconds` (0 restores).
+    public func setRoundTripTime(milliseconds: Int) {
+        _ = rd_kafka_mock_broker_set_rtt(cluster, -1, Int32(milliseconds))
+    }
+
+    /// Moves a partition's leadership to another broker (or none, with -1).
+    public func setLeader(topic: String, partition: Int32, broker: Int) {
+        _ = rd_kafka_mock_partition_set_leader(cluster, topic, partition, Int32(broker))
+    }
 }

@@ -22,11 +22,11 @@ extension DevEndToEndTests {
                 KafkaHeader(name: "ce_type", string: "dev.tollgate.purchase.completed"),
             ]))
             let junk = try await dev.eventually("the workers dead-letter the undecodable record") { () -> KafkaRecord? in
-                try await dev.records("tollgate.events-dlt").first { $0.header("ce_id") == junkId }
+                try await dev.records("tollgate.events-dlt").first { $0.headerString("ce_id") == junkId }
             }
             let letter = DeadLetterFixture()
             try await producer.send(letter.message())
-            let valid = try #require(try await dev.records("tollgate.events-dlt").first { $0.header("ce_id") == letter.event.id })
+            let valid = try #require(try await dev.records("tollgate.events-dlt").first { $0.headerString("ce_id") == letter.event.id })
             // The fixture carries the same dead-letter headers as the workers' own dead letter.
             let deadLetterHeaders = { (record: KafkaRecord) in Set(record.headers.map(\.name).filter { !$0.hasPrefix("ce_") && $0 != "content-type" }) }
             #expect(deadLetterHeaders(valid) == deadLetterHeaders(junk))
@@ -103,9 +103,9 @@ extension DevEndToEndTests {
             let id = letter.event.id
             let user = try #require(letter.event.user)
             try await producer.send(letter.message())
-            let dead = try #require(try await dev.records("tollgate.events-dlt").first { $0.header("ce_id") == id })
+            let dead = try #require(try await dev.records("tollgate.events-dlt").first { $0.headerString("ce_id") == id })
             let position = "\(dead.partition):\(dead.offset)"
-            let replayed = { () async throws -> [KafkaRecord] in try await dev.records("tollgate.events").filter { $0.header("ce_id") == id } }
+            let replayed = { () async throws -> [KafkaRecord] in try await dev.records("tollgate.events").filter { $0.headerString("ce_id") == id } }
 
             // A dry run says what it would do, and publishes and records nothing.
             let dryRun = try await dev.cli(["dlq", "replay", id, "--dry-run"])
@@ -123,7 +123,7 @@ extension DevEndToEndTests {
             #expect(once.count == 1)
             #expect(once.first?.keyString == letter.event.subject)
             #expect(once.first?.value == EventCoding.encode(letter.event))
-            #expect(once.first?.header(SpringHeaders.replayCount) == "1")
+            #expect(once.first?.headerString(SpringHeaders.replayCount) == "1")
             #expect(once.first?.headers.contains { SpringHeaders.all.contains($0.name) } == false, "no dead-letter headers go back")
             let granted = try await dev.entitlements(user: user, app: DeadLetterFixture.app, until: "the projection applies the replayed event") {
                 !$0.entitlements.isEmpty
@@ -147,7 +147,7 @@ extension DevEndToEndTests {
             let forced = try await dev.cli(["dlq", "replay", id, "--force"])
             #expect(forced.status == 0, "\(forced.stderr)")
             #expect(forced.stderr.contains("replayed 1, skipped 0"))
-            #expect(try await replayed().map { $0.header(SpringHeaders.replayCount) } == ["1", "2"])
+            #expect(try await replayed().map { $0.headerString(SpringHeaders.replayCount) } == ["1", "2"])
             _ = try await dev.eventually("the projection sees the forced replay") { () -> Bool? in
                 try await dev.metric("tollgate_worker_events_total", duplicates) > duplicatesBefore ? true : nil
             }

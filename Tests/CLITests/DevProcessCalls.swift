@@ -2,6 +2,7 @@ import Foundation
 import Kafka
 import Logging
 import Store
+import TestSupport
 
 /// What the tests ask of a running `tollgate dev`: deliveries, the entitlement API, metrics, topics, store.
 extension DevProcess {

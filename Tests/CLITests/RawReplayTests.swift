@@ -18,8 +18,8 @@ extension DevEndToEndTests {
             let before = try await dev.entitlements(user: purchase.user, until: "the subscription is projected") { !$0.entitlements.isEmpty }
             let delivered = await dev.appleDeliveries.eventIds.sorted()
             let appleEventIds = { () async throws -> [String] in
-                try await dev.records("tollgate.events").filter { $0.header("ce_source")?.hasPrefix("/apple/") == true }
-                    .compactMap { $0.header("ce_id") }.sorted()
+                try await dev.records("tollgate.events").filter { $0.headerString("ce_source")?.hasPrefix("/apple/") == true }
+                    .compactMap { $0.headerString("ce_id") }.sorted()
             }
             #expect(try await appleEventIds() == delivered)
 
@@ -29,7 +29,7 @@ extension DevEndToEndTests {
             #expect(dryRun.stderr.contains("\(delivered.count) deliveries read, \(delivered.count) events would be published, 0 refused"))
             #expect(try await appleEventIds() == delivered, "a dry run publishes nothing")
             // --since and --until select by when the delivery arrived: the test's own came last.
-            let ownRaw = try #require(try await dev.records("tollgate.raw.apple").first { $0.header("ce_id") == subscribed.eventId })
+            let ownRaw = try #require(try await dev.records("tollgate.raw.apple").first { $0.headerString("ce_id") == subscribed.eventId })
             let arrived = Timestamp(millisecondsSince1970: ownRaw.timestampMs ?? 0).rfc3339
             let since = try await dev.cli(["replay", "--from", "raw.apple", "--dry-run", "--since", arrived])
             #expect(Self.eventIds(since.stdout) == [subscribed.eventId])
@@ -51,8 +51,8 @@ extension DevEndToEndTests {
             #expect(!replay.stderr.contains("differs"))
             #expect(try await appleEventIds() == delivered.flatMap { [$0, $0] }, "each ce_id twice, the same ids")
             // Verified and normalized again from the same bytes and arrival time: the very same records.
-            let copies = Dictionary(grouping: try await dev.records("tollgate.events").filter { delivered.contains($0.header("ce_id") ?? "") }) {
-                $0.header("ce_id") ?? ""
+            let copies = Dictionary(grouping: try await dev.records("tollgate.events").filter { delivered.contains($0.headerString("ce_id") ?? "") }) {
+                $0.headerString("ce_id") ?? ""
             }
             for (id, records) in copies {
                 #expect(Set(records.map(\.value)).count == 1, "\(id): the same event JSON")

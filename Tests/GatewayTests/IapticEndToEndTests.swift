@@ -37,17 +37,24 @@ struct IapticEndToEndTests {
         await harness.stop()
     }
 
-    @Test("a repeated delivery produces the same ce_id")
+    @Test("a repeated delivery is answered 2xx with the same body and published once (deduplication window)")
     func repeatedDelivery() async throws {
         let harness = try await GatewayHarness()
-        #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
-        #expect(try await harness.postIaptic(Bodies.renewal()).status == 200)
+        let first = try await harness.postIaptic(Bodies.renewal())
+        let second = try await harness.postIaptic(Bodies.renewal())
+        #expect(first.status == 200)
+        #expect(second.status == 200)
+        #expect(second.body == first.body)
         let ids = try await harness.records(harness.topics.events).map { record in
             record.headers.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map(String.init)
         }
-        #expect(ids.count == 2)
-        #expect(ids[0] == ids[1])
-        #expect(ids[0] == "ce_id=iaptic:n-100:apple:1")
+        #expect(ids == ["ce_id=iaptic:n-100:apple:1"])
+        #expect(try await harness.records(harness.topics.raw(.iaptic)).count == 1)
+        #expect(try await harness.metric("tollgate_deliveries_written_total", ["source": "iaptic", "outcome": "published"]) == 1)
+        #expect(try await harness.metric("tollgate_deliveries_written_total", ["source": "iaptic", "outcome": "duplicate"]) == 1)
+        // Another notification about the same purchase is a new event: published.
+        #expect(try await harness.postIaptic(Bodies.renewal(notificationId: "n-101")).status == 200)
+        #expect(try await harness.records(harness.topics.events).count == 2)
         await harness.stop()
     }
 

@@ -59,7 +59,7 @@ public final class DeliveryWriter: Sendable {
         do {
             try await spool.append(pending)
         } catch {
-            logger.error("delivery not durable", metadata: ["source": .string(source.rawValue), "error": .string(error.message)])
+            logger.warning("delivery not durable", metadata: ["source": .string(source.rawValue), "error": .string(error.message)])
             throw Rejection(.notDurable, "kafka did not acknowledge the event and \(error.kind == .full ? "the spool is full" : "the spool is unavailable"); retry later")
         }
         recent.insert(ids)

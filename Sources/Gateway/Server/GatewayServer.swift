@@ -27,7 +27,9 @@ public struct GatewayServer: Sendable {
         self.registry = registry
         self.writer = writer
         self.metrics = metrics
-        self.readiness = Readiness(producer: writer.producer, spool: writer.spool, registry: registry)
+        // A delivery's records take about twice its body in the spool (raw body, events, base64).
+        self.readiness = Readiness(producer: writer.producer, spool: writer.spool, spoolReserve: 2 * settings.maxBodyBytes,
+                                   registry: registry)
         self.logger = logger
     }
 

@@ -27,13 +27,16 @@ public final class Readiness: Sendable {
 
     private let producer: KafkaProducer
     private let spool: DeliverySpool?
+    /// Free spool bytes below which it counts as full: room for one of the largest deliveries.
+    private let spoolReserve: Int
     private let registry: SourceRegistry?
     private let state = Mutex(State())
 
     /// `registry`: senders that may report problems of their own (Google's key set not loaded).
-    public init(producer: KafkaProducer, spool: DeliverySpool? = nil, registry: SourceRegistry? = nil) {
+    public init(producer: KafkaProducer, spool: DeliverySpool? = nil, spoolReserve: Int = 0, registry: SourceRegistry? = nil) {
         self.producer = producer
         self.spool = spool
+        self.spoolReserve = spoolReserve
         self.registry = registry
     }
 
@@ -75,7 +78,7 @@ public final class Readiness: Sendable {
             return report
         }
         if !reachable {
-            if let spoolStats, spoolStats.bytes < spoolStats.maxBytes {
+            if let spoolStats, spoolStats.maxBytes - spoolStats.bytes >= max(1, spoolReserve) {
                 report.detail = "kafka unreachable; deliveries go to the spool (\(spoolStats.records) waiting)"
             } else {
                 report.ready = false

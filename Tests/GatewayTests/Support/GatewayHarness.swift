@@ -17,16 +17,20 @@ final class GatewayHarness: Sendable {
     let topics = TopicNames()
     let port: Int
     let client: RawHTTPClient
+    let spool: DeliverySpool?
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
     static let secret = "harness-secret"
 
+    /// `spool`: deliveries Kafka does not acknowledge within `ackTimeoutMs` go to a spool file there,
+    /// relayed as in `tollgate serve`; nil answers them 503. `brokers`/`partitions` shape the cluster.
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
          publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil,
+         brokers: Int = 1, partitions: Int = 1, spool spoolOptions: (path: String, maxBytes: Int)? = nil,
          configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
-        cluster = try MockCluster(brokers: 1)
-        for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
+        cluster = try MockCluster(brokers: brokers)
+        for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
                                                             deliveryTimeoutMs: ackTimeoutMs))
         var sources = SourcesSettings()
@@ -41,13 +45,21 @@ final class GatewayHarness: Sendable {
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: nil,
+        let spool = try await spoolOptions.asyncMap { options in
+            try await DeliverySpool.open(path: options.path, maxBytes: options.maxBytes, logger: logger)
+        }
+        self.spool = spool
+        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
         let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
                                    writer: writer, metrics: metrics, logger: logger)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }
-        group = ServiceGroup(services: [app], logger: logger)
+        var services: [any Service] = [app]
+        if let spool {
+            services = [SpoolService(spool: spool), SpoolRelay(spool: spool, producer: producer, metrics: metrics, logger: logger), app]
+        }
+        group = ServiceGroup(services: services, logger: logger)
         running = Task { [group] in try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw ClientError("server did not start") }
@@ -91,6 +103,13 @@ final class GatewayHarness: Sendable {
             if labels.allSatisfy({ found[$0.key] == $0.value }) { total += value }
         }
         return total
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
     }
 }
 

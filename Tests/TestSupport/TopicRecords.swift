@@ -2,10 +2,10 @@ import Kafka
 import Synchronization
 
 /// Whole topics of a running broker, read without a consumer group (nothing is committed).
-enum TopicRecords {
+public enum TopicRecords {
     /// Every record the topic holds now, by partition and offset.
-    static func read(_ topic: String, bootstrap: String) async throws -> [KafkaRecord] {
-        let reader = try TopicReader(client: KafkaClientConfig(bootstrapServers: bootstrap, clientId: "tollgate-cli-tests"), topic: topic)
+    public static func read(_ topic: String, bootstrap: String) async throws -> [KafkaRecord] {
+        let reader = try TopicReader(client: KafkaClientConfig(bootstrapServers: bootstrap, clientId: "tollgate-tests"), topic: topic)
         let collected = Collected()
         do {
             try await reader.read { record in
@@ -28,5 +28,5 @@ enum TopicRecords {
 }
 
 extension KafkaRecord {
-    func header(_ name: String) -> String? { headers.string(name) }
+    public func headerString(_ name: String) -> String? { headers.string(name) }
 }
