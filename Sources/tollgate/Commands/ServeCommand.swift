@@ -15,6 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
         let host = config.http.host
         let services = try await Components.gateway(config: config, brokers: brokers, logger: logger) { port in
             logger.info("listening", metadata: ["address": .string("\(host):\(port)")])
+            Output.line("gateway: listening on http://\(host):\(port)")
         }
         try await Components.run(services, shutdown: config.shutdown, logger: logger)
     }
