@@ -113,7 +113,7 @@ let package = Package(
                 path: "Tests/SignedFixtures", swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it. The modules
         // only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Store reads the outbox.
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "SignedFixtures", "Kafka", "Events", "Workers", "Store",
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "SignedFixtures", "Kafka", "Events", "Workers", "Store", "Gateway",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
