@@ -10,7 +10,7 @@ struct ConfigLoaderTests {
         #expect(config.http.maxBodyBytes == 262_144)
         #expect(config.kafka.brokers == nil)
         #expect(config.kafka.topicPrefix == "tollgate")
-        #expect(config.kafka.ackTimeoutMs == 5_000)
+        #expect(config.kafka.ackTimeoutMs == 2_000)
         #expect(config.store.url == "sqlite:./.tollgate/tollgate.sqlite")
     }
 
