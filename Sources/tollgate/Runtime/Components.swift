@@ -25,7 +25,8 @@ enum Components {
         let server = GatewayServer(settings: config.http, registry: registry,
                                    publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames),
                                    metrics: GatewayMetrics(registry: ProcessMetrics.registry), logger: logger,
-                                   additionalRoutes: additionalRoutes)
+                                   limits: config.limits, additionalRoutes: additionalRoutes)
+        server.logLimits()
         return [ProducerService(producer: producer), server.makeApplication(onListening: onListening),
                 ReadinessService(readiness: server.readiness)]
     }

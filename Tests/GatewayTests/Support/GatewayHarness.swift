@@ -23,8 +23,9 @@ final class GatewayHarness: Sendable {
     static let secret = "harness-secret"
 
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
-         publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil,
-         configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
+         publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil, limits: LimitSettings = LimitSettings(),
+         configure: (inout SourcesSettings) -> Void = { _ in },
+         configureHTTP: (inout HTTPSettings) -> Void = { _ in }) async throws {
         cluster = try MockCluster(brokers: 1)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 1) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
@@ -38,11 +39,13 @@ final class GatewayHarness: Sendable {
         http.port = 0
         http.maxBodyBytes = maxBodyBytes
         http.publicPathPrefix = publicPathPrefix
+        configureHTTP(&http)
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
         let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
-                                   publisher: EventPublisher(producer: producer, topics: topics), metrics: metrics, logger: logger)
+                                   publisher: EventPublisher(producer: producer, topics: topics), metrics: metrics, logger: logger,
+                                   limits: limits)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }
         group = ServiceGroup(services: [app], logger: logger)
