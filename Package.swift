@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The HTTP part types Hummingbird's pipeline carries, for the gateway's own channel handlers.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -37,7 +39,7 @@ let package = Package(
         .target(name: "Events", swiftSettings: strict),
         .target(
             name: "Config",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: ["Events", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
         .target(
@@ -55,8 +57,12 @@ let package = Package(
             dependencies: [
                 "Kafka", "Events", "Config", "Verifiers", "Outbound", "Store",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -128,7 +134,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
-        .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Events"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport", "SignedFixtures"],
                     swiftSettings: strict),
         .testTarget(

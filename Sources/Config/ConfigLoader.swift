@@ -37,6 +37,7 @@ public enum ConfigLoader {
             h.port = try s.int("port", default: h.port, range: 0...65_535)
             h.maxBodyBytes = try s.int("maxBodyBytes", default: h.maxBodyBytes, range: 1_024...67_108_864)
             h.idleTimeoutMs = try s.int("idleTimeoutMs", default: h.idleTimeoutMs, range: 1_000...3_600_000)
+            try readHTTPHardening(s, into: &h)
             h.publicPathPrefix = try s.string("publicPathPrefix", default: "")
             if !h.publicPathPrefix.isEmpty, !h.publicPathPrefix.hasPrefix("/") {
                 throw ConfigError(key: s.name("publicPathPrefix"), message: "must start with /")
@@ -135,6 +136,7 @@ public enum ConfigLoader {
             }
             return shutdown
         }
+        c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s) }
         return c
     }
 

@@ -9,6 +9,7 @@ public struct TollgateConfig: Sendable {
     public var spool = SpoolSettings()
     public var dedup = DedupSettings()
     public var shutdown = ShutdownSettings()
+    public var limits = LimitSettings()
 
     public init() {}
 }
@@ -48,6 +49,13 @@ public struct HTTPSettings: Sendable {
     public var maxBodyBytes = 262_144
     /// A connection that sends or receives nothing for this long is closed (slow clients).
     public var idleTimeoutMs = 30_000
+    /// From the first byte of a request head to its last (slow-loris clients); at most `idleTimeoutMs`.
+    public var headerTimeoutMs = 10_000
+    /// From the end of a request head to the end of its body (bodies that stop or trickle).
+    public var bodyTimeoutMs = 15_000
+    /// The request line and header fields together; larger heads get 431.
+    public var maxHeaderBytes = 32_768
+    public var maxHeaderCount = 100
     /// Restores the path a sender called when a proxy rewrites it (signatures over the path).
     public var publicPathPrefix = ""
     public init() {}

@@ -72,6 +72,12 @@ public struct GatewayMetrics: Sendable {
         Gauge(label: "tollgate_spool_oldest_age_seconds", factory: factory).record(spool.oldestAgeSeconds())
     }
 
+    /// Webhook requests of one sender admitted and not yet answered; made once per sender and kept,
+    /// so admission does not look the gauge up per request.
+    func inFlightGauge(source: String) -> Meter {
+        Meter(label: "tollgate_http_in_flight", dimensions: [("source", source)], factory: factory)
+    }
+
     public func exposition() -> String { registry.emitToString() }
 }
 

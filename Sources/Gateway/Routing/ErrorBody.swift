@@ -7,11 +7,16 @@ import Verifiers
 /// Every refusal answers `{"error": "<reason code>", "message": "..."}`.
 enum ErrorBody {
     static func response(_ rejection: Rejection, extraHeaders: HTTPFields = [:]) -> Response {
-        let object = ["error": rejection.reason.rawValue, "message": rejection.message]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         var headers = extraHeaders
         headers[.contentType] = "application/json"
         return Response(status: HTTPResponse.Status(code: rejection.reason.httpStatus),
-                        headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+                        headers: headers, body: ResponseBody(byteBuffer: json(rejection)))
+    }
+
+    /// The body alone, for answers written below the router (`ConnectionGuard`).
+    static func json(_ rejection: Rejection) -> ByteBuffer {
+        let object = ["error": rejection.reason.rawValue, "message": rejection.message]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return ByteBuffer(bytes: data)
     }
 }

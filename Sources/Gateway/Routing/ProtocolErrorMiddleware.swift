@@ -1,4 +1,3 @@
-import Events
 import HTTPTypes
 import Hummingbird
 import Verifiers
@@ -36,13 +35,6 @@ struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         return [.post]
     }
 
-    /// The sender a routed path belongs to (`/webhooks/<source>`, or `/webhooks/<source>/<account>` where
-    /// accounts are routed), for the rejection metric's label; "none" for every other path.
-    func source(of path: String) -> String {
-        let prefix = "/webhooks/"
-        guard path.hasPrefix(prefix) else { return "none" }
-        var route = Substring(path)
-        if let slash = path.lastIndex(of: "/"), accountRoutes.contains(String(path[..<slash])) { route = path[..<slash] }
-        return SourceName(rawValue: String(route.dropFirst(prefix.count))).map(\.rawValue) ?? "none"
-    }
+    /// The sender a routed path belongs to, for the rejection metric's label.
+    func source(of path: String) -> String { SourceLabel.of(path: path, accountRoutes: accountRoutes) }
 }

@@ -17,8 +17,13 @@ struct WebhookHandler: Sendable {
     let maxBodyBytes: Int
     let publicPathPrefix: String
     let logger: Logger
+    let admission: SourceAdmission
 
     func handle(_ request: Request) async -> Response {
+        // Before the body is read; released on every way out.
+        let ticket = admission.admit()
+        defer { ticket.release() }
+        if let refusal = ticket.refusal { return refusal }
         do {
             return try await accept(request)
         } catch {
@@ -93,6 +98,8 @@ struct WebhookHandler: Sendable {
             return Array(buffer.readableBytesView)
         } catch is NIOTooManyBytesError {
             throw tooLarge
+        } catch let timeout as RequestBodyTimeout {
+            throw Rejection(.bodyTimeout, timeout.description)
         } catch {
             throw Rejection(.unreadableBody, "the body could not be read to its end")
         }

@@ -16,12 +16,14 @@ public struct GatewayServer: Sendable {
     public let metrics: GatewayMetrics
     public let readiness: Readiness
     public let logger: Logger
+    public let limits: LimitSettings
     /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
     let additionalRoutes: @Sendable (Router<BasicRequestContext>) -> Void
 
     public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter,
-                metrics: GatewayMetrics = GatewayMetrics(), logger: Logger,
+                metrics: GatewayMetrics = GatewayMetrics(), logger: Logger, limits: LimitSettings = LimitSettings(),
                 additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in }) {
+        self.limits = limits
         self.additionalRoutes = additionalRoutes
         self.settings = settings
         self.registry = registry
@@ -47,10 +49,12 @@ public struct GatewayServer: Sendable {
         router.add(middleware: ProtocolErrorMiddleware(routes: routes, accountRoutes: Set(Self.perAccountRoutes.map(Self.webhookPath)),
                                                        metrics: metrics))
 
+        let allSenders = InFlightLimiter(limit: limits.maxInFlight)
         for name in SourceName.allCases {
+            let admission = SourceAdmission(source: name, allSenders: allSenders, limits: limits, metrics: metrics, logger: logger)
             let handler = WebhookHandler(name: name, source: registry.source(name), writer: writer, metrics: metrics,
                                          maxBodyBytes: settings.maxBodyBytes, publicPathPrefix: settings.publicPathPrefix,
-                                         logger: logger)
+                                         logger: logger, admission: admission)
             router.post(RouterPath(Self.webhookPath(name))) { request, _ in await handler.handle(request) }
             if Self.perAccountRoutes.contains(name) {
                 router.post(RouterPath(Self.webhookPath(name) + "/:account")) { request, _ in await handler.handle(request) }
@@ -78,8 +82,8 @@ public struct GatewayServer: Sendable {
     public func makeApplication(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
             router: makeRouter(),
-            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(settings.idleTimeoutMs)))),
-            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "tollgate"),
+            server: .http1(configuration: http1Configuration()),
+            configuration: applicationConfiguration(),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: logger)
     }

@@ -73,12 +73,25 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case revocationCheckFailed = "revocation_check_failed"
     /// Google: no key set could be loaded yet (unreachable URL), so no token can be checked: retry later.
     case keySetUnavailable = "key_set_unavailable"
+    // Decided by the HTTP layer and admission, before a route reads the body.
+    /// The request head is not HTTP/1.1 (bad request line, header syntax, framing).
+    case malformedRequest = "malformed_request"
+    /// The request head did not arrive completely within `http.headerTimeoutMs` of its first byte.
+    case requestTimeout = "request_timeout"
+    /// The body did not arrive completely within `http.bodyTimeoutMs` of the end of the head.
+    case bodyTimeout = "body_timeout"
+    /// The sender passed its `limits.rates` allowance; `Retry-After` says when a request is admitted again.
+    case rateLimited = "rate_limited"
+    /// The request line and headers passed `http.maxHeaderBytes` or `http.maxHeaderCount`.
+    case headersTooLarge = "headers_too_large"
+    /// `limits.maxInFlight` or `limits.maxInFlightPerSource` requests are already being handled.
+    case overloaded = "overloaded"
 
     public var httpStatus: Int {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
              .unsupportedVersion, .duplicateHeader, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
-             .malformedSignature: 400
+             .malformedSignature, .malformedRequest: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
@@ -86,10 +99,13 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage: 403
         case .notFound, .unknownAccount: 404
         case .methodNotAllowed: 405
+        case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
+        case .rateLimited: 429
+        case .headersTooLarge: 431
         case .notImplemented: 501
-        case .notDurable, .revocationCheckFailed, .keySetUnavailable: 503
+        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded: 503
         }
     }
 }

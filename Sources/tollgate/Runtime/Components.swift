@@ -35,7 +35,8 @@ enum Components {
                                     recent: RecentDeliveries(window: .seconds(config.dedup.windowSeconds), capacity: config.dedup.maxEntries),
                                     logger: logger)
         let server = GatewayServer(settings: config.http, registry: registry, writer: writer, metrics: metrics, logger: logger,
-                                   additionalRoutes: additionalRoutes)
+                                   limits: config.limits, additionalRoutes: additionalRoutes)
+        server.logLimits()
         var services: [any Service] = []
         if let spool { services.append(SpoolService(spool: spool)) }
         services.append(ProducerService(producer: producer))

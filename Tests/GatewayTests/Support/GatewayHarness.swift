@@ -26,9 +26,10 @@ final class GatewayHarness: Sendable {
     /// `spool`: deliveries Kafka does not acknowledge within `ackTimeoutMs` go to a spool file there,
     /// relayed as in `tollgate serve`; nil answers them 503. `brokers`/`partitions` shape the cluster.
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
-         publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil,
+         publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil, limits: LimitSettings = LimitSettings(),
          brokers: Int = 1, partitions: Int = 1, spool spoolOptions: (path: String, maxBytes: Int)? = nil,
-         configure: (inout SourcesSettings) -> Void = { _ in }) async throws {
+         configure: (inout SourcesSettings) -> Void = { _ in },
+         configureHTTP: (inout HTTPSettings) -> Void = { _ in }) async throws {
         cluster = try MockCluster(brokers: brokers)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
@@ -42,6 +43,7 @@ final class GatewayHarness: Sendable {
         http.port = 0
         http.maxBodyBytes = maxBodyBytes
         http.publicPathPrefix = publicPathPrefix
+        configureHTTP(&http)
         metrics = GatewayMetrics()
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
@@ -52,7 +54,7 @@ final class GatewayHarness: Sendable {
         let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
         let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
-                                   writer: writer, metrics: metrics, logger: logger)
+                                   writer: writer, metrics: metrics, logger: logger, limits: limits)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }
         var services: [any Service] = [app]

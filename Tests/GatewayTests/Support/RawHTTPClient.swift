@@ -66,7 +66,7 @@ struct RawHTTPClient {
         return response.response
     }
 
-    private static func parse(_ bytes: [UInt8]) -> (response: Response, complete: Bool)? {
+    static func parse(_ bytes: [UInt8]) -> (response: Response, complete: Bool)? {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let split = text.range(of: "\r\n\r\n") else { return nil }
         let lines = text[..<split.lowerBound].components(separatedBy: "\r\n")

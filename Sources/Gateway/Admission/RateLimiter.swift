@@ -1,0 +1,39 @@
+import Config
+import Synchronization
+
+/// One sender's allowance as a token bucket: `burst` requests at once, refilled at `perSecond`.
+/// The state is two numbers behind one lock, updated in place.
+final class RateLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    let perSecond: Double
+    let burst: Double
+    private let bucket: Mutex<Bucket>
+
+    init(rate: LimitSettings.Rate, now: ContinuousClock.Instant = .now) {
+        perSecond = rate.perSecond
+        burst = Double(rate.burst)
+        bucket = Mutex(Bucket(tokens: Double(rate.burst), updated: now))
+    }
+
+    /// Takes one token: nil when admitted, else the whole seconds until a token is available (at least 1).
+    func take(now: ContinuousClock.Instant = .now) -> Int? {
+        bucket.withLock { bucket in
+            // A caller that read the clock earlier but got the lock later must not move time back.
+            if now > bucket.updated {
+                let (seconds, attoseconds) = (now - bucket.updated).components
+                let elapsed = Double(seconds) + Double(attoseconds) / 1e18
+                bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
+                bucket.updated = now
+            }
+            if bucket.tokens >= 1 {
+                bucket.tokens -= 1
+                return nil
+            }
+            return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
+        }
+    }
+}
