@@ -6,13 +6,20 @@ Makefile installs them into .build/deploy-venv). Needs the built `.build/debug/t
 docker-compose, openssl and kcat. Every check prints one line; the exit status is 1 if any failed.
 
   compose     docker-compose config -q; every TOLLGATE_* name is in docs/configuration.md and the
-              gateway/workers/topics environments load with the real configuration loader; each
-              long-running service's health check and prometheus.yml job use the port it listens on
+              gateways'/workers'/topics environments load with the real configuration loader; each
+              long-running service's health check and prometheus.yml job use the port it listens on;
+              each gateway mounts its own named volume, writable, over its spool.path, and is one
+              container; stop_grace_period above shutdown.gracePeriodMs (+ drainDelayMs for gateways)
   kubernetes  every manifest against the bundled Kubernetes schemas (strict) of each K8S_VERSIONS;
-              ServiceMonitor against scripts/schemas; references and the ConfigMap's tollgate.yaml
-              loaded by the real binary with the Deployments' environment; each Deployment's port
-              `http` and probes on the port its command listens on (http.port, api.port)
-  dockerfile  structure: stages, pinned Apple root, non-root user, entrypoint, health check
+              ServiceMonitor against scripts/schemas; references (volumes and claim templates, Secrets,
+              the StatefulSet's Service, HPA targets, PDB selectors) and the ConfigMap's tollgate.yaml
+              loaded by the real binary with each workload's environment; each Deployment's or
+              StatefulSet's port `http` and probes on the port its command listens on (http.port,
+              api.port); each gateway's spool.path on a writable volume from a volumeClaimTemplate,
+              spool.maxBytes at most half the claim; shutdown.gracePeriodMs (+ drainDelayMs for
+              gateways) below terminationGracePeriodSeconds
+  dockerfile  structure: stages, pinned Apple root, non-root user, entrypoint, health check; the
+              default spool.path inside a VOLUME owned by that user, not overridden by ENV
   openapi     openapi-spec-validator (3.1); reason codes per status equal RejectionReason.swift
   asyncapi    structure and references, nothing marked pending; the event and entitlement JSON Schemas
               are valid draft 2020-12, the event type enum equals EventType.swift, the entitlement state
@@ -28,8 +35,12 @@ docker-compose, openssl and kcat. Every check prints one line; the exit status i
               the entitlement examples/iaptic-renewed.json makes is published on <prefix>.entitlements
               and validates (value, headers, key) and the API answers it; a record with an unsupported
               ce_specversion is dead-lettered with the documented Spring headers and encodings
+  spool       a real `tollgate serve` with Kafka unreachable answers 200 from its spool (then a
+              duplicate), /readyz stays 200 reporting kafka unreachable and the spool, its metrics say
+              so, SIGTERM exits 0 keeping the spool; restarted against the dev broker, it relays the
+              delivery to the events topic and the spool empties
   alerts      deploy/alerts.yaml and the Grafana dashboard use only metric names the code defines
-              (promtool check rules too, when promtool is installed)
+              and that the running processes above expose (promtool check rules too, when installed)
 """
 import glob
 import hashlib
@@ -37,6 +48,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,6 +73,9 @@ LOCAL_K8S_SCHEMAS = {("monitoring.coreos.com/v1", "ServiceMonitor"): "scripts/sc
 
 failures = []
 WORK = tempfile.mkdtemp(prefix="tollgate-deploy-")
+# /metrics of the processes the server and spool checks ran, by label: the alert rules' metric names
+# are looked up in them.
+LIVE_METRICS = {}
 
 
 def report(name, ok, detail=""):
@@ -149,6 +164,86 @@ def metric_names():
     return names
 
 
+def config_default(struct, name):
+    """The default of a configuration key, from its settings struct in TollgateConfig.swift."""
+    text = open("Sources/Config/TollgateConfig.swift").read()
+    body = text[text.index(f"struct {struct}"):]
+    body = body[:body.index("\n}")]
+    value = re.search(rf"public var {name} = (.+)", body).group(1).strip()
+    if value.startswith('"'):
+        return value.strip('"')
+    if value in ("true", "false"):
+        return value == "true"
+    return int(value.replace("_", ""))
+
+
+def upper_snake(name):
+    """EnvironmentOverrides.upperSnake: `maxBodyBytes` -> `MAX_BODY_BYTES`."""
+    out = ""
+    for i, c in enumerate(name):
+        if c.isupper() and i > 0:
+            previous, following = name[i - 1], name[i + 1] if i + 1 < len(name) else ""
+            if previous.islower() or previous.isdigit() or (previous.isupper() and following.islower()):
+                out += "_"
+        out += c.upper()
+    return out
+
+
+SETTINGS = {"spool": "SpoolSettings", "shutdown": "ShutdownSettings", "http": "HTTPSettings"}
+
+
+def setting(config, env, section, key):
+    """A key's value as the binary would see it: the TOLLGATE_* variable, else the file, else the default."""
+    variable = f"TOLLGATE_{upper_snake(section)}_{upper_snake(key)}"
+    default = config_default(SETTINGS[section], key)
+    if variable in env:
+        value = env[variable]
+    else:
+        value = ((config or {}).get(section) or {}).get(key, default)
+    if isinstance(default, bool):
+        return value if isinstance(value, bool) else str(value).lower() == "true"
+    return int(value) if isinstance(default, int) else str(value)
+
+
+def image_workdir():
+    """The runtime stage's WORKDIR in deploy/Dockerfile: where a relative spool.path lands."""
+    text = open("deploy/Dockerfile").read()
+    final = text[text.rindex("\nFROM "):]
+    found = re.findall(r"^WORKDIR (\S+)", final, re.M)
+    return found[-1] if found else "/"
+
+
+def shutdown_budget_ms(config, env, command):
+    """How long after SIGTERM the process may take: shutdown.gracePeriodMs, counted from the signal. The
+    gateway's drainDelayMs runs inside it; it is added anyway, as a margin. `work` has no drain delay."""
+    grace = setting(config, env, "shutdown", "gracePeriodMs")
+    drain = setting(config, env, "shutdown", "drainDelayMs") if command == "serve" else 0
+    return grace + drain, f"gracePeriodMs {grace}" + (f" + drainDelayMs {drain}" if command == "serve" else "")
+
+
+def k8s_quantity(text):
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    match = re.fullmatch(r"(\d+)([KMGT]i?|k)?", str(text))
+    return int(match.group(1)) * units.get(match.group(2) or "", 1)
+
+
+def compose_duration(text):
+    """Compose durations: `40s`, `1m30s`, `500ms`."""
+    units = {"h": 3_600_000, "m": 60_000, "s": 1_000, "ms": 1, "us": 0.001}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", str(text))
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def mount_over(path, mounts):
+    """The mount (target, description) deepest above `path`, or None."""
+    best = None
+    for target, mount in mounts:
+        target = os.path.normpath(target)
+        if (path == target or path.startswith(target.rstrip("/") + "/")) and (best is None or len(target) > len(best[0])):
+            best = (target, mount)
+    return best
+
+
 # ---------------------------------------------------------------------------------------------
 # The configuration loader as an oracle: `verify` with an empty body loads the configuration first
 # (exit 2 on any configuration error), then refuses the body (exit 1).
@@ -174,15 +269,21 @@ def check_compose():
     if result.returncode != 0:
         return
     resolved = yaml.safe_load(run(["docker-compose", "-f", "deploy/compose.yaml", "config"]).stdout)
-    for service in ("topics", "gateway", "workers"):
-        env = {k: str(v) for k, v in (resolved["services"][service].get("environment") or {}).items()}
+    services = resolved["services"]
+    command = {name: (service.get("command") or ["serve"])[0] for name, service in services.items() if service.get("image") == "tollgate:local"}
+    gateways = sorted(name for name, c in command.items() if c == "serve")
+    workers = sorted(name for name, c in command.items() if c == "work")
+    report("compose: gateways (serve) and workers (work) are defined", bool(gateways) and bool(workers), f"gateways {gateways}, workers {workers}")
+    for service in ["topics"] + gateways + workers:
+        env = {k: str(v) for k, v in (services[service].get("environment") or {}).items()}
         tollgate_env = {k: v for k, v in env.items() if k.startswith("TOLLGATE_")}
         check_env_names(f"compose: {service} TOLLGATE_* names", tollgate_env)
         config_loads(f"compose: {service} environment loads in tollgate", tollgate_env)
     # The gateway listens on http.port, `tollgate work` on api.port: health checks and scrapes must follow.
     promfile = load_yaml("deploy/prometheus.yml")
-    for service, variable, default in (("gateway", "TOLLGATE_HTTP_PORT", "8080"), ("workers", "TOLLGATE_API_PORT", "8081")):
-        config = resolved["services"][service]
+    for service in gateways + workers:
+        variable, default = ("TOLLGATE_HTTP_PORT", "8080") if command[service] == "serve" else ("TOLLGATE_API_PORT", "8081")
+        config = services[service]
         port = str((config.get("environment") or {}).get(variable, default))
         test = " ".join(config.get("healthcheck", {}).get("test", []))
         report(f"compose: {service} health check asks its port {port}", f"/dev/tcp/127.0.0.1/{port} " in test
@@ -190,6 +291,63 @@ def check_compose():
         jobs = [job for job in promfile["scrape_configs"] if job.get("metrics_path", "/metrics") == "/metrics"
                 and any(service in sd.get("names", []) and str(sd.get("port")) == port for sd in job.get("dns_sd_configs", []))]
         report(f"compose: prometheus.yml scrapes {service} /metrics on {port}", len(jobs) == 1, ", ".join(j["job_name"] for j in jobs))
+    check_compose_spools(resolved, gateways)
+    # docker stop sends SIGTERM, then SIGKILL after stop_grace_period (10 s unless set).
+    for service in gateways + workers:
+        env = {k: str(v) for k, v in (services[service].get("environment") or {}).items()}
+        budget, what = shutdown_budget_ms({}, env, command[service])
+        stop = services[service].get("stop_grace_period")
+        stop_ms = compose_duration(stop) if stop else 10_000
+        report(f"compose: {service} stop_grace_period ({stop or '10s, the default'}) is above shutdown ({what})", budget < stop_ms)
+
+
+def check_compose_spools(resolved, gateways):
+    """Each gateway's spool.path is on a named volume (or a bind mount) of its own, writable, and the
+    service is one container: replicas of a service would share its volume, and the spool is locked by
+    one process."""
+    sources = {}
+    declared = set(resolved.get("volumes") or {})
+    for service in gateways:
+        config = resolved["services"][service]
+        env = {k: str(v) for k, v in (config.get("environment") or {}).items()}
+        if not setting({}, env, "spool", "enabled"):
+            print(f"note: compose: {service} has spool.enabled false: deliveries Kafka does not take are answered 503")
+            continue
+        path = setting({}, env, "spool", "path")
+        path = os.path.normpath(os.path.join(config.get("working_dir") or image_workdir(), path))
+        mounts = []
+        for volume in config.get("volumes") or []:
+            if isinstance(volume, str):
+                parts = volume.split(":")
+                if len(parts) == 1:
+                    volume = {"type": "volume", "target": parts[0]}
+                else:
+                    volume = {"type": "bind" if parts[0].startswith(("/", ".", "~")) else "volume", "source": parts[0],
+                              "target": parts[1], "read_only": len(parts) > 2 and "ro" in parts[2].split(",")}
+            mounts.append((volume["target"], volume))
+        for tmpfs in config.get("tmpfs") or []:
+            mounts.append((tmpfs.split(":")[0], {"type": "tmpfs"}))
+        found = mount_over(path, mounts)
+        problems = []
+        if found is None:
+            problems.append("no volume: the spool would live in the container's writable layer and go with it")
+        else:
+            target, mount = found
+            if mount["type"] == "volume" and mount.get("source") not in declared:
+                problems.append(f"{target} is an anonymous volume")
+            elif mount["type"] not in ("volume", "bind"):
+                problems.append(f"{target} is {mount['type']}, not persistent")
+            if mount.get("read_only"):
+                problems.append(f"{target} is read-only")
+            if mount.get("source"):
+                sources.setdefault(mount["source"], []).append(service)
+        replicas = (config.get("deploy") or {}).get("replicas", 1)
+        if replicas != 1 or config.get("scale", 1) != 1:
+            problems.append(f"{replicas} replicas would share one spool volume")
+        report(f"compose: {service} spool.path {path} is on a persistent, writable volume of its own", not problems,
+               "; ".join(problems) or f"{found[1].get('source')} at {found[0]}")
+    shared = {source: names for source, names in sources.items() if len(names) > 1}
+    report("compose: no two gateways share a spool volume", not shared, f"{shared}" if shared else f"{len(sources)} volumes")
 
 
 def k8s_documents():
@@ -227,19 +385,22 @@ def check_kubernetes():
         by_kind.setdefault(doc["kind"], {})[doc["metadata"]["name"]] = doc
     secrets = {name: doc.get("stringData", {}) for name, doc in by_kind.get("Secret", {}).items()}
     configmaps = {name: doc.get("data", {}) for name, doc in by_kind.get("ConfigMap", {}).items()}
-    workloads = list(by_kind.get("Deployment", {}).values()) + list(by_kind.get("Job", {}).values())
+    workloads = [doc for kind in ("Deployment", "StatefulSet", "Job") for doc in by_kind.get(kind, {}).values()]
     for workload in workloads:
         name = workload["metadata"]["name"]
         pod = workload["spec"]["template"]["spec"]
+        claims = {c["metadata"]["name"] for c in workload["spec"].get("volumeClaimTemplates", [])}
         missing = []
         for volume in pod.get("volumes", []):
             if "secret" in volume and volume["secret"]["secretName"] not in secrets:
                 missing.append("secret " + volume["secret"]["secretName"])
             if "configMap" in volume and volume["configMap"]["name"] not in configmaps:
                 missing.append("configMap " + volume["configMap"]["name"])
+        if workload["kind"] == "StatefulSet" and workload["spec"].get("serviceName") not in by_kind.get("Service", {}):
+            missing.append(f"Service {workload['spec'].get('serviceName')} (serviceName)")
         for container in pod["containers"]:
             mounts = {m["name"] for m in container.get("volumeMounts", [])}
-            missing += [f"volume {m}" for m in mounts - {v["name"] for v in pod.get("volumes", [])}]
+            missing += [f"volume {m}" for m in mounts - {v["name"] for v in pod.get("volumes", [])} - claims]
             env = {}
             for var in container.get("env", []):
                 ref = var.get("valueFrom", {}).get("secretKeyRef")
@@ -271,6 +432,66 @@ def check_kubernetes():
                     if probe.get("path") != path or probe.get("port") not in ("http", port):
                         problems.append(f"{kind} {probe or 'missing'}")
                 report(f"kubernetes: {name} port http is {key}.port ({port}), probes /readyz and /healthz on it", not problems, "; ".join(problems))
+                # The kubelet sends SIGKILL terminationGracePeriodSeconds after SIGTERM (30 unless set).
+                budget, what = shutdown_budget_ms(config, env, args[0])
+                seconds = pod.get("terminationGracePeriodSeconds", 30)
+                report(f"kubernetes: {name} terminationGracePeriodSeconds ({seconds}) is above shutdown ({what})", budget < seconds * 1000)
+            if args[0] == "serve":
+                check_k8s_spool(workload, pod, container, config, env)
+    check_k8s_targets(by_kind, workloads)
+
+
+def check_k8s_spool(workload, pod, container, config, env):
+    """A gateway's spool.path lies on a writable volume from the StatefulSet's volumeClaimTemplates: one
+    persistent claim per replica, which follows it across restarts and nodes (an emptyDir dies with the
+    pod, a claim in `volumes` would be shared by every replica), and spool.maxBytes leaves room in it."""
+    name = workload["metadata"]["name"]
+    if not setting(config, env, "spool", "enabled"):
+        print(f"note: kubernetes: {name} has spool.enabled false: deliveries Kafka does not take are answered 503")
+        return
+    path = setting(config, env, "spool", "path")
+    path = os.path.normpath(os.path.join(container.get("workingDir") or image_workdir(), path))
+    claims = {c["metadata"]["name"]: c for c in workload["spec"].get("volumeClaimTemplates", [])}
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    found = mount_over(path, [(m["mountPath"], m) for m in container.get("volumeMounts", [])])
+    problems = []
+    claim = None
+    if found is None:
+        problems.append("no volume mounted over it (the root file system is read-only, or goes with the container)")
+    else:
+        target, mount = found
+        claim = claims.get(mount["name"])
+        if claim is None:
+            kind = next((k for k in volumes.get(mount["name"], {}) if k != "name"), "undefined")
+            problems.append(f"{target} is volume {mount['name']} ({kind}), not from a volumeClaimTemplate of a StatefulSet")
+        if mount.get("readOnly"):
+            problems.append(f"{target} is mounted read-only")
+        security = pod.get("securityContext", {})
+        if security.get("runAsNonRoot") and security.get("fsGroup") is None:
+            problems.append("no fsGroup: a new volume's root is not writable by the non-root user")
+    report(f"kubernetes: {name} spool.path {path} is on a writable volume from a volumeClaimTemplate", not problems,
+           "; ".join(problems) or f"claim {mount['name']} at {target}")
+    if claim is not None:
+        storage = k8s_quantity(claim["spec"]["resources"]["requests"]["storage"])
+        max_bytes = setting(config, env, "spool", "maxBytes")
+        modes = claim["spec"].get("accessModes", [])
+        report(f"kubernetes: {name} spool.maxBytes ({max_bytes}) is at most half its claim ({storage}: SQLite pages, WAL, file system)",
+               max_bytes * 2 <= storage)
+        report(f"kubernetes: {name} spool claim is ReadWriteOnce (one gateway per volume)",
+               modes in (["ReadWriteOnce"], ["ReadWriteOncePod"]), f"{modes}")
+
+
+def check_k8s_targets(by_kind, workloads):
+    """HorizontalPodAutoscalers scale a workload that exists, with its kind; PodDisruptionBudgets select pods."""
+    for hpa in by_kind.get("HorizontalPodAutoscaler", {}).values():
+        ref = hpa["spec"]["scaleTargetRef"]
+        ok = ref["name"] in by_kind.get(ref["kind"], {}) and ref.get("apiVersion") == "apps/v1"
+        report(f"kubernetes: HPA {hpa['metadata']['name']} targets {ref['kind']}/{ref['name']}, which exists", ok)
+    for pdb in by_kind.get("PodDisruptionBudget", {}).values():
+        selector = pdb["spec"]["selector"]["matchLabels"].items()
+        matched = [w["metadata"]["name"] for w in workloads if w["kind"] != "Job"
+                   and selector <= w["spec"]["template"]["metadata"].get("labels", {}).items()]
+        report(f"kubernetes: PDB {pdb['metadata']['name']} selects the pods of one workload", len(matched) == 1, ", ".join(matched))
 
 
 def local_config_copy(config, pod, container, secrets):
@@ -280,7 +501,7 @@ def local_config_copy(config, pod, container, secrets):
     os.makedirs(os.path.join(etc, "apple"), exist_ok=True)
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     for mount in container.get("volumeMounts", []):
-        volume = volumes[mount["name"]]
+        volume = volumes.get(mount["name"], {})  # absent: a volumeClaimTemplate
         if "secret" not in volume or not mount["mountPath"].startswith("/etc/tollgate/"):
             continue
         folder = os.path.join(etc, mount["mountPath"][len("/etc/tollgate/"):])
@@ -326,6 +547,24 @@ def check_dockerfile():
         "entrypoint tollgate": '\nENTRYPOINT ["tollgate"]' in final,
         "health check on /healthz": re.search(r"^HEALTHCHECK .*\n?.*/healthz", final, re.M),
     }
+    # Without a volume mounted, the gateway's spool (the default spool.path, relative to WORKDIR) must be
+    # writable by the image's user and on a VOLUME, and no ENV may override what a configuration file says.
+    match = re.search(r"^USER (\d+)", final, re.M)
+    user = match.group(1) if match else None
+    workdir = image_workdir()
+    volumes = set()
+    for declared in re.findall(r"^VOLUME (.+)$", final, re.M):
+        declared = declared.strip()
+        volumes.update(json.loads(declared) if declared.startswith("[") else declared.split())
+    spool = os.path.normpath(os.path.join(workdir, config_default("SpoolSettings", "path")))
+    owned = user and (re.search(rf"install -d [^\n]*-o ({user}|tollgate) [^\n]*{re.escape(workdir)}\b", final)
+                      or re.search(rf"chown [^\n]*({user}|tollgate)[^\n]* {re.escape(workdir)}\b", final))
+    checks.update({
+        f"default spool.path ({spool}) inside a VOLUME": mount_over(spool, [(v, v) for v in volumes]) is not None,
+        f"WORKDIR {workdir} created owned by the image's user ({user})": owned,
+        "spool.path not set by ENV (it would override the configuration file's)":
+            not any("TOLLGATE_SPOOL" in env for env in re.findall(r"^ENV (?:.*\\\n)*.*$", final, re.M)),
+    })
     for name, ok in checks.items():
         report(f"dockerfile: {name}", bool(ok))
 
@@ -623,6 +862,10 @@ def check_server(spec, asyncapi, event_schema, entitlement_schema):
     process, base, bootstrap = start_dev()
     try:
         server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootstrap)
+        # After the deliveries, entitlement and dead letter: most metrics have a sample by now.
+        http("GET", base + "/readyz")
+        LIVE_METRICS["tollgate dev"] = http("GET", base + "/metrics")[2].decode()
+        check_spool(spec, asyncapi, bootstrap)
     finally:
         process.terminate()
         try:
@@ -707,6 +950,117 @@ def server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootst
     check_published(asyncapi, event_schema, bootstrap)
     check_entitlements(spec, registry, asyncapi, entitlement_schema, base, bootstrap)
     check_dead_letter(asyncapi, bootstrap)
+
+
+# ---------------------------------------------------------------------------------------------
+# The spool, with a real `tollgate serve`: Kafka unreachable, then back.
+
+def start_serve(config, env, log_name):
+    log = os.path.join(WORK, log_name)
+    process = subprocess.Popen([TOLLGATE, "serve", "--config", config], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
+                               stdout=subprocess.PIPE, stderr=open(log, "wb"), cwd=WORK, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = re.search(r"gateway: listening on (http://\S+)", line)
+        if match:
+            return process, match.group(1)
+    process.kill()
+    raise RuntimeError(f"tollgate serve did not print its address; log: {open(log).read()[-2000:]}")
+
+
+def stop_serve(process, label, grace_seconds):
+    """SIGTERM, as Kubernetes and docker stop send it: exit 0 within the grace period."""
+    started = time.time()
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=grace_seconds + 10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        code = "none (killed)"
+    elapsed = time.time() - started
+    report(f"spool: {label}: SIGTERM exits 0 within shutdown.gracePeriodMs", code == 0 and elapsed < grace_seconds,
+           f"exit {code} after {elapsed:.1f} s")
+
+
+def sample(text, name, labels=None):
+    """The first sample of `name` whose labels include `labels`, or None."""
+    for match in re.finditer(rf"^{name}(?:\{{([^}}]*)\}})? (\S+)$", text, re.M):
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
+        if (labels or {}).items() <= found.items():
+            return float(match.group(2))
+    return None
+
+
+def check_spool(spec, asyncapi, bootstrap):
+    registry = openapi_registry(spec)
+    prefix = asyncapi["components"]["parameters"]["prefix"]["default"]
+    spool = os.path.join(WORK, "spool-gateway", "spool.sqlite")
+    grace_ms = 10_000
+    config = write("spool-serve.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
+                   "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
+                   f"spool: {{ path: {spool} }}\n"
+                   f"shutdown: {{ gracePeriodMs: {grace_ms}, drainDelayMs: 300 }}\n")
+    example = json.load(open("examples/iaptic-renewed.json"))
+    example["notification"]["id"] = "ntf_validate_deploy_spool"
+    body, json_headers = json.dumps(example).encode(), {"Content-Type": "application/json"}
+
+    # Nothing listens on port 1: every produce times out after kafka.ackTimeoutMs.
+    process, base = start_serve(config, {"TOLLGATE_KAFKA_BROKERS": "127.0.0.1:1", "TOLLGATE_KAFKA_ACK_TIMEOUT_MS": "500"},
+                                "serve-kafka-down.log")
+    try:
+        check_answer(spec, registry, "POST /webhooks/iaptic to serve with Kafka unreachable (spooled)", "/webhooks/iaptic", "post",
+                     *http("POST", base + "/webhooks/iaptic", body, json_headers), 200)
+        check_answer(spec, registry, "the same delivery again (a duplicate)", "/webhooks/iaptic", "post",
+                     *http("POST", base + "/webhooks/iaptic", body, json_headers), 200)
+        status, headers, answer = http("GET", base + "/readyz")
+        check_answer(spec, registry, "GET /readyz of serve with Kafka unreachable and room in the spool", "/readyz", "get",
+                     status, headers, answer, 200)
+        ready = json.loads(answer) if headers.get("Content-Type", "").startswith("application/json") else {}
+        report("spool: /readyz says kafka unreachable, one delivery in the spool", ready.get("kafka") == "unreachable"
+               and (ready.get("spool") or {}).get("records") == 1, answer.decode()[:300])
+        metrics = http("GET", base + "/metrics")[2].decode()
+        LIVE_METRICS["tollgate serve, Kafka unreachable"] = metrics
+        expected = [("tollgate_deliveries_written_total", {"source": "iaptic", "outcome": "spooled"}, lambda v: v == 1),
+                    ("tollgate_deliveries_written_total", {"source": "iaptic", "outcome": "duplicate"}, lambda v: v == 1),
+                    ("tollgate_kafka_reachable", None, lambda v: v == 0),
+                    ("tollgate_spool_records", None, lambda v: v == 1),
+                    ("tollgate_spool_bytes", None, lambda v: v > 0),
+                    ("tollgate_spool_max_bytes", None, lambda v: v == config_default("SpoolSettings", "maxBytes")),
+                    ("tollgate_spool_oldest_age_seconds", None, lambda v: v > 0)]
+        problems = [f"{name}{labels or ''} = {sample(metrics, name, labels)}" for name, labels, ok in expected
+                    if sample(metrics, name, labels) is None or not ok(sample(metrics, name, labels))]
+        report("spool: /metrics counts one delivery spooled and one duplicate, Kafka unreachable, the spool's gauges",
+               not problems, "; ".join(problems))
+        report("spool: the spool file and its lock are at spool.path", os.path.exists(spool) and os.path.exists(spool + ".lock"))
+    finally:
+        if process.poll() is None:
+            stop_serve(process, "Kafka unreachable, the spool kept", grace_ms / 1000)
+
+    # Restarted on the same spool with Kafka back: the relay publishes it, in order, and forgets it.
+    process, base = start_serve(config, {"TOLLGATE_KAFKA_BROKERS": bootstrap}, "serve-kafka-back.log")
+    try:
+        deadline = time.time() + 30
+        while True:
+            http("GET", base + "/readyz")
+            metrics = http("GET", base + "/metrics")[2].decode()
+            if (sample(metrics, "tollgate_spool_records") == 0 and (sample(metrics, "tollgate_spool_relayed_total") or 0) >= 1) \
+                    or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        LIVE_METRICS["tollgate serve, relaying"] = metrics
+        report("spool: restarted with Kafka reachable, the relay empties the spool (tollgate_spool_relayed_total 1, records 0)",
+               sample(metrics, "tollgate_spool_relayed_total") == 1 and sample(metrics, "tollgate_spool_records") == 0
+               and sample(metrics, "tollgate_kafka_reachable") == 1,
+               ", ".join(f"{n} {sample(metrics, n)}" for n in ("tollgate_spool_relayed_total", "tollgate_spool_records", "tollgate_kafka_reachable")))
+        record = wait_for_record(bootstrap, f"{prefix}.events", lambda r: dict(zip(r["headers"][::2], r["headers"][1::2]))
+                                 .get("ce_id", "").startswith("iaptic:ntf_validate_deploy_spool:"))
+        report(f"spool: the spooled delivery's event reached {prefix}.events", record is not None)
+    finally:
+        if process.poll() is None:
+            stop_serve(process, "spool relayed", grace_ms / 1000)
 
 
 def kcat_records(bootstrap, topic, binary_headers=False):
@@ -866,6 +1220,13 @@ def check_dead_letter(asyncapi, bootstrap):
 
 # ---------------------------------------------------------------------------------------------
 
+# Metrics the runs of check_server and check_spool cannot provoke, with why.
+NOT_EXERCISED = {
+    "tollgate_play_api_": "Play Developer API calls: no Google sender or service account is configured",
+    "tollgate_worker_retries_total": "a retry tier: only a transient failure (store or Play API down) sends an event there",
+}
+
+
 def check_alerts():
     known = metric_names()
     for path in ("deploy/alerts.yaml", "deploy/grafana-dashboard.json"):
@@ -883,6 +1244,14 @@ def check_alerts():
         unknown = sorted(used - known)
         report(f"alerts: {path} uses only metrics the code defines", not unknown and bool(used),
                f"unknown: {unknown}" if unknown else f"{len(used)} names")
+        # A metric has no sample until its first value, so a name may exist in the code and never be
+        # exposed under it (a typo in a label-less registration, a gauge nobody sets). Everything the
+        # rules use must appear on a live /metrics, except what the runs above cannot provoke.
+        exposed = {name for text in LIVE_METRICS.values() for name in re.findall(r"^(?:# TYPE )?(tollgate_\w+)", text, re.M)}
+        absent = sorted(name for name in used - exposed if not any(name.startswith(p) for p in NOT_EXERCISED))
+        report(f"alerts: {path}'s metrics are exposed by the running processes ({', '.join(LIVE_METRICS) or 'none ran'})",
+               bool(LIVE_METRICS) and not absent, f"absent: {absent}" if absent else
+               f"{len(used & exposed)} of {len(used)} names; not provoked here: {sorted(used - exposed)}")
     if shutil.which("promtool"):
         result = run(["promtool", "check", "rules", "deploy/alerts.yaml"])
         report("alerts: promtool check rules", result.returncode == 0, result.stdout.decode().strip().splitlines()[-1] if result.stdout else "")
