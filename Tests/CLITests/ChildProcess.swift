@@ -81,19 +81,18 @@ final class HeldConnection: @unchecked Sendable {
     private let descriptor: Int32
 
     init(port: Int, sending bytes: [UInt8]) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw DevFailure("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0, bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+        guard let descriptor = LoopbackSocket.connect(port: port) else { throw DevFailure("could not connect to 127.0.0.1:\(port)") }
+        self.descriptor = descriptor
+        guard bytes.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             Glibc.close(descriptor)
-            throw DevFailure("could not connect to 127.0.0.1:\(port) and send")
+            throw DevFailure("could not send to 127.0.0.1:\(port)")
         }
+    }
+
+    /// A webhook request whose headers announce a body that never finishes: the server waits for it.
+    static func unfinishedRequest(port: Int) throws -> HeldConnection {
+        try HeldConnection(port: port, sending: Array(
+            "POST /webhooks/apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"signed".utf8))
     }
 
     func close() { _ = Glibc.close(descriptor) }

@@ -82,9 +82,7 @@ struct GracefulShutdownTests {
         defer { harness.removeDirectory() }
         let gateway = try await harness.startGateway()
         let port = try await gateway.gatewayPort()
-        // Headers announce a body that never finishes: the server waits for it before stopping.
-        let held = try HeldConnection(port: port, sending: Array(
-            "POST /webhooks/apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"signed".utf8))
+        let held = try HeldConnection.unfinishedRequest(port: port)
         defer { held.close() }
         try await Task.sleep(for: .milliseconds(200))
         gateway.signal(SIGTERM)
@@ -102,8 +100,7 @@ struct GracefulShutdownTests {
         defer { harness.removeDirectory() }
         let gateway = try await harness.startGateway()
         let port = try await gateway.gatewayPort()
-        let held = try HeldConnection(port: port, sending: Array(
-            "POST /webhooks/apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"signed".utf8))
+        let held = try HeldConnection.unfinishedRequest(port: port)
         defer { held.close() }
         try await Task.sleep(for: .milliseconds(200))
         gateway.signal(SIGTERM)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,17 +15,8 @@ final class RawConnection: Sendable {
     private let closed = Atomic<Bool>(false)
 
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        // A failed init still runs deinit, which closes the socket.
-        guard connected == 0 else { throw ClientError("connect failed") }
+        guard let fd = LoopbackSocket.connect(port: port) else { throw ClientError("connect to 127.0.0.1:\(port) failed") }
+        self.fd = fd
     }
 
     deinit { close() }
