@@ -73,16 +73,19 @@ conformance: build-tests
 	scripts/conformance.sh
 
 ## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run;
-## then the workers' projection throughput into SQLite and a throwaway PostgreSQL, broker in the loop.
+## then the workers' projection throughput into SQLite and a throwaway PostgreSQL, broker in the loop;
+## then what a spooled delivery costs on this disk (fsynced appends, alone and with group commit).
 bench: deps
 	$(SWIFT) build -c release --product tollgate-bench
 	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
 	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+	.build/release/tollgate-bench --spool --json bench/results/spool.json
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps
 	$(SWIFT) build -c release --product tollgate-bench
 	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+	.build/release/tollgate-bench --spool --json bench/results/spool.json
 
 clean:
 	rm -rf .build .tollgate

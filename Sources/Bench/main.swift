@@ -2,12 +2,14 @@ import Foundation
 
 // tollgate-bench [--seconds S] [--rounds R] [--json FILE]
 // tollgate-bench --projection [--events N] [--json FILE]   (PostgreSQL too when BENCH_POSTGRES_URL is set)
+// tollgate-bench --spool [--json FILE]                      (spool append cost on this disk)
 // Run it pinned to one core (`taskset -c 1`): every figure is per core, and every ratio compares
 // figures measured in this same run, because these machines are noisy.
 var seconds = 2.0
 var rounds = 3
 var jsonPath: String?
 var projection = false
+var spool = false
 var projectionEvents = 20_000
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
@@ -16,11 +18,17 @@ while let argument = arguments.next() {
     case "--rounds": rounds = arguments.next().flatMap(Int.init) ?? rounds
     case "--json": jsonPath = arguments.next()
     case "--projection": projection = true
+    case "--spool": spool = true
     case "--events": projectionEvents = arguments.next().flatMap(Int.init) ?? projectionEvents
     default:
         FileHandle.standardError.write(Data("usage: tollgate-bench [--seconds S] [--rounds R] [--json FILE]\n".utf8))
         exit(2)
     }
+}
+
+if spool {
+    await runSpool(jsonPath: jsonPath)
+    exit(0)
 }
 
 if projection {

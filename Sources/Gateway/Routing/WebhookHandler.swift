@@ -8,7 +8,7 @@ import NIOCore
 import Verifiers
 
 /// `POST /webhooks/<source>`: read the body within the limit, verify and normalize through the
-/// sender's `WebhookSource`, publish, and answer 2xx only once every record is acknowledged.
+/// sender's `WebhookSource`, make it durable (`DeliveryWriter`: Kafka, else the spool), then answer 2xx.
 struct WebhookHandler: Sendable {
     let name: SourceName
     let source: (any WebhookSource)?
