@@ -10,7 +10,7 @@ BUILD_LOG    := .build/tollgate-build.log
 DEPLOY_APT   := docker-compose python3-venv openssl
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-projection clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-projection fuzz fuzz-build fuzz-corpus clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -87,5 +87,21 @@ bench-projection: deps
 	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
 	.build/release/tollgate-bench --spool --json bench/results/spool.json
 
+## libFuzzer targets (Fuzz/, docs/fuzzing.md): the JSON parser, compact JWS, Pub/Sub envelope, form parser
+## and each sender's decoding, with AddressSanitizer, built in their own package under Fuzz/.build.
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS    ?= 1
+fuzz-build: deps
+	cd Fuzz && $(SWIFT) build -c release --scratch-path .build -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+
+## Every target for FUZZ_SECONDS each (`make fuzz FUZZ_SECONDS=60` for a quick run), FUZZ_JOBS at a time; fails
+## on any crash, leak, hang or broken invariant, leaving the input in Fuzz/.build/fuzz/<target>/artifacts/.
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz.sh run
+
+## Minimizes the committed corpus (Fuzz/corpus) together with what `make fuzz` found.
+fuzz-corpus: fuzz-build
+	scripts/fuzz.sh merge
+
 clean:
-	rm -rf .build .tollgate
+	rm -rf .build .tollgate Fuzz/.build

@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .executable(name: "tollgate", targets: ["tollgate"]),
         .executable(name: "tollgate-bench", targets: ["Bench"]),
+        // For the fuzz package in Fuzz/ (`make fuzz`), which builds the parsers with libFuzzer.
+        .library(name: "TollgateVerifiers", targets: ["Verifiers"]),
     ],
     dependencies: [
         // traits: [] drops swift-configuration and the full-Foundation extras we do not use.

@@ -15,8 +15,10 @@ struct AppleNormalizer {
         let sourceType = [payload.notificationType?.rawValue ?? "UNKNOWN", payload.subtype?.rawValue].compactMap { $0 }
             .joined(separator: "/")
         var price: NormalizedEvent.Price?
-        if let milliunits = transaction?.price, let currency = transaction?.currency {
-            price = NormalizedEvent.Price(amountMicros: milliunits * 1_000, currency: currency)
+        // A price in milliunits whose micros overflow Int64 is no price anyone charged: left out, not trapped on.
+        if let milliunits = transaction?.price, let currency = transaction?.currency,
+           case (let micros, false) = milliunits.multipliedReportingOverflow(by: 1_000) {
+            price = NormalizedEvent.Price(amountMicros: micros, currency: currency)
         }
         var subscription: NormalizedEvent.Subscription?
         if renewal != nil || payload.data?.status != nil || transaction?.type == "Auto-Renewable Subscription" {

@@ -151,5 +151,10 @@ public struct AppleSource: WebhookSource {
 
     private static func millis(_ value: JSONValue) -> Int64? { AppleDate(json: value)?.milliseconds }
 
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+    /// Rounds toward negative infinity without negating `a`: `signedDate` is read before any signature
+    /// check and may be Int64.min, whose negation traps.
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        let (quotient, remainder) = a.quotientAndRemainder(dividingBy: b)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
 }

@@ -17,7 +17,7 @@ struct CitconSignature {
             guard !name.isEmpty else { throw Rejection(.invalidField, "fields lists an empty name") }
             names.insert(String(name))
         }
-        signedNames = names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        signedNames = names.sorted(by: UTF8Order.precedes)
         var base = ""
         for name in signedNames {
             switch body.values[name] {

@@ -57,12 +57,13 @@ struct GooglePushAuthenticator: Sendable {
         }
         guard expiresAt > issuedAt else { throw Rejection(.invalidTokenTime, "exp is not after iat") }
         let nowSeconds = now.millisecondsSince1970 >= 0 ? now.millisecondsSince1970 / 1000 : -((-now.millisecondsSince1970 + 999) / 1000)
-        if nowSeconds >= expiresAt + Self.allowedSkew {
-            throw Rejection(.tokenExpired, "the token expired at \(Timestamp(millisecondsSince1970: expiresAt * 1000).rfc3339)")
+        // Claims may hold any Int64: the skew goes on `now`, which cannot overflow, never on a claim.
+        if nowSeconds - Self.allowedSkew >= expiresAt {
+            throw Rejection(.tokenExpired, "the token expired at \(Self.describe(seconds: expiresAt))")
         }
         let notBefore = max(issuedAt, Self.seconds(claims["nbf"]) ?? issuedAt)
         if notBefore > nowSeconds + Self.allowedSkew {
-            throw Rejection(.tokenNotYetValid, "the token is valid from \(Timestamp(millisecondsSince1970: notBefore * 1000).rfc3339)")
+            throw Rejection(.tokenNotYetValid, "the token is valid from \(Self.describe(seconds: notBefore))")
         }
         return PushIdentity(email: email, subject: claims["sub"]?.string)
     }
@@ -91,6 +92,12 @@ struct GooglePushAuthenticator: Sendable {
             throw Rejection(.malformedToken, "the bearer token is not a JWT with a base64url JSON header")
         }
         return header
+    }
+
+    /// A claim's time for a message: RFC 3339, or the raw seconds when they fit no millisecond Timestamp.
+    private static func describe(seconds: Int64) -> String {
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow ? "\(seconds) s since 1970" : Timestamp(millisecondsSince1970: milliseconds).rfc3339
     }
 
     private static func seconds(_ value: JSONValue?) -> Int64? {

@@ -33,7 +33,7 @@ struct IapticNormalizer {
             throw Rejection(.invalidField, "purchases must be an object keyed by product id")
         }
         var events: [NormalizedEvent] = []
-        for key in purchases.keys.sorted() {
+        for key in purchases.keys.sorted(by: UTF8Order.precedes) {
             guard let purchase = purchases[key]?.object else {
                 throw Rejection(.invalidField, "purchases.\(key) must be an object")
             }

@@ -65,7 +65,8 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             guard let member = value() else { return nil }
-            // Two values for one key mean different things to different parsers: refuse.
+            // Two values for one key mean different things to different parsers: refuse. Keys compare as
+            // Swift Strings, so canonically equivalent spellings ("\u00e9", "e\u0301") are one key, refused too.
             guard members.updateValue(member, forKey: key) == nil else { return nil }
             skipWhitespace()
             guard index < bytes.count else { return nil }

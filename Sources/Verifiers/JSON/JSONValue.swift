@@ -50,7 +50,8 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
-    /// Deterministic serialization (sorted keys, no spaces), used to hash state, never to verify.
+    /// Deterministic serialization (keys sorted by their UTF-8 bytes, no spaces), used to hash state,
+    /// never to verify.
     public var canonical: String {
         switch self {
         case .null: return "null"
@@ -59,7 +60,7 @@ public enum JSONValue: Sendable, Equatable {
         case .string(let value): return Self.quote(value)
         case .array(let items): return "[" + items.map(\.canonical).joined(separator: ",") + "]"
         case .object(let object):
-            return "{" + object.keys.sorted().map { Self.quote($0) + ":" + (object[$0]?.canonical ?? "null") }.joined(separator: ",") + "}"
+            return "{" + object.keys.sorted(by: UTF8Order.precedes).map { Self.quote($0) + ":" + (object[$0]?.canonical ?? "null") }.joined(separator: ",") + "}"
         }
     }
 

@@ -48,7 +48,7 @@ struct DeveloperNotification: Sendable, Equatable {
             kind = .test
         default:
             // Nothing is dropped: a new kind becomes store.other, keeping its name.
-            guard let name = fields.keys.sorted().first(where: { $0.hasSuffix("Notification") && fields.isObject($0) }) else {
+            guard let name = fields.keys.sorted(by: UTF8Order.precedes).first(where: { $0.hasSuffix("Notification") && fields.isObject($0) }) else {
                 throw Invalid(reason: "not_an_rtdn", message: "the notification has none of \(Self.knownKinds.joined(separator: ", "))")
             }
             kind = .other(name: name, purchaseToken: try? fields.nested(name).string("purchaseToken"))
