@@ -35,6 +35,8 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     var isRunning: Bool { process.isRunning }
+    /// Exited by itself with status 0 (not by a signal).
+    var exitedCleanly: Bool { !process.isRunning && process.terminationReason == .exit && process.terminationStatus == 0 }
     /// This run's output so far.
     var output: String {
         guard let data = try? Data(contentsOf: logFile), data.count >= Int(logStart) else { return "" }

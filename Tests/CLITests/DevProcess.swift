@@ -9,7 +9,7 @@ import Glibc
 /// developer starts it: its store and `.tollgate/bootstrap` live there, so operator commands run in
 /// the same directory find both. The configuration trusts a generated Apple-shaped chain.
 final class DevProcess: @unchecked Sendable {
-    // @unchecked: `process` is only touched by `start` and `stop`, which the suite's scope calls once each.
+    // @unchecked: `child` is only touched by `start` and `stop`, which the suite's scope calls once each.
 
     /// The process the running suite shares (set by `SharedDevProcess`).
     @TaskLocal static var current: DevProcess?
@@ -25,18 +25,16 @@ final class DevProcess: @unchecked Sendable {
     let bootstrap: String
     /// The Apple deliveries the gateway accepted in this run.
     let appleDeliveries = DeliveryLog()
-    private let process: Process
-    private let logFile: URL
+    private let child: ChildProcess
 
     private init(directory: URL, configPath: String, chain: AppleTestChain, baseURL: String, bootstrap: String,
-                 process: Process, logFile: URL) {
+                 child: ChildProcess) {
         self.directory = directory
         self.configPath = configPath
         self.chain = chain
         self.baseURL = baseURL
         self.bootstrap = bootstrap
-        self.process = process
-        self.logFile = logFile
+        self.child = child
     }
 
     static func start() async throws -> DevProcess {
@@ -60,34 +58,18 @@ final class DevProcess: @unchecked Sendable {
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
 
         // Output goes to a file, never a pipe: nobody has to drain it for the process to go on.
-        let logFile = directory.appendingPathComponent("dev.log")
-        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logFile)
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["dev", "--config", configPath]
-        process.currentDirectoryURL = directory
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TOLLGATE_") }
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try log.close()
-
+        let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
         do {
-            let port = try await CLITests.eventually("tollgate dev prints its gateway address", within: .seconds(60)) { () -> Int? in
-                guard process.isRunning else { throw DevFailure("tollgate dev exited:\n\(Self.tail(of: logFile))") }
-                return Self.listeningPort(in: (try? String(contentsOf: logFile, encoding: .utf8)) ?? "")
-            }
+            let port = try await child.gatewayPort()
             let bootstrapFile = directory.appendingPathComponent(".tollgate/bootstrap")
             let bootstrap = try await CLITests.eventually("tollgate dev writes .tollgate/bootstrap") { () -> String? in
                 let text = (try? String(contentsOf: bootstrapFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
                 return text?.isEmpty == false ? text : nil
             }
             return DevProcess(directory: directory, configPath: configPath, chain: chain, baseURL: "http://127.0.0.1:\(port)",
-                              bootstrap: bootstrap, process: process, logFile: logFile)
+                              bootstrap: bootstrap, child: child)
         } catch {
-            await Self.terminate(process)
+            await Self.terminate(child)
             throw error
         }
     }
@@ -103,13 +85,12 @@ final class DevProcess: @unchecked Sendable {
     /// gracefully: exit status 0 within 20 s.
     func stop() async -> String? {
         let problem: String?
-        if !process.isRunning {
+        if !child.isRunning {
             problem = "tollgate dev had exited already:\n\(diagnostics)"
-            await Self.terminate(process)
         } else {
-            let graceful = await Self.terminate(process)
-            problem = graceful && process.terminationReason == .exit && process.terminationStatus == 0 ? nil
-                : "tollgate dev did not shut down cleanly on SIGTERM (status \(process.terminationStatus)):\n\(diagnostics)"
+            let graceful = await Self.terminate(child)
+            problem = graceful && child.exitedCleanly ? nil
+                : "tollgate dev did not shut down cleanly on SIGTERM:\n\(diagnostics)"
         }
         try? FileManager.default.removeItem(at: directory)
         return problem
@@ -117,26 +98,17 @@ final class DevProcess: @unchecked Sendable {
 
     /// True when the process exited within 20 s of SIGTERM; otherwise it is killed.
     @discardableResult
-    private static func terminate(_ process: Process) async -> Bool {
-        guard process.isRunning else { return true }
-        process.terminate()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        guard process.isRunning else { return true }
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+    private static func terminate(_ child: ChildProcess) async -> Bool {
+        guard child.isRunning else { return true }
+        child.signal(SIGTERM)
+        if await child.waitForExit(within: .seconds(20)) != nil { return true }
+        await child.crash()
         return false
     }
 
     /// The end of the process's output, for failure messages.
     var diagnostics: String {
-        "tollgate dev is \(process.isRunning ? "running" : "not running"); its output ends with:\n\(Self.tail(of: logFile))"
-    }
-
-    private static func tail(of file: URL) -> String {
-        String(((try? String(contentsOf: file, encoding: .utf8)) ?? "").suffix(3_000))
+        "tollgate dev is \(child.isRunning ? "running" : "not running"); its output ends with:\n\(child.output.suffix(3_000))"
     }
 
     /// Runs `tollgate <arguments> --config <its config>` in the process's directory.
