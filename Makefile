@@ -72,12 +72,12 @@ conformance: build-tests
 	$(SWIFT) test --skip-build --filter Conformance
 	scripts/conformance.sh
 
-## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run;
-## then the workers' projection throughput into SQLite and a throwaway PostgreSQL, broker in the loop.
+## Release build; the gateway pinned to one core under signed load from `tollgate-load` (broker and load
+## generator on the other core), the raw ES256/RS256 verify rates in the same run: bench/results/latest.json
+## and a table. Then the verifier micro-benchmarks and the workers' projection throughput, as before
+## (scripts/bench.sh says how; docs/performance.md what the figures mean).
 bench: deps
-	$(SWIFT) build -c release --product tollgate-bench
-	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
-	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
+	SWIFT=$(SWIFT) scripts/bench.sh
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps

@@ -34,6 +34,7 @@ struct BenchRun {
         let machine = Machine.current()
         var problems: [String] = []
 
+        try Readiness.wait(port: options.port, seconds: 30)
         log("raw verify rates on cpu \(options.gatewayCPU) (gateway idle)")
         let raw = try RawVerifyRate.measure(onCPU: options.gatewayCPU)
         log("  ES256 \(Int(raw.es256PerSecond))/s, RS256 \(Int(raw.rs256PerSecond))/s")
