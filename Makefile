@@ -10,7 +10,7 @@ BUILD_LOG    := .build/tollgate-build.log
 DEPLOY_APT   := docker-compose python3-venv openssl
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-projection clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-soak bench-projection clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -78,6 +78,11 @@ conformance: build-tests
 ## (scripts/bench.sh says how; docs/performance.md what the figures mean).
 bench: deps
 	SWIFT=$(SWIFT) scripts/bench.sh
+
+## Five minutes of every sender's traffic at a fixed rate, the gateway's memory sampled (bench/results/soak.json).
+## Separate from `make bench` to keep that one under ten minutes.
+bench-soak: deps
+	SWIFT=$(SWIFT) scripts/bench.sh soak
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps

@@ -12,10 +12,17 @@
 # Every process started here is stopped however the run ends. Exit status: 1 when the load run was
 # invalid (non-2xx answers, lost connections), else that of the micro-benchmarks.
 #
+# `scripts/bench.sh soak` (`make bench-soak`) starts the same processes, then runs `tollgate-load soak`:
+# every sender interleaved, open loop at BENCH_SOAK_RATE (500) req/s for BENCH_SOAK_SECONDS (300),
+# the gateway's memory sampled every 5 s, into bench/results/soak.json.
+#
 # Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
 # loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode="${1:-bench}"
+case "$mode" in bench|soak) ;; *) echo "usage: $0 [bench|soak]" >&2; exit 2 ;; esac
 
 swift=${SWIFT:-swift}
 gateway_cpu=1
@@ -77,6 +84,13 @@ sources=()
 [ -n "${BENCH_SOURCES:-}" ] && sources=(--sources "$BENCH_SOURCES")
 
 load_status=0
+if [ "$mode" = soak ]; then
+  "$bin/tollgate-load" soak --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \
+    --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --commit "$commit" "${sources[@]}" \
+    --rate "${BENCH_SOAK_RATE:-500}" --seconds "${BENCH_SOAK_SECONDS:-300}" --json "$results/soak.json" || load_status=$?
+  kill -0 "$gateway_pid" 2>/dev/null || { echo "bench: the gateway exited during the soak:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
+  exit "$load_status"
+fi
 "$bin/tollgate-load" run --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \
   --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --broker-cpu "$client_cpu" \
   --connections "${BENCH_CONNECTIONS:-64}" --seconds "${BENCH_SECONDS:-8}" --open-seconds "${BENCH_OPEN_SECONDS:-8}" \

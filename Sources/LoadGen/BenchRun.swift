@@ -34,7 +34,7 @@ struct BenchRun {
         let machine = Machine.current()
         var problems: [String] = []
 
-        try Readiness.wait(port: options.port, seconds: 30)
+        try GatewayEndpoints.waitUntilReady(port: options.port, seconds: 30)
         log("raw verify rates on cpu \(options.gatewayCPU) (gateway idle)")
         let raw = try RawVerifyRate.measure(onCPU: options.gatewayCPU)
         log("  ES256 \(Int(raw.es256PerSecond))/s, RS256 \(Int(raw.rs256PerSecond))/s")
@@ -113,6 +113,11 @@ struct BenchRun {
         for (phase, result) in [("warm-up", warmup), ("closed loop", closed), ("open loop", open)] where result.errors > 0 {
             problems.append("\(name) \(phase): \(result.errors) errors, first: \(result.firstError ?? "?")")
         }
+        let written = try GatewayEndpoints.deliveriesWritten(port: options.port, source: name)
+        let published = written["published", default: 0]
+        if published < nextIndex || written["spooled", default: 0] > 0 || written["duplicate", default: 0] > 0 {
+            problems.append("\(name): of \(nextIndex) deliveries the gateway published \(published) to Kafka, spooled \(written["spooled", default: 0]) and took \(written["duplicate", default: 0]) for duplicates")
+        }
         if closed.exhausted == true, closed.seconds < options.closedSeconds / 2 {
             problems.append("\(name): the closed loop ran out of deliveries after \(closed.seconds) s")
         }
@@ -127,7 +132,7 @@ struct BenchRun {
             peakRssMib: max(closed.gatewayPeakRssMib, open.gatewayPeakRssMib),
             checksPerRequest: traffic.checksPerRequest, algorithm: traffic.algorithm, rawVerifyPerSec: rawRate,
             ratioToRawVerify: rawRate.map { rounded3(closed.requestsPerSec * Double(traffic.checksPerRequest) / $0) },
-            errors: warmup.errors + closed.errors + open.errors, generated: nextIndex,
+            errors: warmup.errors + closed.errors + open.errors, generated: nextIndex, deliveriesWritten: written,
             warmup: warmup, closedLoop: closed, openLoop: open)
     }
 

@@ -7,13 +7,15 @@ import Glibc
 //     [--connections 64] [--open-connections 128] [--warmup S] [--seconds S] [--open-seconds S]
 //     [--sources apple,google,...] [--commit SHA] [--dirty] [--json FILE]
 //     drives the running gateway and writes the results (see docs/performance.md)
+// tollgate-load soak --dir D --port P --gateway-pid PID [--rate 500] [--seconds 300] [--sources ...] [--json FILE]
+//     every sender interleaved, open loop at one rate for minutes, the gateway's memory sampled
 // tollgate-load report --json FILE [--verifiers F] [--projection F]
 //     adds tollgate-bench's micro-benchmarks to the results
 
 // A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
 signal(SIGPIPE, SIG_IGN)
 
-let usage = "usage: tollgate-load prepare --dir D | run --dir D --port P --gateway-pid PID [options] | report --json F [--verifiers F] [--projection F]\n"
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | report --json F [--verifiers F] [--projection F]\n"
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -84,6 +86,28 @@ do {
         try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
         ResultsTable.print(results)
         exit(results.valid ? 0 : 1)
+    case "soak":
+        let values = parse(arguments, flags: [])
+        var options = SoakRun.Options()
+        guard let directory = values["--dir"] else { throw LoadGenError("soak needs --dir") }
+        options.directory = directory
+        options.port = value(values, "--port", { UInt16($0) }, default: 0)
+        options.gatewayPid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
+        guard options.port > 0, options.gatewayPid > 0 else { throw LoadGenError("soak needs --port and --gateway-pid") }
+        options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
+        options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
+        options.perSecond = value(values, "--rate", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.perSecond)
+        options.seconds = value(values, "--seconds", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.seconds)
+        options.sources = value(values, "--sources", { $0.split(separator: ",").map(String.init) }, default: options.sources)
+        options.output = values["--json"] ?? options.output
+        options.commit = values["--commit"]
+        let results = try SoakRun(options: options).run()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
+        SoakRun.print(results)
+        exit(results.valid && results.flat ? 0 : 1)
     case "report":
         let values = parse(arguments, flags: [])
         guard let path = values["--json"] else { throw LoadGenError("report needs --json") }

@@ -178,7 +178,7 @@ final class LoadDriver {
         connections[index].parser.feed(UnsafeRawBufferPointer(rebasing: readBuffer[0..<count]))
         while true {
             let response: ResponseParser.Response?
-            do { response = try connections[index].parser.next(keepExcerpt: outcome.firstError == nil) } catch {
+            do { response = try connections[index].parser.next(keeping: outcome.firstError == nil ? 600 : 0) } catch {
                 try lost(index, "an answer that is not HTTP/1.1")
                 return
             }
@@ -193,7 +193,7 @@ final class LoadDriver {
             outcome.end = max(outcome.end, now)
             if !(200..<300).contains(response.status) {
                 outcome.statuses[response.status, default: 0] += 1
-                outcome.record("HTTP \(response.status): " + String(decoding: response.excerpt, as: UTF8.self))
+                outcome.record("HTTP \(response.status): " + String(decoding: response.bytes, as: UTF8.self))
             } else {
                 outcome.statuses[response.status, default: 0] += 1
             }

@@ -4,8 +4,8 @@ struct ResponseParser {
     struct Response {
         var status: Int
         var closes: Bool
-        /// The first bytes of the response (head and body), kept for error reports.
-        var excerpt: [UInt8]
+        /// The first bytes of the response, head and body, as many as asked for (error reports, /metrics).
+        var bytes: [UInt8]
     }
 
     struct Malformed: Error {}
@@ -24,7 +24,7 @@ struct ResponseParser {
     mutating func feed(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
 
     /// The next complete response, removed from the buffer; nil until it has arrived whole.
-    mutating func next(keepExcerpt: Bool) throws(Malformed) -> Response? {
+    mutating func next(keeping keep: Int) throws(Malformed) -> Response? {
         guard let headEnd = findHeadEnd() else { return nil }
         let head = buffer[0..<headEnd]
         guard head.count >= 12, head.starts(with: Array("HTTP/1.".utf8)) else { throw Malformed() }
@@ -58,7 +58,7 @@ struct ResponseParser {
             end = bodyStart + (contentLength ?? 0)
             guard buffer.count >= end else { return nil }
         }
-        let response = Response(status: status, closes: closes, excerpt: keepExcerpt ? Array(buffer[0..<min(end, 600)]) : [])
+        let response = Response(status: status, closes: closes, bytes: keep > 0 ? Array(buffer[0..<min(end, keep)]) : [])
         buffer.removeFirst(end)
         scanned = 0
         return response

@@ -48,6 +48,8 @@ struct SourceSummary: Codable {
     var ratioToRawVerify: Double?
     var errors: Int
     var generated: Int
+    /// The gateway's `tollgate_deliveries_written_total` for the sender after its runs, by outcome.
+    var deliveriesWritten: [String: Int]
     var warmup: PhaseResult
     var closedLoop: PhaseResult
     var openLoop: PhaseResult
@@ -57,6 +59,7 @@ struct SourceSummary: Codable {
         case p99MsAtHalfLoad = "p99_ms_at_half_load", cpuSecondsPerThousand = "cpu_s_per_1000", peakRssMib = "peak_rss_mib"
         case checksPerRequest = "checks_per_request", algorithm, rawVerifyPerSec = "raw_verify_per_sec"
         case ratioToRawVerify = "ratio_to_raw_verify", errors, generated = "deliveries_generated"
+        case deliveriesWritten = "deliveries_written"
         case warmup, closedLoop = "closed_loop", openLoop = "open_loop"
     }
 }

@@ -16,6 +16,12 @@ struct RequestArena {
         ends.append(bytes.count)
     }
 
+    /// Request `index` of another arena.
+    mutating func append(_ other: RequestArena, _ index: Int) {
+        bytes += other.bytes[other.range(index)]
+        ends.append(bytes.count)
+    }
+
     /// A GET without a body, repeated `count` times (the client's own ceiling against `/healthz`).
     static func repeated(get path: String, host: String, count: Int) -> RequestArena {
         let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\r\n".utf8)
