@@ -10,6 +10,8 @@ struct ResponseParser {
 
     struct Malformed: Error {}
 
+    private static let versionPrefix = Array("HTTP/1.".utf8)
+
     private var buffer: [UInt8] = []
     /// How far the search for the end of the head has looked.
     private var scanned = 0
@@ -27,7 +29,7 @@ struct ResponseParser {
     mutating func next(keeping keep: Int) throws(Malformed) -> Response? {
         guard let headEnd = findHeadEnd() else { return nil }
         let head = buffer[0..<headEnd]
-        guard head.count >= 12, head.starts(with: Array("HTTP/1.".utf8)) else { throw Malformed() }
+        guard head.count >= 12, head.starts(with: Self.versionPrefix) else { throw Malformed() }
         var status = 0
         for byte in head[head.startIndex + 9..<head.startIndex + 12] {
             guard byte >= 48, byte <= 57 else { throw Malformed() }
@@ -36,16 +38,23 @@ struct ResponseParser {
         var contentLength: Int?
         var chunked = false
         var closes = false
-        for line in head.split(separator: 10).dropFirst() {
-            guard let colon = line.firstIndex(of: 58) else { continue }
-            let name = Self.lowercased(line[line.startIndex..<colon])
-            let value = Self.lowercased(line[(colon + 1)...]).trimmingWhitespace
-            switch name {
-            case "content-length": contentLength = Int(value)
-            case "transfer-encoding": chunked = value.contains("chunked")
-            case "connection": closes = value.contains("close")
-            default: break
+        // Header names compared in place, byte by byte: this runs once per answer, and the
+        // client's CPU per request bounds what it can drive.
+        var lineStart = head.firstIndex(of: 10).map { $0 + 1 } ?? headEnd
+        while lineStart < headEnd {
+            let lineEnd = buffer[lineStart..<headEnd].firstIndex(of: 13) ?? headEnd
+            if let colon = buffer[lineStart..<lineEnd].firstIndex(of: 58) {
+                let name = buffer[lineStart..<colon]
+                let value = buffer[(colon + 1)..<lineEnd]
+                if Self.matches(name, "content-length") {
+                    contentLength = Int(String(decoding: value, as: UTF8.self).trimmingWhitespace)
+                } else if Self.matches(name, "transfer-encoding") {
+                    chunked = Self.lowercased(value).contains("chunked")
+                } else if Self.matches(name, "connection") {
+                    closes = Self.lowercased(value).contains("close")
+                }
             }
+            lineStart = lineEnd + 2
         }
         let bodyStart = headEnd + 4
         let end: Int
@@ -59,7 +68,7 @@ struct ResponseParser {
             guard buffer.count >= end else { return nil }
         }
         let response = Response(status: status, closes: closes, bytes: keep > 0 ? Array(buffer[0..<min(end, keep)]) : [])
-        buffer.removeFirst(end)
+        if end == buffer.count { buffer.removeAll(keepingCapacity: true) } else { buffer.removeFirst(end) }
         scanned = 0
         return response
     }
@@ -105,6 +114,14 @@ struct ResponseParser {
             index += 1
         }
         return nil
+    }
+
+    /// `bytes` equals the lowercase ASCII `name`, ignoring case.
+    private static func matches(_ bytes: ArraySlice<UInt8>, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        return name.withUTF8Buffer { expected in
+            zip(bytes, expected).allSatisfy { ($0 >= 65 && $0 <= 90 ? $0 + 32 : $0) == $1 }
+        }
     }
 
     private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
