@@ -14,7 +14,7 @@
 #
 # `scripts/bench.sh soak` (`make bench-soak`) starts the same processes, then runs `tollgate-load soak`:
 # every sender interleaved, open loop at BENCH_SOAK_RATE (500) req/s for BENCH_SOAK_SECONDS (300),
-# the gateway's memory sampled every 5 s, into bench/results/soak.json.
+# the gateway's memory sampled every 5 s, into bench/results/soak.json (flat: under 0.5 MiB/min over the last minute).
 #
 # Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
 # loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only).

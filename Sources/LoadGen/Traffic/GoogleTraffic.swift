@@ -30,7 +30,7 @@ struct GoogleTraffic: SenderTraffic {
 
     func request(_ index: Int, run: String) -> RequestParts {
         // Pub/Sub message ids are decimal; a purchase token is about 150 characters.
-        let messageId = "1\(run.hashValueDigits)\(index)"
+        let messageId = "1\(run.decimalDigits)\(index)"
         let purchaseToken = "\(run)\(index)." + String(repeating: "AO-J1Oz", count: 20)
         let rtdn = #"{"version":"1.0","packageName":"\#(package)","eventTimeMillis":"\#(now)","subscriptionNotification":{"version":"1.0","notificationType":2,"purchaseToken":"\#(purchaseToken)","subscriptionId":"pro.monthly"}}"#
         let published = "2026-01-01T00:00:00.000Z"
@@ -45,5 +45,5 @@ struct GoogleTraffic: SenderTraffic {
 
 extension String {
     /// The run tag (hex) as decimal digits, for ids that must be numeric.
-    var hashValueDigits: String { String(UInt64(self, radix: 16) ?? 0) }
+    var decimalDigits: String { String(UInt64(self, radix: 16) ?? 0) }
 }
