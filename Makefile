@@ -10,7 +10,7 @@ BUILD_LOG    := .build/tollgate-build.log
 DEPLOY_APT   := docker-compose python3-venv openssl
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-projection fuzz fuzz-build fuzz-corpus clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-soak bench-projection fuzz fuzz-build fuzz-corpus clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -72,14 +72,18 @@ conformance: build-tests
 	$(SWIFT) test --skip-build --filter Conformance
 	scripts/conformance.sh
 
-## Release build; the verifier micro-benchmarks pinned to one core, ratios measured in the same run;
-## then the workers' projection throughput into SQLite and a throwaway PostgreSQL, broker in the loop;
-## then what a spooled delivery costs on this disk (fsynced appends, alone and with group commit).
+## Release build; the gateway pinned to one core under signed load from `tollgate-load` (broker and load
+## generator on the other core), the raw ES256/RS256 verify rates in the same run: bench/results/latest.json
+## and a table. Then the verifier micro-benchmarks, the workers' projection throughput and what a spooled
+## delivery costs on this disk (fsynced appends, alone and with group commit), as before
+## (scripts/bench.sh says how; docs/performance.md what the figures mean).
 bench: deps
-	$(SWIFT) build -c release --product tollgate-bench
-	taskset -c 1 .build/release/tollgate-bench --rounds 5 --json bench/results/verifiers.json
-	scripts/with-postgres.sh bash -c 'BENCH_POSTGRES_URL="$$TEST_POSTGRES_URL" .build/release/tollgate-bench --projection --json bench/results/projection.json'
-	.build/release/tollgate-bench --spool --json bench/results/spool.json
+	SWIFT=$(SWIFT) scripts/bench.sh
+
+## Five minutes of every sender's traffic at a fixed rate, the gateway's memory sampled (bench/results/soak.json).
+## Separate from `make bench` to keep that one under ten minutes.
+bench-soak: deps
+	SWIFT=$(SWIFT) scripts/bench.sh soak
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps

@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "tollgate", targets: ["tollgate"]),
         .executable(name: "tollgate-bench", targets: ["Bench"]),
+        .executable(name: "tollgate-load", targets: ["LoadGen"]),
         // For the fuzz package in Fuzz/ (`make fuzz`), which builds the parsers with libFuzzer.
         .library(name: "TollgateVerifiers", targets: ["Verifiers"]),
     ],
@@ -33,6 +34,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // epoll, timerfd and CPU affinity, which Glibc's module leaves out: the load generator's event loop.
+        .systemLibrary(name: "CLinux"),
         .target(
             name: "Kafka",
             dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")],
@@ -113,12 +116,14 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),
+        // `make bench`: signs realistic traffic for every sender and drives a running gateway over HTTP/1.1
+        // keep-alive connections, closed-loop and open-loop, reading the gateway's CPU time and memory from /proc.
+        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "SignedFixtures", "Verifiers"], swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
         .target(name: "TestSupport", dependencies: ["Kafka"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
-        // Signed deliveries for tests: an Apple-shaped certificate chain and notification bodies.
-        .target(name: "SignedFixtures", dependencies: ["Verifiers", "Config", "Events"],
-                path: "Tests/SignedFixtures", swiftSettings: strict),
+        // Signed deliveries for tests and the load generator: an Apple-shaped certificate chain and notification bodies.
+        .target(name: "SignedFixtures", dependencies: ["Verifiers", "Config", "Events"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it. The modules
         // only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Store reads the outbox.
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "SignedFixtures", "Kafka", "Events", "Workers", "Store", "Gateway",

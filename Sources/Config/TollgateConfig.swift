@@ -29,7 +29,7 @@ public struct SpoolSettings: Sendable {
 public struct DedupSettings: Sendable {
     /// 0 turns deduplication off.
     public var windowSeconds = 600
-    /// Ids remembered at most (about 50 bytes each); the oldest go first.
+    /// Ids remembered at most (about 150 bytes each, measured); the oldest go first.
     public var maxEntries = 100_000
     public init() {}
 }

@@ -1,0 +1,122 @@
+import Foundation
+import Glibc
+
+// tollgate-load prepare --dir D
+//     generates the senders' keys and secrets into D, with the gateway configuration D/tollgate.yaml
+// tollgate-load run --dir D --port P --gateway-pid PID [--gateway-cpu 1] [--client-cpu 0]
+//     [--connections 64] [--open-connections 128] [--warmup S] [--seconds S] [--open-seconds S]
+//     [--sources apple,google,...] [--commit SHA] [--dirty] [--json FILE]
+//     drives the running gateway and writes the results (see docs/performance.md)
+// tollgate-load soak --dir D --port P --gateway-pid PID [--rate 500] [--seconds 300] [--sources ...] [--json FILE]
+//     every sender interleaved, open loop at one rate for minutes, the gateway's memory sampled
+// tollgate-load report --json FILE [--verifiers F] [--projection F]
+//     adds tollgate-bench's micro-benchmarks to the results
+
+// A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
+signal(SIGPIPE, SIG_IGN)
+
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | report --json F [--verifiers F] [--projection F]\n"
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else {
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(2)
+}
+arguments.removeFirst()
+
+/// The value after each `--name`, and the flags given alone.
+func parse(_ arguments: [String], flags: Set<String>) -> [String: String] {
+    var values: [String: String] = [:]
+    var index = 0
+    while index < arguments.count {
+        let name = arguments[index]
+        if flags.contains(name) {
+            values[name] = "true"
+            index += 1
+        } else if index + 1 < arguments.count {
+            values[name] = arguments[index + 1]
+            index += 2
+        } else {
+            FileHandle.standardError.write(Data("tollgate-load: \(name) needs a value\n".utf8))
+            exit(2)
+        }
+    }
+    return values
+}
+
+func value<T>(_ values: [String: String], _ name: String, _ convert: (String) -> T?, default fallback: T) -> T {
+    guard let text = values[name] else { return fallback }
+    guard let converted = convert(text) else {
+        FileHandle.standardError.write(Data("tollgate-load: \(name) \(text) is not valid\n".utf8))
+        exit(2)
+    }
+    return converted
+}
+
+do {
+    switch command {
+    case "prepare":
+        let values = parse(arguments, flags: [])
+        guard let directory = values["--dir"] else { throw LoadGenError("prepare needs --dir") }
+        try BenchSetup.prepare(in: directory)
+        print(directory + "/" + BenchSetup.File.config)
+    case "run":
+        let values = parse(arguments, flags: ["--dirty"])
+        var options = BenchRun.Options()
+        guard let directory = values["--dir"] else { throw LoadGenError("run needs --dir") }
+        options.directory = directory
+        options.port = value(values, "--port", { UInt16($0) }, default: 0)
+        options.gatewayPid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
+        guard options.port > 0, options.gatewayPid > 0 else { throw LoadGenError("run needs --port and --gateway-pid") }
+        options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
+        options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
+        options.brokerCPU = value(values, "--broker-cpu", { Int($0) }, default: options.brokerCPU)
+        options.connections = value(values, "--connections", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.connections)
+        options.openConnections = value(values, "--open-connections", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.openConnections)
+        options.warmupSeconds = value(values, "--warmup", { Double($0) }, default: options.warmupSeconds)
+        options.closedSeconds = value(values, "--seconds", { Double($0) }, default: options.closedSeconds)
+        options.openSeconds = value(values, "--open-seconds", { Double($0) }, default: options.openSeconds)
+        options.sources = value(values, "--sources", { $0.split(separator: ",").map(String.init) }, default: options.sources)
+        options.output = values["--json"] ?? options.output
+        options.commit = values["--commit"]
+        options.dirty = values["--dirty"] != nil ? true : (options.commit == nil ? nil : false)
+        let results = try BenchRun(options: options).run()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
+        ResultsTable.print(results)
+        exit(results.valid ? 0 : 1)
+    case "soak":
+        let values = parse(arguments, flags: [])
+        var options = SoakRun.Options()
+        guard let directory = values["--dir"] else { throw LoadGenError("soak needs --dir") }
+        options.directory = directory
+        options.port = value(values, "--port", { UInt16($0) }, default: 0)
+        options.gatewayPid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
+        guard options.port > 0, options.gatewayPid > 0 else { throw LoadGenError("soak needs --port and --gateway-pid") }
+        options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
+        options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
+        options.perSecond = value(values, "--rate", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.perSecond)
+        options.seconds = value(values, "--seconds", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.seconds)
+        options.sources = value(values, "--sources", { $0.split(separator: ",").map(String.init) }, default: options.sources)
+        options.output = values["--json"] ?? options.output
+        options.commit = values["--commit"]
+        let results = try SoakRun(options: options).run()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
+        SoakRun.print(results)
+        exit(results.valid && results.flat ? 0 : 1)
+    case "report":
+        let values = parse(arguments, flags: [])
+        guard let path = values["--json"] else { throw LoadGenError("report needs --json") }
+        try MicroBenchmarks.merge(results: path, verifiers: values["--verifiers"], projection: values["--projection"])
+    default:
+        FileHandle.standardError.write(Data(usage.utf8))
+        exit(2)
+    }
+} catch {
+    FileHandle.standardError.write(Data("tollgate-load: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `make bench`: the gateway under load, then the per-core micro-benchmarks, in one run.
+#
+#   1. release build of tollgate, tollgate-bench and tollgate-load;
+#   2. `tollgate-load prepare` generates every sender's keys and the gateway's configuration;
+#   3. the embedded broker (`tollgate broker`, acks=all) on CPU 0, `tollgate serve` pinned to CPU 1;
+#   4. `tollgate-load run` (driving from CPU 0): raw ES256/RS256 verify rates on CPU 1 while the gateway
+#      is idle, the client's ceiling on /healthz, then per sender a warm-up, the closed-loop maximum
+#      and an open-loop run at half of it; writes bench/results/latest.json and prints the table;
+#   5. the gateway and broker stop; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
+#      as before, then merged into latest.json.
+# Every process started here is stopped however the run ends. Exit status: 1 when the load run was
+# invalid (non-2xx answers, lost connections), else that of the micro-benchmarks.
+#
+# `scripts/bench.sh soak` (`make bench-soak`) starts the same processes, then runs `tollgate-load soak`:
+# every sender interleaved, open loop at BENCH_SOAK_RATE (500) req/s for BENCH_SOAK_SECONDS (300),
+# the gateway's memory sampled every 5 s, into bench/results/soak.json (flat: under 0.5 MiB/min over the last minute).
+#
+# Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
+# loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-bench}"
+case "$mode" in bench|soak) ;; *) echo "usage: $0 [bench|soak]" >&2; exit 2 ;; esac
+
+swift=${SWIFT:-swift}
+gateway_cpu=1
+client_cpu=0
+results=bench/results
+
+if [ "$(nproc)" -lt 2 ]; then
+  echo "bench: needs two cores (the gateway on one, broker and load generator on the other)" >&2
+  exit 1
+fi
+
+for product in tollgate tollgate-bench tollgate-load; do
+  "$swift" build -c release --product "$product"
+done
+bin="$("$swift" build -c release --show-bin-path)"
+
+work="$(mktemp -d /tmp/tollgate-bench.XXXXXX)"
+broker_pid=""
+gateway_pid=""
+stop() {
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+cleanup() {
+  stop "$gateway_pid"
+  stop "$broker_pid"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$bin/tollgate-load" prepare --dir "$work" >/dev/null
+
+taskset -c "$client_cpu" "$bin/tollgate" broker --config "$work/tollgate.yaml" --port-file "$work/bootstrap" >"$work/broker.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 1 200); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
+[ -s "$work/bootstrap" ] || { echo "bench: the broker did not start:" >&2; cat "$work/broker.log" >&2; exit 1; }
+
+TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
+  "$bin/tollgate" serve --config "$work/tollgate.yaml" >"$work/gateway.out" 2>"$work/gateway.log" &
+gateway_pid=$!
+port=""
+for _ in $(seq 1 300); do
+  port="$(sed -n 's|^gateway: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/gateway.out")"
+  [ -n "$port" ] && break
+  kill -0 "$gateway_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || { echo "bench: the gateway did not start:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
+
+commit="$(git rev-parse HEAD)"
+dirty=()
+# The results files are rewritten by this run; any other change means the code measured is not HEAD's.
+git diff --quiet HEAD -- . ":(exclude)$results" || dirty=(--dirty)
+sources=()
+[ -n "${BENCH_SOURCES:-}" ] && sources=(--sources "$BENCH_SOURCES")
+
+load_status=0
+if [ "$mode" = soak ]; then
+  "$bin/tollgate-load" soak --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \
+    --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --commit "$commit" "${sources[@]}" \
+    --rate "${BENCH_SOAK_RATE:-500}" --seconds "${BENCH_SOAK_SECONDS:-300}" --json "$results/soak.json" || load_status=$?
+  kill -0 "$gateway_pid" 2>/dev/null || { echo "bench: the gateway exited during the soak:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
+  exit "$load_status"
+fi
+"$bin/tollgate-load" run --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \
+  --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --broker-cpu "$client_cpu" \
+  --connections "${BENCH_CONNECTIONS:-64}" --seconds "${BENCH_SECONDS:-8}" --open-seconds "${BENCH_OPEN_SECONDS:-8}" \
+  --commit "$commit" "${dirty[@]}" "${sources[@]}" --json "$results/latest.json" || load_status=$?
+if ! kill -0 "$gateway_pid" 2>/dev/null; then
+  echo "bench: the gateway exited during the run:" >&2
+  tail -20 "$work/gateway.log" >&2
+  load_status=1
+fi
+stop "$gateway_pid"; gateway_pid=""
+stop "$broker_pid"; broker_pid=""
+[ -s "$results/latest.json" ] || exit 1
+
+if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
+  echo
+  taskset -c "$gateway_cpu" "$bin/tollgate-bench" --rounds 5 --json "$results/verifiers.json"
+  echo
+  scripts/with-postgres.sh bash -c "BENCH_POSTGRES_URL=\"\$TEST_POSTGRES_URL\" '$bin/tollgate-bench' --projection --json '$results/projection.json'"
+  echo
+  "$bin/tollgate-bench" --spool --json "$results/spool.json"
+  "$bin/tollgate-load" report --json "$results/latest.json" \
+    --verifiers "$results/verifiers.json" --projection "$results/projection.json"
+fi
+exit "$load_status"
