@@ -10,15 +10,10 @@ struct GatewayCrashTests {
     func killedHealthy() async throws {
         let harness = try GatewayProcessHarness()
         defer { harness.removeDirectory() }
-        let first = try await harness.startGateway()
-        harness.load.start(senders: 3)
-        await harness.load.waitForAcknowledged(30)
+        let first = try await harness.startUnderLoad(acknowledged: 30)
         await first.crash()
         let second = try await harness.startGateway()
-        await harness.load.waitForAcknowledged(harness.load.acknowledgedCount + 30)
-        let report = await harness.load.stop()
-        try await harness.waitForEmptySpool()
-        try await harness.verify(report, "gateway SIGKILL, Kafka healthy")
+        try await harness.finish(after: 30, "gateway SIGKILL, Kafka healthy")
         await second.kill()
     }
 
@@ -26,9 +21,7 @@ struct GatewayCrashTests {
     func killedWithSpool() async throws {
         let harness = try GatewayProcessHarness()
         defer { harness.removeDirectory() }
-        let first = try await harness.startGateway()
-        harness.load.start(senders: 3)
-        await harness.load.waitForAcknowledged(20)
+        let first = try await harness.startUnderLoad(acknowledged: 20)
         harness.cluster.setAllBrokers(up: false)
         let spooled = try await eventually("deliveries wait in the spool", within: .seconds(60)) { () -> Int? in
             let records = try await harness.spoolRecords() ?? 0
@@ -39,10 +32,7 @@ struct GatewayCrashTests {
         harness.cluster.setAllBrokers(up: true)
         let second = try await harness.startGateway()
         #expect(second.output.contains("spool holds deliveries from before the restart"))
-        await harness.load.waitForAcknowledged(harness.load.acknowledgedCount + 20)
-        let report = await harness.load.stop()
-        try await harness.waitForEmptySpool()
-        try await harness.verify(report, "gateway SIGKILL with \(spooled)+ spooled, brokers down then up")
+        try await harness.finish(after: 20, "gateway SIGKILL with \(spooled)+ spooled, brokers down then up")
         await second.kill()
     }
 }
@@ -55,9 +45,7 @@ struct GracefulShutdownTests {
     func underLoad() async throws {
         let harness = try GatewayProcessHarness(drainDelayMs: 1_500)
         defer { harness.removeDirectory() }
-        let gateway = try await harness.startGateway()
-        harness.load.start(senders: 3)
-        await harness.load.waitForAcknowledged(30)
+        let gateway = try await harness.startUnderLoad(acknowledged: 30)
         gateway.signal(SIGTERM)
         let readiness = try await eventually("/readyz fails while the gateway drains", within: .seconds(5), every: .milliseconds(50)) {
             () -> HTTP.Response? in

@@ -55,6 +55,23 @@ final class GatewayProcessHarness: Sendable {
         return process
     }
 
+    /// Starts the gateway and three senders, and returns once `acknowledged` deliveries got their 2xx.
+    func startUnderLoad(acknowledged: Int) async throws -> ChildProcess {
+        let gateway = try await startGateway()
+        load.start(senders: 3)
+        await load.waitForAcknowledged(acknowledged)
+        return gateway
+    }
+
+    /// Stops the load once `more` further deliveries were acknowledged, waits for the spool to drain
+    /// and checks the topic against the acknowledgements.
+    func finish(after more: Int, _ scenario: String) async throws {
+        await load.waitForAcknowledged(load.acknowledgedCount + more)
+        let report = await load.stop()
+        try await waitForEmptySpool()
+        try await verify(report, scenario)
+    }
+
     /// `/readyz`'s spool record count.
     func spoolRecords() async throws -> Int? {
         let body = try await HTTP.request("GET", address.baseURL + "/readyz").body
