@@ -3,6 +3,11 @@ import Foundation
 /// The one JSON encoding of events, shared by the gateway, `tollgate verify` and the workers.
 public enum EventCoding {
     public static func encode(_ event: NormalizedEvent) -> [UInt8] {
+        EventJSONWriter.encode(event)
+    }
+
+    /// What `encode` must equal, byte for byte: the Codable encoding with sorted keys.
+    static func encodeWithCodable(_ event: NormalizedEvent) -> [UInt8] {
         // Encoding a value type with only strings, numbers and booleans cannot fail.
         (try? encoder.encode(event)).map(Array.init) ?? []
     }

@@ -175,6 +175,17 @@ public final class KafkaProducer: Sendable {
 }
 
 extension KafkaProducer {
+    /// `close` on a dispatch thread: the flush blocks for up to its timeout, and the executor's threads
+    /// also serve the HTTP connections.
+    public func drainAndClose(flushTimeoutMs: Int32) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [self] in
+                close(flushTimeoutMs: flushTimeoutMs)
+                continuation.resume()
+            }
+        }
+    }
+
     /// Whether a metadata request to the cluster succeeds within the timeout.
     public func isClusterReachable(timeoutMs: Int32) async -> Bool {
         await withCheckedContinuation { continuation in

@@ -14,7 +14,7 @@ public struct ProducerService: Service {
 
     public func run() async throws {
         try? await gracefulShutdown()
-        producer.close(flushTimeoutMs: flushTimeoutMs)
+        await producer.drainAndClose(flushTimeoutMs: flushTimeoutMs)
     }
 }
 
