@@ -10,7 +10,7 @@ BUILD_LOG    := .build/tollgate-build.log
 DEPLOY_APT   := docker-compose python3-venv openssl
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-soak bench-projection fuzz fuzz-build fuzz-corpus clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-soak bench-projection profile fuzz fuzz-build fuzz-corpus clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -84,6 +84,11 @@ bench: deps
 ## Separate from `make bench` to keep that one under ten minutes.
 bench-soak: deps
 	SWIFT=$(SWIFT) scripts/bench.sh soak
+
+## Where the gateway's CPU goes: `perf record` during each sender's closed loop, by layer (bench/results/profile.json).
+profile: deps
+	@dpkg -s linux-perf >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq linux-perf; }
+	SWIFT=$(SWIFT) scripts/bench.sh profile
 
 ## The projection benchmark alone (SQLite and PostgreSQL).
 bench-projection: deps

@@ -16,13 +16,17 @@
 # every sender interleaved, open loop at BENCH_SOAK_RATE (500) req/s for BENCH_SOAK_SECONDS (300),
 # the gateway's memory sampled every 5 s, into bench/results/soak.json (flat: under 0.5 MiB/min over the last minute).
 #
+# `scripts/bench.sh profile` (`make profile`) runs the load as `bench` does, `perf record`s the gateway during each
+# sender's closed loop, and writes where its CPU goes, by layer, in microseconds per request (scripts/perf-layers.py)
+# to bench/results/profile.json; latest.json is left alone.
+#
 # Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
 # loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode="${1:-bench}"
-case "$mode" in bench|soak) ;; *) echo "usage: $0 [bench|soak]" >&2; exit 2 ;; esac
+case "$mode" in bench|soak|profile) ;; *) echo "usage: $0 [bench|soak|profile]" >&2; exit 2 ;; esac
 
 swift=${SWIFT:-swift}
 gateway_cpu=1
@@ -89,6 +93,18 @@ if [ "$mode" = soak ]; then
     --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --commit "$commit" "${sources[@]}" \
     --rate "${BENCH_SOAK_RATE:-500}" --seconds "${BENCH_SOAK_SECONDS:-300}" --json "$results/soak.json" || load_status=$?
   kill -0 "$gateway_pid" 2>/dev/null || { echo "bench: the gateway exited during the soak:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
+  exit "$load_status"
+fi
+if [ "$mode" = profile ]; then
+  command -v perf >/dev/null || { echo "bench: perf is missing (Debian's linux-perf; make profile installs it)" >&2; exit 1; }
+  mkdir -p "$work/perf"
+  "$bin/tollgate-load" run --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \
+    --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --broker-cpu "$client_cpu" \
+    --connections "${BENCH_CONNECTIONS:-64}" --seconds "${BENCH_SECONDS:-8}" --open-seconds "${BENCH_OPEN_SECONDS:-4}" \
+    --commit "$commit" "${dirty[@]}" "${sources[@]}" --perf-dir "$work/perf" --json "$work/profile-run.json" || load_status=$?
+  recorded=()
+  for data in "$work"/perf/*.data; do recorded+=("$(basename "$data" .data)=$data"); done
+  python3 scripts/perf-layers.py --results "$work/profile-run.json" --json "$results/profile.json" "${recorded[@]}" || load_status=1
   exit "$load_status"
 fi
 "$bin/tollgate-load" run --dir "$work" --port "$port" --gateway-pid "$gateway_pid" \

@@ -20,6 +20,8 @@ struct BenchRun {
         var output = "bench/results/latest.json"
         var commit: String?
         var dirty: Bool?
+        /// When set, each sender's closed loop is also recorded with `perf` into `<dir>/<sender>.data`.
+        var perfDirectory: String?
     }
 
     let options: Options
@@ -91,12 +93,18 @@ struct BenchRun {
         let closedCount = min(1_000_000, max(2_000, Int(warmup.requestsPerSec * 1.6 * options.closedSeconds)))
         log("\(name): closed loop, \(options.connections) connections, \(options.closedSeconds) s (warm-up ran at \(Int(warmup.requestsPerSec)) req/s)")
         let closedTraffic = generate(closedCount)
+        // Recorded from the loop's start until a second before its end, while every connection is busy.
+        let recorder = try options.perfDirectory.map {
+            try PerfRecorder.start(pid: options.gatewayPid, output: "\($0)/\(name).data",
+                                   seconds: max(1, options.closedSeconds - 1), onCPU: options.clientCPU)
+        }
         let closed = try pinned {
             try meter.measure(mode: "closed", connections: options.connections, offered: nil, resetPeak: true) { sample in
                 try LoadDriver(port: options.port, connections: options.connections)
                     .run(closedTraffic, mode: .closed(seconds: options.closedSeconds), sample: sample)
             }
         }
+        try recorder?.finish()
         log("  \(Int(closed.requestsPerSec)) req/s, p50 \(closed.p50Ms) ms, p99 \(closed.p99Ms) ms, gateway CPU \(closed.gatewayCpuUtilization), errors \(closed.errors)")
 
         let half = closed.requestsPerSec / 2

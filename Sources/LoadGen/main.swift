@@ -5,8 +5,9 @@ import Glibc
 //     generates the senders' keys and secrets into D, with the gateway configuration D/tollgate.yaml
 // tollgate-load run --dir D --port P --gateway-pid PID [--gateway-cpu 1] [--client-cpu 0]
 //     [--connections 64] [--open-connections 128] [--warmup S] [--seconds S] [--open-seconds S]
-//     [--sources apple,google,...] [--commit SHA] [--dirty] [--json FILE]
-//     drives the running gateway and writes the results (see docs/performance.md)
+//     [--sources apple,google,...] [--commit SHA] [--dirty] [--json FILE] [--perf-dir D]
+//     drives the running gateway and writes the results (see docs/performance.md); with --perf-dir,
+//     `perf record`s the gateway during each sender's closed loop into D/<sender>.data (make profile)
 // tollgate-load soak --dir D --port P --gateway-pid PID [--rate 500] [--seconds 300] [--sources ...] [--json FILE]
 //     every sender interleaved, open loop at one rate for minutes, the gateway's memory sampled
 // tollgate-load report --json FILE [--verifiers F] [--projection F]
@@ -79,6 +80,7 @@ do {
         options.output = values["--json"] ?? options.output
         options.commit = values["--commit"]
         options.dirty = values["--dirty"] != nil ? true : (options.commit == nil ? nil : false)
+        options.perfDirectory = values["--perf-dir"]
         let results = try BenchRun(options: options).run()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
