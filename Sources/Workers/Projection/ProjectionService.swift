@@ -25,9 +25,9 @@ public struct ProjectionService: Service {
             [handler, maxBatch, logger] consumer, lagReporter in
             while !Task.isCancelled {
                 await lagReporter.tick()
-                guard let first = try await consumer.poll(timeoutMs: 500) else { continue }
-                var batch = [first]
-                while batch.count < maxBatch, let record = try await consumer.poll(timeoutMs: 0) { batch.append(record) }
+                // One trip to the poll queue for the whole batch: a trip per record cost more than the store.
+                let batch = try await consumer.poll(upTo: maxBatch, timeoutMs: 500)
+                guard !batch.isEmpty else { continue }
                 let started = ContinuousClock.now
                 // Not committed unless handled: on shutdown mid-way the batch is redelivered.
                 guard await handler.handle(batch) else { return }
