@@ -21,9 +21,11 @@ struct EventProcessor: Sendable {
     func process(_ records: [KafkaRecord]) async -> [Disposition] {
         var dispositions = [Disposition?](repeating: nil, count: records.count)
         var changes: [(index: Int, change: PurchaseChange)] = []
-        for (index, record) in records.enumerated() {
+        for (index, decoded) in await Self.decodeAll(records).enumerated() {
             let event: NormalizedEvent
-            do { event = try Self.decode(record) } catch {
+            switch decoded {
+            case .success(let decodedEvent): event = decodedEvent
+            case .failure(let error):
                 dispositions[index] = .failed(error)
                 continue
             }
@@ -63,6 +65,24 @@ struct EventProcessor: Sendable {
     static func failure(_ error: StoreError) -> WorkerFailure {
         WorkerFailure(type: error.isTransient ? "tollgate.StoreUnavailable" : "tollgate.StoreRejected",
                       message: error.message, isTransient: error.isTransient)
+    }
+
+    /// Records decoded per batch in two halves side by side: JSON decoding is the projection's largest
+    /// CPU cost, and the store's thread waits on it otherwise.
+    static func decodeAll(_ records: [KafkaRecord]) async -> [Result<NormalizedEvent, WorkerFailure>] {
+        guard records.count >= 64 else { return decodeSlice(records[...]) }
+        let middle = records.count / 2
+        return await withTaskGroup(of: (Int, [Result<NormalizedEvent, WorkerFailure>]).self) { group in
+            group.addTask { (0, decodeSlice(records[..<middle])) }
+            group.addTask { (1, decodeSlice(records[middle...])) }
+            var halves: [[Result<NormalizedEvent, WorkerFailure>]] = [[], []]
+            for await (half, results) in group { halves[half] = results }
+            return halves[0] + halves[1]
+        }
+    }
+
+    private static func decodeSlice(_ records: ArraySlice<KafkaRecord>) -> [Result<NormalizedEvent, WorkerFailure>] {
+        records.map { record in Result { () throws(WorkerFailure) -> NormalizedEvent in try decode(record) } }
     }
 
     /// A CloudEvents 1.0 record whose value is a normalized event this version understands.
