@@ -17,29 +17,48 @@ struct EventProcessor: Sendable {
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
 
+    /// A batch decoded and enriched, its changes ready for the store.
+    struct Prepared: Sendable {
+        let records: [KafkaRecord]
+        fileprivate var dispositions: [Disposition?]
+        fileprivate var changes: [(index: Int, change: PurchaseChange)]
+    }
+
     /// One disposition per record, in order.
     func process(_ records: [KafkaRecord]) async -> [Disposition] {
-        var dispositions = [Disposition?](repeating: nil, count: records.count)
-        var changes: [(index: Int, change: PurchaseChange)] = []
+        await apply(await prepare(records))
+    }
+
+    /// Decodes and enriches: everything before the store, so it can run while the store applies the
+    /// previous batch.
+    func prepare(_ records: [KafkaRecord]) async -> Prepared {
+        var prepared = Prepared(records: records, dispositions: Array(repeating: nil, count: records.count), changes: [])
         for (index, decoded) in await Self.decodeAll(records).enumerated() {
             let event: NormalizedEvent
             switch decoded {
             case .success(let decodedEvent): event = decodedEvent
             case .failure(let error):
-                dispositions[index] = .failed(error)
+                prepared.dispositions[index] = .failed(error)
                 continue
             }
             do {
                 let snapshot = try await enricher?.snapshot(for: event)
                 if let change = Projector.change(for: event, snapshot: snapshot) {
-                    changes.append((index, change))
+                    prepared.changes.append((index, change))
                 } else {
-                    dispositions[index] = .done(.unchanged)
+                    prepared.dispositions[index] = .done(.unchanged)
                 }
             } catch {
-                dispositions[index] = .failed(error)
+                prepared.dispositions[index] = .failed(error)
             }
         }
+        return prepared
+    }
+
+    /// Applies a prepared batch: one disposition per record, in order.
+    func apply(_ prepared: Prepared) async -> [Disposition] {
+        var dispositions = prepared.dispositions
+        let changes = prepared.changes
         for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
             dispositions[changes[index].index] = outcome
         }
