@@ -13,8 +13,9 @@ enum ProcessedEventRows {
             }
             return fresh
         }
-        var seen: Set<String> = []
-        let unique = ids.filter { seen.insert($0).inserted }
+        // Sorted: two workers given the same ids (a redelivery after a rebalance) wait for each other's
+        // rows in one order, never in a cycle.
+        let unique = Set(ids).sorted()
         guard !unique.isEmpty else { return [] }
         let inserted = try connection.query("""
             INSERT INTO processed_events (event_id, processed_at_ms)
