@@ -60,20 +60,35 @@ public final class KafkaConsumer: Sendable {
 
     var isOpen: Bool { state.withLock { $0 == .open } }
 
-    /// Polls in slices of at most 100 ms so that close and cancellation are seen promptly;
-    /// `timeoutMs` nil waits until a record arrives.
+    /// Up to `maxRecords` records: waits up to `timeoutMs` for the first, then takes the ones already
+    /// fetched, all in one trip to the poll queue (a trip per record cost more than decoding it).
+    /// Empty when none arrived in time, the consumer is closed or the task is cancelled.
+    public func poll(upTo maxRecords: Int, timeoutMs: Int32) async throws(KafkaError) -> [KafkaRecord] {
+        try await pollRecords(max: max(1, maxRecords), timeoutMs: max(0, timeoutMs))
+    }
+
     private func pollRecord(timeoutMs: Int32?) async throws(KafkaError) -> KafkaRecord? {
+        try await pollRecords(max: 1, timeoutMs: timeoutMs).first
+    }
+
+    /// Polls in slices of at most 100 ms so that close and cancellation are seen promptly;
+    /// `timeoutMs` nil waits until a record arrives. After the first record, only what is already
+    /// fetched (timeout 0).
+    private func pollRecords(max maxRecords: Int, timeoutMs: Int32?) async throws(KafkaError) -> [KafkaRecord] {
         let cancelled = AtomicFlag()
-        let result: Result<KafkaRecord?, KafkaError> = await withTaskCancellationHandler {
+        let result: Result<[KafkaRecord], KafkaError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 pollQueue.async { [self] in
                     let deadline = timeoutMs.map { DispatchTime.now().uptimeNanoseconds + UInt64($0) * 1_000_000 }
+                    var records: [KafkaRecord] = []
                     while true {
                         guard isOpen, !cancelled.isSet else {
-                            continuation.resume(returning: .success(nil)); return
+                            continuation.resume(returning: .success(records)); return
                         }
                         var slice: Int32 = 100
-                        if let deadline {
+                        if !records.isEmpty {
+                            slice = 0
+                        } else if let deadline {
                             let now = DispatchTime.now().uptimeNanoseconds
                             slice = now >= deadline ? 0 : Int32(min(100, (deadline - now + 999_999) / 1_000_000))
                         }
@@ -82,16 +97,19 @@ public final class KafkaConsumer: Sendable {
                             seekPositions.withLock { positions in
                                 if !positions.isEmpty { positions[PartitionKey(topic: record.topic, partition: record.partition)] = nil }
                             }
-                            continuation.resume(returning: .success(record)); return
+                            records.append(record)
+                            if records.count >= maxRecords { continuation.resume(returning: .success(records)); return }
+                            continue
                         case .failure(let error, fatal: true)?:
+                            // The records taken so far are not handed out: uncommitted, they are redelivered.
                             continuation.resume(returning: .failure(error)); return
                         case .failure(let error, fatal: false)?:
                             librdkafkaLogger.warning("consumer error", metadata: ["error": .string(error.message)])
                         case .partitionEnd?, nil:
-                            break
+                            if !records.isEmpty { continuation.resume(returning: .success(records)); return }
                         }
                         if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline {
-                            continuation.resume(returning: .success(nil)); return
+                            continuation.resume(returning: .success(records)); return
                         }
                     }
                 }

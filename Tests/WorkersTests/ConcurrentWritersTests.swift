@@ -1,5 +1,5 @@
 import Events
-import Store
+@testable import Store
 import StoreTestSupport
 import Testing
 @testable import Workers
@@ -19,10 +19,10 @@ struct ConcurrentWritersTests {
         try change(ProjectionTests.event(id, .subscriptionStarted, at: now - day, expiresMs: now + 29 * day, subject: subject, user: user))
     }
 
-    /// Runs `body` while `other` applies `changes` and then waits in `blocker`, its transaction open.
+    /// Runs `body` while `other` applies `changes` and then waits in `blocker`, its transaction open and written.
     static func whileOpen(_ other: EntitlementStore, _ changes: [PurchaseChange], blocker: BlockingChange,
                           _ body: (Task<[ApplyOutcome], any Error>) async throws -> Void) async throws {
-        let held = Task { try await other.apply(changes + [blocker.change], nowMs: now) }
+        let held = Task { try await other.apply(changes + [blocker.change], nowMs: now, beforeCommit: blocker.hold) }
         await blocker.reached()
         do {
             try await body(held)

@@ -18,49 +18,45 @@ public final class EntitlementStore: Sendable {
     init(database: SQLDatabase) { self.database = database }
 
     /// Applies a batch of changes in one transaction: each event id once, each purchase updated with its
-    /// entitlements, and every entitlement change queued in the outbox in the same transaction.
+    /// entitlements, and every entitlement change queued in the outbox in the same transaction. The result
+    /// is the same as applying the changes one per transaction in this order (outcomes, purchases,
+    /// entitlements, and the outbox's rows with their event ids), in a handful of statements per batch.
     public func apply(_ changes: [PurchaseChange], nowMs: Int64) async throws(StoreError) -> [ApplyOutcome] {
+        try await apply(changes, nowMs: nowMs, beforeCommit: nil)
+    }
+
+    /// `beforeCommit` runs on the store's thread with the batch written and not yet committed (tests hold
+    /// the transaction open there).
+    func apply(_ changes: [PurchaseChange], nowMs: Int64,
+               beforeCommit: (@Sendable () -> Void)?) async throws(StoreError) -> [ApplyOutcome] {
         try await database.transaction { connection throws(StoreError) in
-            var outcomes: [ApplyOutcome] = []
-            outcomes.reserveCapacity(changes.count)
-            for change in changes {
-                outcomes.append(try Self.apply(change, nowMs: nowMs, on: connection))
-            }
+            let outcomes = try Self.apply(changes, nowMs: nowMs, on: connection)
+            beforeCommit?()
             return outcomes
         }
     }
 
-    private static func apply(_ change: PurchaseChange, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ApplyOutcome {
-        let fresh = try connection.execute(
-            "INSERT INTO processed_events (event_id, processed_at_ms) VALUES ($1, $2) ON CONFLICT (event_id) DO NOTHING",
-            [.text(change.eventId), .int(nowMs)])
-        guard fresh == 1 else { return .duplicate }
-
-        let current = try PurchaseRow.load(change.key, on: connection, forUpdate: true)
-        var replaced: Purchase?
-        if let subject = change.supersedes, subject != change.key.subject {
-            replaced = try PurchaseRow.load(PurchaseKey(source: change.key.source, app: change.key.app, subject: subject),
-                                            on: connection, forUpdate: true)
-        }
-        guard var next = change.update(current) else { return .unchanged }
-        next.key = change.key
-        if next.user == nil { next.user = current?.user ?? replaced?.user }
-
-        var touched: Set<EntitlementKey> = []
-        if let current { touched.formUnion(EntitlementKey.of(current)) }
-        touched.formUnion(EntitlementKey.of(next))
-        if next != current { try PurchaseRow.save(next, nowMs: nowMs, on: connection) }
-
-        if var old = replaced, old.state != .superseded {
-            touched.formUnion(EntitlementKey.of(old))
-            old.state = .superseded
-            old.supersededBy = change.key.subject
-            try PurchaseRow.save(old, nowMs: nowMs, on: connection)
-        }
-        for key in touched.sorted() {
-            try EntitlementRows.refresh(key, eventId: change.eventId, nowMs: nowMs, on: connection)
-        }
-        return next == current ? .unchanged : .applied
+    /// The batch in phases, each one statement on PostgreSQL (SQLite runs them row by row: there a
+    /// statement is a function call, not a round trip).
+    private static func apply(_ changes: [PurchaseChange], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> [ApplyOutcome] {
+        // 1. Which events are new.
+        let fresh = try ProcessedEventRows.mark(changes.map(\.eventId), nowMs: nowMs, on: connection)
+        // 2. Their purchases, locked: no other writer changes them until commit.
+        let stored = try PurchaseRow.load(BatchPlan.keys(changes, fresh: fresh), on: connection, forUpdate: true)
+        // 3. The changes in order, in memory.
+        let plan = BatchPlan(changes, fresh: fresh, stored: stored)
+        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return plan.outcomes }
+        // 4. The entitlements they touch: locked, then read with their candidates, then refreshed step by step.
+        try EntitlementRows.lock(plan.touched, on: connection)
+        var replay = EntitlementReplay(purchases: stored,
+                                       candidates: try PurchaseRow.forEntitlements(plan.touched, on: connection),
+                                       entitlements: try EntitlementRows.load(plan.touched, on: connection))
+        replay.run(plan.steps, nowMs: nowMs)
+        // 5. The final states and the changes, in bulk.
+        try PurchaseRow.save(plan.written, nowMs: nowMs, on: connection)
+        try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
+        try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
+        return plan.outcomes
     }
 
     public func purchase(_ key: PurchaseKey) async throws(StoreError) -> Purchase? {

@@ -32,17 +32,38 @@ enum PurchaseRow {
         return purchase
     }
 
+    /// The stored purchases with these keys (missing ones absent), locked on PostgreSQL when
+    /// `forUpdate`; in one statement there, in key order so two writers lock alike.
+    static func load(_ keys: [PurchaseKey], on connection: any SQLConnection, forUpdate: Bool) throws(StoreError) -> [PurchaseKey: Purchase] {
+        var found: [PurchaseKey: Purchase] = [:]
+        guard connection.dialect == .postgres else {
+            for key in keys {
+                if let purchase = try load(key, on: connection, forUpdate: forUpdate) { found[key] = purchase }
+            }
+            return found
+        }
+        guard !keys.isEmpty else { return found }
+        let lock = forUpdate ? " FOR UPDATE" : ""
+        let rows = try connection.query("""
+            SELECT \(columns) FROM purchases
+            WHERE (source, app, subject) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+            ORDER BY source, app, subject\(lock)
+            """, [PostgresArray.text(keys.map(\.source)), PostgresArray.text(keys.map(\.app)), PostgresArray.text(keys.map(\.subject))])
+        for row in rows {
+            guard let purchase = decode(row) else {
+                let key = "\(row.text("source") ?? "?")/\(row.text("app") ?? "?")/\(row.text("subject") ?? "?")"
+                throw StoreError(.invalid, "purchase \(key) has a row this version cannot read")
+            }
+            found[purchase.key] = purchase
+        }
+        return found
+    }
+
     static func save(_ p: Purchase, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         try connection.execute("""
             INSERT INTO purchases (\(columns), updated_at_ms)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-            ON CONFLICT (source, app, subject) DO UPDATE SET
-                kind = excluded.kind, state = excluded.state, user_id = excluded.user_id, product = excluded.product,
-                environment = excluded.environment, expires_at_ms = excluded.expires_at_ms,
-                grace_expires_at_ms = excluded.grace_expires_at_ms, auto_renew = excluded.auto_renew,
-                superseded_by = excluded.superseded_by, last_event_at_ms = excluded.last_event_at_ms,
-                last_event_id = excluded.last_event_id, last_event_type = excluded.last_event_type,
-                updated_at_ms = excluded.updated_at_ms
+            \(upsert)
             """, [
                 .text(p.key.source), .text(p.key.app), .text(p.key.subject), .text(p.kind.rawValue), .text(p.state.rawValue),
                 .optional(p.user), .optional(p.product), .text(p.environment), .optional(p.expiresAtMs),
@@ -51,11 +72,60 @@ enum PurchaseRow {
             ])
     }
 
+    /// Saves each purchase (at most one per key): one statement on PostgreSQL.
+    static func save(_ purchases: [Purchase], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        guard connection.dialect == .postgres else {
+            for purchase in purchases { try save(purchase, nowMs: nowMs, on: connection) }
+            return
+        }
+        guard !purchases.isEmpty else { return }
+        try connection.execute("""
+            INSERT INTO purchases (\(columns), updated_at_ms)
+            SELECT *, $16::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                             $8::text[], $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bigint[],
+                                             $14::text[], $15::text[])
+            \(upsert)
+            """, [
+                PostgresArray.text(purchases.map(\.key.source)), PostgresArray.text(purchases.map(\.key.app)),
+                PostgresArray.text(purchases.map(\.key.subject)), PostgresArray.text(purchases.map(\.kind.rawValue)),
+                PostgresArray.text(purchases.map(\.state.rawValue)), PostgresArray.text(purchases.map(\.user)),
+                PostgresArray.text(purchases.map(\.product)), PostgresArray.text(purchases.map(\.environment)),
+                PostgresArray.int(purchases.map(\.expiresAtMs)), PostgresArray.int(purchases.map(\.gracePeriodExpiresAtMs)),
+                PostgresArray.int(purchases.map { $0.autoRenew.map { $0 ? 1 : 0 } }), PostgresArray.text(purchases.map(\.supersededBy)),
+                PostgresArray.int(purchases.map(\.lastEventAtMs)), PostgresArray.text(purchases.map(\.lastEventId)),
+                PostgresArray.text(purchases.map(\.lastEventType)), .int(nowMs),
+            ])
+    }
+
+    private static let upsert = """
+        ON CONFLICT (source, app, subject) DO UPDATE SET
+            kind = excluded.kind, state = excluded.state, user_id = excluded.user_id, product = excluded.product,
+            environment = excluded.environment, expires_at_ms = excluded.expires_at_ms,
+            grace_expires_at_ms = excluded.grace_expires_at_ms, auto_renew = excluded.auto_renew,
+            superseded_by = excluded.superseded_by, last_event_at_ms = excluded.last_event_at_ms,
+            last_event_id = excluded.last_event_id, last_event_type = excluded.last_event_type,
+            updated_at_ms = excluded.updated_at_ms
+        """
+
     /// Every purchase of one user's product in an app: the candidates for its entitlement.
-    static func forEntitlement(app: String, user: String, product: String, on connection: any SQLConnection) throws(StoreError) -> [Purchase] {
+    static func forEntitlement(_ key: EntitlementKey, on connection: any SQLConnection) throws(StoreError) -> [Purchase] {
         try connection.query(
             "SELECT \(columns) FROM purchases WHERE app = $1 AND user_id = $2 AND product = $3",
-            [.text(app), .text(user), .text(product)]).compactMap(decode)
+            [.text(key.app), .text(key.user), .text(key.product)]).compactMap(decode)
+    }
+
+    /// The candidates of all these entitlements: one statement on PostgreSQL.
+    static func forEntitlements(_ keys: [EntitlementKey], on connection: any SQLConnection) throws(StoreError) -> [Purchase] {
+        guard connection.dialect == .postgres else {
+            var purchases: [Purchase] = []
+            for key in keys { purchases += try forEntitlement(key, on: connection) }
+            return purchases
+        }
+        guard !keys.isEmpty else { return [] }
+        return try connection.query("""
+            SELECT \(columns) FROM purchases
+            WHERE (app, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+            """, EntitlementKey.arrays(keys)).compactMap(decode)
     }
 }
 

@@ -17,27 +17,48 @@ struct EventProcessor: Sendable {
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
 
+    /// A batch decoded and enriched, its changes ready for the store.
+    struct Prepared: Sendable {
+        let records: [KafkaRecord]
+        fileprivate var dispositions: [Disposition?]
+        fileprivate var changes: [(index: Int, change: PurchaseChange)]
+    }
+
     /// One disposition per record, in order.
     func process(_ records: [KafkaRecord]) async -> [Disposition] {
-        var dispositions = [Disposition?](repeating: nil, count: records.count)
-        var changes: [(index: Int, change: PurchaseChange)] = []
-        for (index, record) in records.enumerated() {
+        await apply(await prepare(records))
+    }
+
+    /// Decodes and enriches: everything before the store, so it can run while the store applies the
+    /// previous batch.
+    func prepare(_ records: [KafkaRecord]) async -> Prepared {
+        var prepared = Prepared(records: records, dispositions: Array(repeating: nil, count: records.count), changes: [])
+        for (index, decoded) in await Self.decodeAll(records).enumerated() {
             let event: NormalizedEvent
-            do { event = try Self.decode(record) } catch {
-                dispositions[index] = .failed(error)
+            switch decoded {
+            case .success(let decodedEvent): event = decodedEvent
+            case .failure(let error):
+                prepared.dispositions[index] = .failed(error)
                 continue
             }
             do {
                 let snapshot = try await enricher?.snapshot(for: event)
                 if let change = Projector.change(for: event, snapshot: snapshot) {
-                    changes.append((index, change))
+                    prepared.changes.append((index, change))
                 } else {
-                    dispositions[index] = .done(.unchanged)
+                    prepared.dispositions[index] = .done(.unchanged)
                 }
             } catch {
-                dispositions[index] = .failed(error)
+                prepared.dispositions[index] = .failed(error)
             }
         }
+        return prepared
+    }
+
+    /// Applies a prepared batch: one disposition per record, in order.
+    func apply(_ prepared: Prepared) async -> [Disposition] {
+        var dispositions = prepared.dispositions
+        let changes = prepared.changes
         for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
             dispositions[changes[index].index] = outcome
         }
@@ -63,6 +84,24 @@ struct EventProcessor: Sendable {
     static func failure(_ error: StoreError) -> WorkerFailure {
         WorkerFailure(type: error.isTransient ? "tollgate.StoreUnavailable" : "tollgate.StoreRejected",
                       message: error.message, isTransient: error.isTransient)
+    }
+
+    /// Records decoded per batch in two halves side by side: JSON decoding is the projection's largest
+    /// CPU cost, and the store's thread waits on it otherwise.
+    static func decodeAll(_ records: [KafkaRecord]) async -> [Result<NormalizedEvent, WorkerFailure>] {
+        guard records.count >= 64 else { return decodeSlice(records[...]) }
+        let middle = records.count / 2
+        return await withTaskGroup(of: (Int, [Result<NormalizedEvent, WorkerFailure>]).self) { group in
+            group.addTask { (0, decodeSlice(records[..<middle])) }
+            group.addTask { (1, decodeSlice(records[middle...])) }
+            var halves: [[Result<NormalizedEvent, WorkerFailure>]] = [[], []]
+            for await (half, results) in group { halves[half] = results }
+            return halves[0] + halves[1]
+        }
+    }
+
+    private static func decodeSlice(_ records: ArraySlice<KafkaRecord>) -> [Result<NormalizedEvent, WorkerFailure>] {
+        records.map { record in Result { () throws(WorkerFailure) -> NormalizedEvent in try decode(record) } }
     }
 
     /// A CloudEvents 1.0 record whose value is a normalized event this version understands.

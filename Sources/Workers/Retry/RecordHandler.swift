@@ -14,7 +14,13 @@ struct RecordHandler: Sendable {
     /// True when every record is done or re-routed (acknowledged by Kafka); false only when shutdown
     /// interrupted re-routing, and then nothing may be committed.
     func handle(_ records: [KafkaRecord]) async -> Bool {
-        let dispositions = await processor.process(records)
+        await handle(await processor.prepare(records))
+    }
+
+    /// The same for a batch already decoded and enriched.
+    func handle(_ prepared: EventProcessor.Prepared) async -> Bool {
+        let records = prepared.records
+        let dispositions = await processor.apply(prepared)
         var messages: [KafkaMessage] = []
         for (record, disposition) in zip(records, dispositions) {
             let type = record.headers.string(CloudEventHeaders.type) ?? "unknown"

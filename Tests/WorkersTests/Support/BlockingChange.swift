@@ -1,25 +1,27 @@
 import Dispatch
-import Store
+@testable import Store
 
-/// A purchase change whose update waits until released: put last in a batch, it keeps the store's
-/// transaction open with everything before it written and uncommitted. It waits on the store's own
-/// queue, never on the concurrency pool.
+/// Holds a store's transaction open: its `change` goes last in a batch (a no-op, `.unchanged`) and
+/// `hold`, given to `apply` as `beforeCommit`, waits until released with the whole batch written and
+/// uncommitted. (The batch is applied in phases, so an update closure runs before anything is written:
+/// it cannot be the place to wait.) It waits on the store's own queue, never on the concurrency pool.
 final class BlockingChange: Sendable {
     let change: PurchaseChange
+    let hold: @Sendable () -> Void
     private let releaseSignal = DispatchSemaphore(value: 0)
     private let reachedStream: AsyncStream<Void>
 
     init(eventId: String, key: PurchaseKey) {
         let (reached, reachedSignal) = AsyncStream.makeStream(of: Void.self)
         reachedStream = reached
-        change = PurchaseChange(eventId: eventId, key: key) { [releaseSignal] _ in
+        change = PurchaseChange(eventId: eventId, key: key) { _ in nil }
+        hold = { [releaseSignal] in
             reachedSignal.yield()
             releaseSignal.wait()
-            return nil
         }
     }
 
-    /// Returns once the transaction is waiting in the update.
+    /// Returns once the transaction is waiting, everything before it written.
     func reached() async {
         for await _ in reachedStream { return }
     }

@@ -1,0 +1,58 @@
+/// One entitlement change on its way into the outbox.
+struct OutboxEntry: Equatable {
+    var entitlement: Entitlement
+    var active: Bool
+    var eventId: String
+}
+
+/// The outbox of entitlement changes, written in the projection's transaction, drained by the relay.
+enum OutboxRows {
+    /// Queues the changes in this order (their sequences increase in it): one statement on PostgreSQL.
+    static func append(_ entries: [OutboxEntry], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        guard connection.dialect == .postgres else {
+            for entry in entries { try append(entry, nowMs: nowMs, on: connection) }
+            return
+        }
+        guard !entries.isEmpty else { return }
+        let rows = entries.map(\.entitlement)
+        // ORDER BY the position: the sequence is taken row by row as the rows come out.
+        try connection.execute("""
+            INSERT INTO entitlement_outbox (app, user_id, product, source, subject, state, active, expires_at_ms,
+                                            grace_expires_at_ms, changed_at_ms, event_id)
+            SELECT app, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms, $11::bigint, event_id
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::bigint[],
+                        $9::bigint[], $10::text[]) WITH ORDINALITY
+                AS t(app, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms, event_id, ord)
+            ORDER BY ord
+            """, [
+                PostgresArray.text(rows.map(\.app)), PostgresArray.text(rows.map(\.user)), PostgresArray.text(rows.map(\.product)),
+                PostgresArray.text(rows.map(\.source)), PostgresArray.text(rows.map(\.subject)),
+                PostgresArray.text(rows.map(\.state.rawValue)), PostgresArray.int(entries.map { $0.active ? 1 : 0 }),
+                PostgresArray.int(rows.map(\.expiresAtMs)), PostgresArray.int(rows.map(\.gracePeriodExpiresAtMs)),
+                PostgresArray.text(entries.map(\.eventId)), .int(nowMs),
+            ])
+    }
+
+    static func append(_ entry: OutboxEntry, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        let e = entry.entitlement
+        try connection.execute("""
+            INSERT INTO entitlement_outbox (app, user_id, product, source, subject, state, active, expires_at_ms,
+                                            grace_expires_at_ms, changed_at_ms, event_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """, [.text(e.app), .text(e.user), .text(e.product), .text(e.source), .text(e.subject), .text(e.state.rawValue),
+                  .int(entry.active ? 1 : 0), .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs), .int(nowMs),
+                  .text(entry.eventId)])
+    }
+
+    static func oldest(limit: Int, on connection: any SQLConnection) throws(StoreError) -> [EntitlementChange] {
+        try connection.query("SELECT * FROM entitlement_outbox ORDER BY sequence LIMIT $1", [.int(Int64(limit))]).compactMap { row in
+            guard let sequence = row.int("sequence"), let app = row.text("app"), let user = row.text("user_id"),
+                  let product = row.text("product"), let source = row.text("source"), let subject = row.text("subject"),
+                  let state = row.text("state").flatMap(PurchaseState.init(rawValue:)), let active = row.bool("active"),
+                  let changedAtMs = row.int("changed_at_ms"), let eventId = row.text("event_id") else { return nil }
+            let entitlement = Entitlement(app: app, user: user, product: product, source: source, subject: subject, state: state,
+                                          expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
+            return EntitlementChange(sequence: sequence, entitlement: entitlement, active: active, changedAtMs: changedAtMs, eventId: eventId)
+        }
+    }
+}
