@@ -65,26 +65,5 @@ struct EventJSONWriter {
         }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// As JSONEncoder escapes: quote, backslash, \b \f \n \r \t, other controls as \u00XX; the rest verbatim.
-    private mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20:
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                          Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0x0F)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
+    private mutating func string(_ text: String) { JSONText.appendString(text, to: &bytes) }
 }

@@ -5,19 +5,21 @@ import Testing
 /// with sorted keys that consumers and the byte-identical replay have always seen.
 @Suite("The event JSON writer")
 struct EventJSONWriterTests {
+    typealias Generator = SystemRandomNumberGenerator
+
     /// Every character class JSON treats specially, and some it does not.
     static let alphabet: [String] = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
         + ["\"", "\\", "/", "\u{7F}", "a", "Z", "0", " ", "{", "}", ":", ",", "é", "\u{2028}", "\u{2029}", "€", "𝄞", "👍🏽", "\u{FEFF}", "\u{0301}"]
 
-    static func text<G: RandomNumberGenerator>(_ generator: inout G) -> String {
+    static func text(_ generator: inout Generator) -> String {
         String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined())
     }
 
-    static func maybe<G: RandomNumberGenerator, T>(_ generator: inout G, _ make: (inout G) -> T) -> T? {
+    static func maybe<T>(_ generator: inout Generator, _ make: (inout Generator) -> T) -> T? {
         Bool.random(using: &generator) ? make(&generator) : nil
     }
 
-    static func event<G: RandomNumberGenerator>(_ g: inout G) -> NormalizedEvent {
+    static func event(_ g: inout Generator) -> NormalizedEvent {
         NormalizedEvent(
             id: text(&g), type: EventType.allCases.randomElement(using: &g) ?? .storeTest, source: text(&g),
             environment: Bool.random(using: &g) ? .production : .sandbox, app: text(&g), subject: text(&g),
@@ -40,7 +42,7 @@ struct EventJSONWriterTests {
 
     @Test("equals the Codable encoding byte for byte, over 20,000 random events")
     func matchesCodable() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = Generator()
         for _ in 0..<20_000 {
             let event = Self.event(&generator)
             let written = EventCoding.encode(event)

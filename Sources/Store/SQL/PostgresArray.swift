@@ -3,36 +3,21 @@
 /// which makes `NULL`, the empty string, spaces, commas and braces plain values; `"` and `\` are
 /// the only characters the quoting escapes.
 enum PostgresArray {
-    static func text(_ values: [String?]) -> SQLValue {
-        var literal = "{"
-        var first = true
-        for value in values {
-            if !first { literal.append(",") }
-            first = false
-            guard let value else {
-                literal.append("NULL")
-                continue
-            }
-            literal.append("\"")
-            for character in value.unicodeScalars {
-                if character == "\"" || character == "\\" { literal.append("\\") }
-                literal.unicodeScalars.append(character)
-            }
-            literal.append("\"")
-        }
-        literal.append("}")
-        return .text(literal)
+    static func text(_ values: [String?]) -> SQLValue { literal(values.map { $0.map(quoted) ?? "NULL" }) }
+
+    static func int(_ values: [Int64?]) -> SQLValue { literal(values.map { $0.map { String($0) } ?? "NULL" }) }
+
+    private static func literal(_ elements: [String]) -> SQLValue {
+        .text("{" + elements.joined(separator: ",") + "}")
     }
 
-    static func int(_ values: [Int64?]) -> SQLValue {
-        var literal = "{"
-        var first = true
-        for value in values {
-            if !first { literal.append(",") }
-            first = false
-            literal.append(value.map { String($0) } ?? "NULL")
+    private static func quoted(_ value: String) -> String {
+        var quoted = "\""
+        for character in value.unicodeScalars {
+            if character == "\"" || character == "\\" { quoted.append("\\") }
+            quoted.unicodeScalars.append(character)
         }
-        literal.append("}")
-        return .text(literal)
+        quoted.append("\"")
+        return quoted
     }
 }

@@ -83,26 +83,7 @@ enum JSONLogLine {
         }
     }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// A JSON string (RFC 8259): quote, backslash and control characters escaped; everything else is
-    /// the text's own UTF-8 (a Swift String is valid Unicode, so the line is valid UTF-8).
-    static func string(_ text: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0..<0x20, 0x7F:
-                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
+    static func string(_ text: String, into out: inout [UInt8]) { JSONText.appendString(text, to: &out) }
 }
 
 /// Whole lines to stderr with one `write` each (lines of concurrent loggers do not interleave
