@@ -541,8 +541,6 @@ def check_dockerfile():
         "Apple root pinned to its fingerprint": args.get("APPLE_ROOT_SHA256") == "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
             and "sha256sum -c" in text and args.get("APPLE_ROOT_URL") == "https://www.apple.com/certificateauthority/AppleRootCA-G3.cer",
         "Apple root installed at the sources.apple.roots default": f"/AppleRootCA-G3.cer {default_root}" in final,
-        "runtime libraries only librdkafka1, libssl3, libcurl4, ca-certificates": re.search(
-            r"install -y -q --no-install-recommends librdkafka1 libssl3 libcurl4 ca-certificates\s", final),
         "non-root user": re.search(r"^USER (\d+)", final, re.M) and re.search(r"^USER (\d+)", final, re.M).group(1) != "0",
         "entrypoint tollgate": '\nENTRYPOINT ["tollgate"]' in final,
         "health check on /healthz": re.search(r"^HEALTHCHECK .*\n?.*/healthz", final, re.M),
@@ -565,8 +563,62 @@ def check_dockerfile():
         "spool.path not set by ENV (it would override the configuration file's)":
             not any("TOLLGATE_SPOOL" in env for env in re.findall(r"^ENV (?:.*\\\n)*.*$", final, re.M)),
     })
+    # What the image installs must follow from what the binary links and builds against, not from a list
+    # kept by hand: a new system library (SQLite and libpq came with the store) breaks the image otherwise.
+    build_stage = text[:text.index("\nFROM ", text.index("AS build"))]
+    build_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", build_stage))))
+    runtime_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", final))))
+    dev_packages = {p for p in makefile_variable("APT_PACKAGES") if p.endswith("-dev")}
+    checks[f"build stage installs every -dev package the Makefile builds against ({' '.join(sorted(dev_packages))})"] = \
+        dev_packages <= build_installs or sorted(dev_packages - build_installs)
+    linked = linked_packages(TOLLGATE) - BASE_IMAGE_PACKAGES
+    checks[f"runtime stage installs the package of every shared library the binary links ({' '.join(sorted(linked))})"] = \
+        linked <= runtime_installs or sorted(linked - runtime_installs)
     for name, ok in checks.items():
-        report(f"dockerfile: {name}", bool(ok))
+        report(f"dockerfile: {name}", ok is True or (bool(ok) and not isinstance(ok, list)),
+               f"missing: {' '.join(ok)}" if isinstance(ok, list) else "")
+
+
+# In debian:bookworm-slim already (libc, and what apt itself links).
+BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
+
+
+def makefile_variable(name):
+    match = re.search(rf"^{name}\s*:?=\s*(.*)$", open("Makefile").read(), re.M)
+    return match.group(1).split() if match else []
+
+
+def linked_packages(binary):
+    """The Debian packages of the shared libraries the image's binary links: the binary's own NEEDED
+    entries, and those of the Swift toolchain's libraries it uses (the image links the Swift runtime
+    and Foundation statically, so their system dependencies, libcurl among them, become its own)."""
+    resolved = dict(re.findall(r"^\s*(\S+) => (/\S+)", run(["ldd", binary]).stdout.decode(), re.M))
+    system_dirs = ("/lib/", "/lib64/", "/usr/lib/")
+    libraries, seen, queue = set(), set(), [binary]
+    while queue:
+        path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", run(["readelf", "-d", path]).stdout.decode()):
+            target = resolved.get(name)
+            if target is None:
+                continue
+            if target.startswith(system_dirs):
+                libraries.add(target)
+            else:
+                queue.append(target)
+    packages = set()
+    for library in libraries:
+        candidates = {library, os.path.realpath(library), library.replace("/lib/", "/usr/lib/", 1)}
+        for candidate in candidates:
+            owner = run(["dpkg", "-S", candidate])
+            if owner.returncode == 0:
+                packages.add(owner.stdout.decode().split(":")[0].strip())
+                break
+        else:
+            packages.add(f"(no package owns {library})")
+    return packages
 
 
 def openapi_registry(spec):
