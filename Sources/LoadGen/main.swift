@@ -53,6 +53,22 @@ func value<T>(_ values: [String: String], _ name: String, _ convert: (String) ->
     return converted
 }
 
+/// The gateway a run drives: `prepare`'s directory, its port and its process.
+func gatewayTarget(_ values: [String: String], command: String) throws -> (String, UInt16, Int32) {
+    guard let directory = values["--dir"] else { throw LoadGenError("\(command) needs --dir") }
+    let port = value(values, "--port", { UInt16($0) }, default: 0)
+    let pid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
+    guard port > 0, pid > 0 else { throw LoadGenError("\(command) needs --port and --gateway-pid") }
+    return (directory, port, pid)
+}
+
+func writeResults(_ results: some Encodable, to path: String) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
+}
+
 do {
     switch command {
     case "prepare":
@@ -63,11 +79,7 @@ do {
     case "run":
         let values = parse(arguments, flags: ["--dirty"])
         var options = BenchRun.Options()
-        guard let directory = values["--dir"] else { throw LoadGenError("run needs --dir") }
-        options.directory = directory
-        options.port = value(values, "--port", { UInt16($0) }, default: 0)
-        options.gatewayPid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
-        guard options.port > 0, options.gatewayPid > 0 else { throw LoadGenError("run needs --port and --gateway-pid") }
+        (options.directory, options.port, options.gatewayPid) = try gatewayTarget(values, command: "run")
         options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
         options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
         options.brokerCPU = value(values, "--broker-cpu", { Int($0) }, default: options.brokerCPU)
@@ -82,20 +94,13 @@ do {
         options.dirty = values["--dirty"] != nil ? true : (options.commit == nil ? nil : false)
         options.perfDirectory = values["--perf-dir"]
         let results = try BenchRun(options: options).run()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
+        try writeResults(results, to: options.output)
         ResultsTable.print(results)
         exit(results.valid ? 0 : 1)
     case "soak":
         let values = parse(arguments, flags: [])
         var options = SoakRun.Options()
-        guard let directory = values["--dir"] else { throw LoadGenError("soak needs --dir") }
-        options.directory = directory
-        options.port = value(values, "--port", { UInt16($0) }, default: 0)
-        options.gatewayPid = value(values, "--gateway-pid", { Int32($0) }, default: 0)
-        guard options.port > 0, options.gatewayPid > 0 else { throw LoadGenError("soak needs --port and --gateway-pid") }
+        (options.directory, options.port, options.gatewayPid) = try gatewayTarget(values, command: "soak")
         options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
         options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
         options.perSecond = value(values, "--rate", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.perSecond)
@@ -104,10 +109,7 @@ do {
         options.output = values["--json"] ?? options.output
         options.commit = values["--commit"]
         let results = try SoakRun(options: options).run()
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        try (encoder.encode(results) + Data("\n".utf8)).write(to: URL(fileURLWithPath: options.output))
+        try writeResults(results, to: options.output)
         SoakRun.print(results)
         exit(results.valid && results.flat ? 0 : 1)
     case "report":
