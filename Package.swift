@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "tollgate-bench", targets: ["Bench"]),
         .executable(name: "tollgate-load", targets: ["LoadGen"]),
         // For the fuzz package in Fuzz/ (`make fuzz`), which builds the parsers with libFuzzer.
-        .library(name: "TollgateVerifiers", targets: ["Verifiers"]),
+        .library(name: "TollgateSenders", targets: ["Senders", "Toolkit"]),
     ],
     dependencies: [
         // traits: [] drops swift-configuration and the full-Foundation extras we do not use.
@@ -47,20 +47,23 @@ let package = Package(
             dependencies: ["Events", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
+        // What every sender and several workers use: OpenSSL wrappers, JSON, JOSE, base64, forms, the outbound HTTP seam.
+        .target(name: "Toolkit", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // One folder per sender (settings, routes, verification, normalization, load traffic) and the seam they share.
         .target(
-            name: "Verifiers",
-            dependencies: ["COpenSSL", "Events", "Config"],
+            name: "Senders",
+            dependencies: ["Toolkit", "Events", "Config"],
             swiftSettings: strict
         ),
         .target(
             name: "Outbound",
-            dependencies: ["Verifiers"],
+            dependencies: ["Toolkit"],
             swiftSettings: strict
         ),
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Store",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Store",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -85,7 +88,7 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Verifiers",
+                "Kafka", "Events", "Config", "Store", "Senders", "Toolkit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers", "Store",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "Workers", "Store",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,21 +117,19 @@ let package = Package(
         // and the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop.
         .executableTarget(
             name: "Bench",
-            dependencies: ["Verifiers", "Events", "Config", "Kafka", "Store", "Workers", "Gateway",
+            dependencies: ["Senders", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Gateway",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),
         // `make bench`: signs realistic traffic for every sender and drives a running gateway over HTTP/1.1
         // keep-alive connections, closed-loop and open-loop, reading the gateway's CPU time and memory from /proc.
-        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "SignedFixtures", "Verifiers"], swiftSettings: strict),
+        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Senders", "Toolkit"], swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
         .target(name: "TestSupport", dependencies: ["Kafka"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
-        // Signed deliveries for tests and the load generator: an Apple-shaped certificate chain and notification bodies.
-        .target(name: "SignedFixtures", dependencies: ["Verifiers", "Config", "Events"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it (and imports
         // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Store reads the outbox.
-        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "SignedFixtures", "Kafka", "Events", "Workers", "Store", "Gateway",
+        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Senders", "Toolkit", "Kafka", "Events", "Workers", "Store", "Gateway",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
@@ -137,18 +138,18 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "TestSupport", "StoreTestSupport",
+            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "Events"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Events", "Config", "Outbound", "TestSupport", "SignedFixtures"],
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Senders"], swiftSettings: strict),
+        .testTarget(name: "SendersTests", dependencies: ["Senders", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "TestSupport", "SignedFixtures",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Senders", "Toolkit", "TestSupport",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Verifiers
+import Toolkit
 
 /// The gateway's outbound HTTP (OCSP responders, key sets), on Foundation's URLSession
 /// (libcurl on Linux, with the system's CA certificates). Each request has a hard deadline.

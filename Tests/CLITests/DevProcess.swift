@@ -1,5 +1,5 @@
 import Foundation
-import SignedFixtures
+import Senders
 import TestSupport
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 import Events
 import Foundation
 import Kafka
-import SignedFixtures
+import Senders
 import TestSupport
 import Testing
 

@@ -1,9 +1,10 @@
 import Config
 import Events
 import Foundation
+import Senders
 import TestSupport
 import Testing
-import Verifiers
+import Toolkit
 
 @Suite("Alipay+ end to end: signed request in, signed answer out, behind a path-rewriting proxy")
 struct AlipayPlusEndToEndTests {

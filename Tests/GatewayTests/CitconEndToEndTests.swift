@@ -1,8 +1,9 @@
 import Config
 import Events
 import Foundation
+import Senders
 import Testing
-import Verifiers
+import Toolkit
 
 @Suite("Citcon end to end: HTTP -> verify -> normalize -> Kafka")
 struct CitconEndToEndTests {

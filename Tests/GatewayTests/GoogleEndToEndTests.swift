@@ -1,8 +1,9 @@
 import Config
 import Events
 import Foundation
+import Senders
 import Testing
-import Verifiers
+import Toolkit
 
 /// Google pushes through the real gateway into the mock cluster, read back with kcat.
 @Suite("Google end to end: HTTP -> OIDC -> RTDN -> Kafka")

@@ -1,6 +1,7 @@
 import Events
 import FuzzSupport
-@testable import Verifiers
+@testable import Senders
+@testable import Toolkit
 
 /// The program's entry (main.swift). Converting `fuzzJSON` to a C pointer here, not in main.swift,
 /// keeps its `@_cdecl` symbol in one object file, which debug (per-file) builds need.

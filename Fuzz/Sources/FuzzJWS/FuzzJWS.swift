@@ -1,5 +1,6 @@
 import FuzzSupport
-@testable import Verifiers
+@testable import Senders
+@testable import Toolkit
 
 /// The program's entry (main.swift). Converting `fuzzJWS` to a C pointer here, not in main.swift,
 /// keeps its `@_cdecl` symbol in one object file, which debug (per-file) builds need.

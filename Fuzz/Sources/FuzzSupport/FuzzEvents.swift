@@ -1,6 +1,7 @@
 import Events
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// Invariants of a normalized event, whatever the sender: its times are RFC 3339 that parse back to
 /// the same text, and its JSON (what goes to Kafka) is strict JSON that decodes to the same event.

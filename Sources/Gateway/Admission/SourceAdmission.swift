@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Metrics
-import Verifiers
+import Senders
 
 /// Admission of one sender's webhook requests, decided before the body is read so a flood cannot
 /// make the gateway buffer bodies: first the sender's rate (429 `rate_limited`), then a slot among

@@ -1,9 +1,10 @@
 import Foundation
 import Kafka
 import Logging
+import Senders
 import Store
 import Synchronization
-import Verifiers
+import Toolkit
 
 /// A delivery's records waiting in the spool for the relay.
 public struct SpooledDelivery: Sendable {

@@ -1,6 +1,6 @@
 import Events
 import Kafka
-import Verifiers
+import Senders
 
 /// The records of one accepted delivery: the raw body for `raw.<source>` and each event for
 /// `events`, or a quarantined one for `quarantine` alone. `DeliveryWriter` makes them durable.

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Verifiers
+import Senders
 
 /// Every refusal answers `{"error": "<reason code>", "message": "..."}`.
 enum ErrorBody {

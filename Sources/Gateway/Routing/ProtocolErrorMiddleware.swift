@@ -1,6 +1,6 @@
 import HTTPTypes
 import Hummingbird
-import Verifiers
+import Senders
 
 /// Answers what the router alone would answer bare: 405 with `Allow` for a known path called with
 /// the wrong method, and a JSON 404 for unknown paths; both counted as rejections.

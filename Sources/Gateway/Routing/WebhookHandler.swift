@@ -5,7 +5,8 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Verifiers
+import Senders
+import Toolkit
 
 /// `POST /webhooks/<source>`: read the body within the limit, verify and normalize through the
 /// sender's `WebhookSource`, make it durable (`DeliveryWriter`: Kafka, else the spool), then answer 2xx.

@@ -6,7 +6,7 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Verifiers
+import Senders
 
 /// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics`.
 public struct GatewayServer: Sendable {

@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
-import Verifiers
+import Senders
+import Toolkit
 
 /// The bare OpenSSL verify rates the gateway's figures are compared with: ES256 (P-256) and RS256
 /// (2048 bits) through the same `PublicKey` calls the verifiers make, on the gateway's core while

@@ -1,4 +1,6 @@
-import Verifiers
+import Toolkit
+import Senders
+
 
 /// Antom `notifyPayment` as the platform sends it: `Client-Id`, `Request-Time` and a `Signature`
 /// header, SHA256withRSA over `POST <path>\n<Client-Id>.<Request-Time>.<body>` with the platform key

@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// App Store Server Notifications V2 as Apple sends them: a DID_RENEW whose signed payload nests a
 /// signed transaction and a signed renewal info, all three ES256 JWS carrying the same x5c chain.

@@ -1,4 +1,6 @@
-import Verifiers
+import Toolkit
+import Senders
+
 
 /// Citcon UPI IPNs: a flat JSON object whose `fields` names the signed members, signed with the
 /// lowercase hex SHA-256 of the sorted `name=value` pairs followed by `&secret=` (docs/senders/citcon.md).

@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// Google Play RTDNs as a Cloud Pub/Sub push subscription delivers them: the wrapped envelope, and
 /// an `Authorization: Bearer` OIDC token signed RS256 with the key published in the generated JWKS.

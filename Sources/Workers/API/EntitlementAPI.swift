@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Senders
 import Store
-import Verifiers
+import Toolkit
 
 /// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own
 /// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all.

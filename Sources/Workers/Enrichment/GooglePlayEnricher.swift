@@ -1,8 +1,9 @@
 import Config
 import Events
 import Logging
+import Senders
 import Store
-import Verifiers
+import Toolkit
 
 /// Google RTDN events say only that something happened to a purchase token: the state comes from the
 /// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.products.get`), asked per event.

@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// The service account's access token: fetched with a signed JWT (OAuth 2.0 JWT bearer grant),
 /// kept until a minute before it expires, and fetched once however many callers are waiting for it.

@@ -2,7 +2,8 @@ import Config
 import Foundation
 import Logging
 import Metrics
-import Verifiers
+import Senders
+import Toolkit
 
 /// The Google Play Developer API as the entitlement workers use it: a purchase looked up by its
 /// token, because RTDN events carry no purchase state.

@@ -1,5 +1,6 @@
 import Logging
-import Verifiers
+import Senders
+import Toolkit
 
 /// The HTTP side shared by the token provider and the API calls: each exchange timed against the
 /// deadline, and every error made (so counted and logged) in one place.

@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// The signed JWT a service account trades for an access token (OAuth 2.0 JWT bearer grant,
 /// RFC 7523; Google's "Using OAuth 2.0 for Server to Server Applications").

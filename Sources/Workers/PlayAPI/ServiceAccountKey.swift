@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// A Google service-account JSON key, as the Cloud console downloads it: the identity the workers
 /// present to the Play Developer API. Its description names the account, never the private key.

@@ -4,7 +4,8 @@ import Events
 import Gateway
 import Kafka
 import Outbound
-import Verifiers
+import Senders
+import Toolkit
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Events
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

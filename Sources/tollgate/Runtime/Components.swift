@@ -1,13 +1,13 @@
 import Config
 import Events
 import Gateway
+import Hummingbird
 import Kafka
 import Logging
 import Outbound
-import Hummingbird
+import Senders
 import ServiceLifecycle
 import Store
-import Verifiers
 import Workers
 
 /// Builds the long-lived services shared by `dev`, `serve` and `work`.

@@ -2,7 +2,7 @@ import Config
 import Foundation
 import Gateway
 import Kafka
-import SignedFixtures
+import Senders
 import TestSupport
 import Testing
 

@@ -4,10 +4,11 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
+import Senders
 import ServiceLifecycle
 import TestSupport
 import Testing
-import Verifiers
+import Toolkit
 
 /// A real gateway on a free port, publishing to its own in-process mock cluster.
 final class GatewayHarness: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
+import Senders
 import Testing
-import Verifiers
+import Toolkit
 import Workers
 
 /// Reading the service-account key file: a usable key, or an error that says what is wrong with

@@ -1,5 +1,6 @@
 import Foundation
-import Verifiers
+import Senders
+import Toolkit
 
 /// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which
 /// checks the service account's JWT as Google does (form, RS256 signature, claims), and the purchase

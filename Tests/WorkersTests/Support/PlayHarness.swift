@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import Outbound
+import Senders
 import TestSupport
-import Verifiers
+import Toolkit
 import Workers
 
 /// A `PlayAPIClient` on the real `URLSessionFetcher`, talking to a `FakeGooglePlay`, with a clock the

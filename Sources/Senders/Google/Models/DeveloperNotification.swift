@@ -1,0 +1,104 @@
+import Toolkit
+/// A Play Real-time developer notification
+/// (https://developer.android.com/google/play/billing/rtdn-reference): the message data of a push.
+/// Google documents `eventTimeMillis` as a long but sends a string, so numbers are accepted in
+/// both forms. Unknown fields are ignored; a kind of notification Google adds later is kept as `.other`.
+struct DeveloperNotification: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        case subscription(SubscriptionNotification)
+        case oneTimeProduct(OneTimeProductNotification)
+        case voidedPurchase(VoidedPurchaseNotification)
+        case test
+        /// A `...Notification` object this version does not know, by its field name.
+        case other(name: String, purchaseToken: String?)
+    }
+
+    var version: String?
+    var packageName: String
+    var eventTimeMillis: Int64
+    var kind: Kind
+
+    /// Why message data is not an RTDN (the push is then quarantined, not refused).
+    struct Invalid: Error, Equatable {
+        /// `data_not_json` or `not_an_rtdn`.
+        var reason: String
+        var message: String
+    }
+
+    static let knownKinds = ["subscriptionNotification", "oneTimeProductNotification", "voidedPurchaseNotification", "testNotification"]
+
+    init(data: [UInt8]) throws(Invalid) {
+        guard let value = JSONValue.parse(data) else {
+            throw Invalid(reason: "data_not_json", message: "the message data is not JSON")
+        }
+        let fields = try RTDNFields(value, path: "notification")
+        version = try fields.string("version")
+        packageName = try fields.requiredString("packageName")
+        eventTimeMillis = try fields.requiredInt("eventTimeMillis")
+
+        let present = Self.knownKinds.filter { fields.has($0) }
+        guard present.count <= 1 else {
+            throw Invalid(reason: "not_an_rtdn", message: "the notification carries several kinds: \(present.joined(separator: ", "))")
+        }
+        switch present.first {
+        case "subscriptionNotification": kind = .subscription(try SubscriptionNotification(fields.nested("subscriptionNotification")))
+        case "oneTimeProductNotification": kind = .oneTimeProduct(try OneTimeProductNotification(fields.nested("oneTimeProductNotification")))
+        case "voidedPurchaseNotification": kind = .voidedPurchase(try VoidedPurchaseNotification(fields.nested("voidedPurchaseNotification")))
+        case "testNotification":
+            _ = try fields.nested("testNotification")
+            kind = .test
+        default:
+            // Nothing is dropped: a new kind becomes store.other, keeping its name.
+            guard let name = fields.keys.sorted(by: UTF8Order.precedes).first(where: { $0.hasSuffix("Notification") && fields.isObject($0) }) else {
+                throw Invalid(reason: "not_an_rtdn", message: "the notification has none of \(Self.knownKinds.joined(separator: ", "))")
+            }
+            kind = .other(name: name, purchaseToken: try? fields.nested(name).string("purchaseToken"))
+        }
+    }
+}
+
+struct SubscriptionNotification: Sendable, Equatable {
+    var version: String?
+    var notificationType: Int64
+    var purchaseToken: String
+    /// Google stopped sending it; the purchase token alone identifies the subscription.
+    var subscriptionId: String?
+
+    init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
+        version = try f.string("version")
+        notificationType = try f.requiredInt("notificationType")
+        purchaseToken = try f.requiredString("purchaseToken")
+        subscriptionId = try f.string("subscriptionId")
+    }
+}
+
+struct OneTimeProductNotification: Sendable, Equatable {
+    var version: String?
+    var notificationType: Int64
+    var purchaseToken: String
+    var sku: String?
+
+    init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
+        version = try f.string("version")
+        notificationType = try f.requiredInt("notificationType")
+        purchaseToken = try f.requiredString("purchaseToken")
+        sku = try f.string("sku")
+    }
+}
+
+/// No `version` field, unlike the others.
+struct VoidedPurchaseNotification: Sendable, Equatable {
+    var purchaseToken: String
+    var orderId: String?
+    /// 1 subscription, 2 one-time.
+    var productType: Int64?
+    /// 1 full refund, 2 quantity-based partial refund.
+    var refundType: Int64?
+
+    init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
+        purchaseToken = try f.requiredString("purchaseToken")
+        orderId = try f.string("orderId")
+        productType = try f.int("productType")
+        refundType = try f.int("refundType")
+    }
+}

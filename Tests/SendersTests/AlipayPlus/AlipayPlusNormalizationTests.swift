@@ -1,0 +1,57 @@
+import Events
+@testable import Senders
+import Testing
+
+@Suite("Alipay+ / Antom normalization")
+struct AlipayPlusNormalizationTests {
+    typealias F = AlipayPlusFixtures
+
+    func event(_ body: String) async throws -> NormalizedEvent {
+        try #require(try await F.source.handle(F.request(body)).events.first)
+    }
+
+    @Test("an Antom payment result: completed, subject paymentRequestId, amount in micros, sandbox client")
+    func antom() async throws {
+        let event = try await event(F.antomBody)
+        #expect(event.type == .purchaseCompleted)
+        #expect(event.subject == "order-2026-11")
+        #expect(event.source == "/alipayplus/\(F.clientId)")
+        #expect(event.environment == .sandbox)
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 19_990_000, currency: "USD"))
+        #expect(event.occurredAt == "2026-11-21T03:59:58.000Z")
+        #expect(event.transaction == NormalizedEvent.Transaction(id: "20261121194010800100188820200000001",
+                                                                  purchasedAt: "2026-11-21T03:59:30.000Z"))
+        #expect(event.sourceType == "PAYMENT_RESULT/S")
+    }
+
+    @Test("the Alipay+ acquirer variant: paymentResult, customerId as user, failure reason, zero-decimal JPY")
+    func acquirer() async throws {
+        let event = try await event(F.acquirerBody)
+        #expect(event.id == "alipayplus:2026112100000077:PAYMENT_RESULT:F")
+        #expect(event.type == .purchaseFailed)
+        #expect(event.user == "cust-5")
+        #expect(event.reason == "user_balance_not_enough")
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 500_000_000, currency: "JPY"))
+        #expect(event.occurredAt == "2026-11-21T03:00:00.000Z")
+    }
+
+    @Test("scalars may arrive as numbers or strings")
+    func numbersAsText() async throws {
+        let body = #"{"notifyType":"PAYMENT_PENDING","result":{"resultStatus":"U"},"paymentRequestId":12345,"paymentId":987,"paymentAmount":{"currency":"KRW","value":1000}}"#
+        let event = try await event(body)
+        #expect(event.id == "alipayplus:987:PAYMENT_PENDING:U")
+        #expect(event.subject == "12345")
+        #expect(event.type == .purchasePending)
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 1_000_000_000, currency: "KRW"))
+        #expect(event.occurredAt == "2026-11-21T04:00:01.000Z")
+    }
+
+    @Test("notifyType and resultStatus map to the vocabulary", arguments: [
+        ("PAYMENT_RESULT", "S", EventType.purchaseCompleted), ("PAYMENT_RESULT", "F", .purchaseFailed),
+        ("PAYMENT_RESULT", "U", .storeOther), ("PAYMENT_PENDING", "S", .purchasePending),
+        ("OFFLINE_PAYMENT_CODE", "S", .storeOther),
+    ])
+    func types(notifyType: String, status: String, expected: EventType) {
+        #expect(AlipayPlusNormalizer.eventType(notifyType: notifyType, resultStatus: status) == expected)
+    }
+}
