@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
+import Senders
 import ServiceLifecycle
 import Store
 import Workers
@@ -24,7 +25,7 @@ struct ProjectionBenchmark {
         var logger = Logger(label: "bench")
         logger.logLevel = .error
         let cluster = try MockCluster(brokers: 1)
-        let topics = TopicNames()
+        let topics = TopicNames(sources: SenderCatalog.standard.names)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 3) }
         let client = KafkaClientConfig(bootstrapServers: cluster.bootstrapServers)
         try await produce(client: client, topic: topics.events)

@@ -19,7 +19,7 @@ extension ConfigLoader {
         h.maxHeaderCount = try s.int("maxHeaderCount", default: h.maxHeaderCount, range: 8...10_000)
     }
 
-    static func readLimits(_ s: ConfigReader) throws(ConfigError) -> LimitSettings {
+    static func readLimits(_ s: ConfigReader, senders: [SourceName]) throws(ConfigError) -> LimitSettings {
         var l = LimitSettings()
         l.maxInFlight = try s.int("maxInFlight", default: l.maxInFlight, range: 1...1_000_000)
         // Unset, the per-sender bound follows a smaller total, so lowering the total alone stays valid.
@@ -35,7 +35,7 @@ extension ConfigLoader {
         l.maxConnections = try s.int("maxConnections", default: l.maxConnections, range: 1...1_000_000)
         l.rates = try s.section("rates") { (r) throws(ConfigError) in
             var rates: [SourceName: LimitSettings.Rate] = [:]
-            for source in SourceName.allCases {
+            for source in senders {
                 let rate = try r.section(source.rawValue) { (one) throws(ConfigError) in try readRate(one) }
                 if let rate { rates[source] = rate }
             }

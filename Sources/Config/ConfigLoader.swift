@@ -4,8 +4,10 @@ import Foundation
 public enum ConfigLoader {
     public static let defaultPath = "./tollgate.yaml"
 
-    /// `path` nil means `./tollgate.yaml` when it exists, else defaults plus environment.
-    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> TollgateConfig {
+    /// `path` nil means `./tollgate.yaml` when it exists, else defaults plus environment. `senders`
+    /// read their own sections under `sources` (`SenderCatalog.loadConfig` passes every sender's).
+    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
         var text = ""
         var origin = "(defaults)"
         let chosen = path ?? (FileManager.default.fileExists(atPath: defaultPath) ? defaultPath : nil)
@@ -16,20 +18,21 @@ public enum ConfigLoader {
             text = String(decoding: data, as: UTF8.self)
             origin = chosen
         }
-        return try parse(yaml: text, origin: origin, environment: environment)
+        return try parse(yaml: text, origin: origin, environment: environment, senders: senders)
     }
 
-    public static func parse(yaml: String, origin: String = "(text)", environment: [String: String] = [:]) throws(ConfigError) -> TollgateConfig {
+    public static func parse(yaml: String, origin: String = "(text)", environment: [String: String] = [:],
+                             senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
         let root = try ConfigValue.parse(yaml: yaml, origin: origin)
         let overrides = EnvironmentOverrides(environment)
         let reader = try ConfigReader(path: [], value: root, environment: overrides)
-        let config = try read(reader)
+        let config = try read(reader, senders: senders)
         try reader.finish()
         try overrides.finish()
         return config
     }
 
-    private static func read(_ r: ConfigReader) throws(ConfigError) -> TollgateConfig {
+    private static func read(_ r: ConfigReader, senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
         var c = TollgateConfig()
         c.http = try r.section("http") { (s) throws(ConfigError) in
             var h = HTTPSettings()
@@ -109,7 +112,13 @@ public enum ConfigLoader {
             l.format = parsed
             return l
         }
-        c.sources = try r.section("sources") { (s) throws(ConfigError) in try readSources(s) }
+        c.sources = try r.section("sources") { (s) throws(ConfigError) in
+            var sources = SourcesSettings()
+            for sender in senders {
+                sources.set(try s.section(sender.name.rawValue) { (section) throws(ConfigError) in try sender.read(section) }, for: sender.name)
+            }
+            return sources
+        }
         c.spool = try r.section("spool") { (s) throws(ConfigError) in
             var spool = SpoolSettings()
             spool.enabled = try s.bool("enabled", default: spool.enabled)
@@ -136,158 +145,7 @@ public enum ConfigLoader {
             }
             return shutdown
         }
-        c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s) }
+        c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s, senders: senders.map(\.name)) }
         return c
-    }
-
-    private static func required(_ value: String?, _ reader: ConfigReader, _ key: String) throws(ConfigError) -> String {
-        guard let value, !value.isEmpty else { throw ConfigError(key: reader.name(key), message: "is required") }
-        return value
-    }
-
-    private static func readSources(_ s: ConfigReader) throws(ConfigError) -> SourcesSettings {
-        var sources = SourcesSettings()
-        sources.apple = try s.section("apple") { (a) throws(ConfigError) in
-            var apple = AppleSettings()
-            let roots = try a.strings("roots")
-            if !roots.isEmpty { apple.roots = roots }
-            apple.onlineChecks = try a.bool("onlineChecks", default: false)
-            apple.ocspTimeoutMs = try a.int("ocspTimeoutMs", default: apple.ocspTimeoutMs, range: 100...60_000)
-            apple.ocspResponder = try a.string("ocspResponder").flatMap { $0.isEmpty ? nil : $0 }
-            if let responder = apple.ocspResponder, !(responder.hasPrefix("http://") || responder.hasPrefix("https://")) {
-                throw ConfigError(key: a.name("ocspResponder"), message: "expected an http:// or https:// URL")
-            }
-            apple.verifyNested = try a.bool("verifyNested", default: true)
-            apple.strictX509 = try a.bool("strictX509", default: false)
-            apple.apps = try a.list("apps") { (app) throws(ConfigError) in
-                var environments = try app.strings("environments")
-                if environments.isEmpty { environments = ["Production", "Sandbox"] }
-                for environment in environments where !["Production", "Sandbox", "Xcode", "LocalTesting"].contains(environment) {
-                    throw ConfigError(key: app.name("environments"), message: "expected Production, Sandbox, Xcode or LocalTesting, got \"\(environment)\"")
-                }
-                let appAppleId = try app.optionalInt("appAppleId").map(Int64.init)
-                if environments.contains("Production"), appAppleId == nil {
-                    throw ConfigError(key: app.name("appAppleId"), message: "is required when Production is enabled")
-                }
-                return AppleSettings.App(bundleId: try required(app.string("bundleId"), app, "bundleId"),
-                                         appAppleId: appAppleId, environments: environments)
-            }
-            return apple
-        }
-        sources.google = try s.section("google") { (g) throws(ConfigError) in
-            var google = GoogleSettings()
-            google.audience = try g.string("audience").flatMap { $0.isEmpty ? nil : $0 }
-            google.serviceAccountEmail = try g.string("serviceAccountEmail").flatMap { $0.isEmpty ? nil : $0 }
-            google.jwks = try g.string("jwks", default: google.jwks)
-            google.packages = try g.strings("packages")
-            // The three go together: without any of them no push can be accepted, so a partial
-            // configuration is a mistake worth stopping for.
-            let configured = [google.audience != nil, google.serviceAccountEmail != nil, !google.packages.isEmpty]
-            if configured.contains(true), configured.contains(false) {
-                let missing = zip(["audience", "serviceAccountEmail", "packages"], configured).filter { !$0.1 }.map(\.0)
-                throw ConfigError(key: g.name(missing[0]), message: "is required with the other Google settings (audience, serviceAccountEmail, packages)")
-            }
-            if google.packages.contains(where: \.isEmpty) { throw ConfigError(key: g.name("packages"), message: "a package name is empty") }
-            if google.jwks.isEmpty { throw ConfigError(key: g.name("jwks"), message: "expected a URL or a file path") }
-            if google.jwks.contains("://"), !(google.jwks.lowercased().hasPrefix("https://") || google.jwks.lowercased().hasPrefix("http://")) {
-                throw ConfigError(key: g.name("jwks"), message: "expected an http:// or https:// URL or a file path")
-            }
-            google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
-                var play = GoogleSettings.PlayAPI()
-                play.baseURL = try p.string("baseURL", default: play.baseURL)
-                play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
-                play.credentialsFile = try p.string("credentialsFile")
-                play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
-                return play
-            }
-            return google
-        }
-        sources.citcon = try s.section("citcon") { (c) throws(ConfigError) in try readCitcon(c) }
-        sources.iaptic = try s.section("iaptic") { (i) throws(ConfigError) in
-            var iaptic = IapticSettings()
-            iaptic.apps = try i.list("apps") { (a) throws(ConfigError) in
-                let app = IapticSettings.App(name: try required(a.string("name"), a, "name"), secrets: try a.strings("secrets"))
-                if app.secrets.isEmpty || app.secrets.contains(where: \.isEmpty) {
-                    throw ConfigError(key: a.name("secrets"), message: "needs at least one non-empty secret")
-                }
-                return app
-            }
-            try requireDistinct(iaptic.apps.map { ($0.name, $0.secrets) }, key: i.name("apps"), what: "app")
-            return iaptic
-        }
-        sources.alipayplus = try s.section("alipayplus") { (a) throws(ConfigError) in try readAlipayPlus(a) }
-        return sources
-    }
-
-    /// Names must be unique, and so must secrets: where a secret names its owner (Iaptic apps, Citcon
-    /// accounts on the shared route), one shared by two would attribute deliveries to the first.
-    private static func requireDistinct(_ owners: [(name: String, secrets: [String])], key: String, what: String) throws(ConfigError) {
-        var names = Set<String>()
-        var ownerOfSecret: [String: String] = [:]
-        for (name, secrets) in owners {
-            guard names.insert(name).inserted else { throw ConfigError(key: key, message: "\(what) \(name) is configured twice") }
-            for secret in secrets {
-                if let other = ownerOfSecret.updateValue(name, forKey: secret), other != name {
-                    throw ConfigError(key: key, message: "\(what)s \(other) and \(name) share a secret")
-                }
-            }
-        }
-    }
-
-    /// Account names become a path segment (`/webhooks/citcon/<name>`) and part of `ce_source`.
-    private static let accountNameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-".unicodeScalars)
-
-    private static func readCitcon(_ c: ConfigReader) throws(ConfigError) -> CitconSettings {
-        var citcon = CitconSettings()
-        citcon.accounts = try c.list("accounts") { (a) throws(ConfigError) in
-            let name = try required(a.string("name"), a, "name")
-            guard name.unicodeScalars.allSatisfy(accountNameCharacters.contains), name != ".", name != ".." else {
-                throw ConfigError(key: a.name("name"), message: "use ASCII letters, digits, '.', '_' or '-' (it is a URL path segment), got \"\(name)\"")
-            }
-            let account = CitconSettings.Account(name: name, secrets: try a.strings("secrets"), tokens: try a.strings("tokens"))
-            if account.secrets.isEmpty, account.tokens.isEmpty {
-                throw ConfigError(key: a.name("secrets"), message: "account \(name) needs at least one UPI secret or one CHOP token")
-            }
-            if account.secrets.contains(where: \.isEmpty) { throw ConfigError(key: a.name("secrets"), message: "a secret is empty") }
-            if account.tokens.contains(where: \.isEmpty) { throw ConfigError(key: a.name("tokens"), message: "a token is empty") }
-            return account
-        }
-        try requireDistinct(citcon.accounts.map { ($0.name, $0.secrets + $0.tokens) }, key: c.name("accounts"), what: "account")
-        return citcon
-    }
-
-    private static func readAlipayPlus(_ a: ConfigReader) throws(ConfigError) -> AlipayPlusSettings {
-        var alipay = AlipayPlusSettings()
-        alipay.clients = try a.list("clients") { (c) throws(ConfigError) in
-            let clientId = try required(c.string("clientId"), c, "clientId")
-            let keys = try c.list("platformPublicKeys", scalar: { (path, itemName) throws(ConfigError) in
-                guard !path.isEmpty else { throw ConfigError(key: itemName, message: "is an empty path") }
-                return AlipayPlusSettings.PlatformKey(path: path)
-            }, mapping: { (k) throws(ConfigError) in
-                AlipayPlusSettings.PlatformKey(path: try required(k.string("path"), k, "path"),
-                                               keyVersion: try keyVersion(k, "keyVersion"))
-            })
-            if keys.isEmpty {
-                throw ConfigError(key: c.name("platformPublicKeys"), message: "client \(clientId) needs at least one platform public key")
-            }
-            let merchantPrivateKey = try c.string("merchantPrivateKey").flatMap { $0.isEmpty ? nil : $0 }
-            let merchantKeyVersion = try keyVersion(c, "merchantKeyVersion")
-            if merchantKeyVersion != nil, merchantPrivateKey == nil {
-                throw ConfigError(key: c.name("merchantKeyVersion"), message: "is only meaningful with merchantPrivateKey")
-            }
-            return AlipayPlusSettings.Client(clientId: clientId, platformPublicKeys: keys,
-                                             merchantPrivateKey: merchantPrivateKey, merchantKeyVersion: merchantKeyVersion)
-        }
-        var seen = Set<String>()
-        for client in alipay.clients where !seen.insert(client.clientId).inserted {
-            throw ConfigError(key: a.name("clients"), message: "client \(client.clientId) is configured twice")
-        }
-        return alipay
-    }
-
-    private static func keyVersion(_ reader: ConfigReader, _ key: String) throws(ConfigError) -> Int? {
-        guard let version = try reader.optionalInt(key) else { return nil }
-        guard version >= 0 else { throw ConfigError(key: reader.name(key), message: "must not be negative, got \(version)") }
-        return version
     }
 }

@@ -1,10 +1,17 @@
 /// Reads one mapping of the configuration. Reading is the schema: every key a section reads is
 /// known, `finish()` rejects the rest, and each read first looks for its `TOLLGATE_*` override.
-final class ConfigReader {
-    let path: [String]
+public final class ConfigReader {
+    public let path: [String]
     private let values: [String: ConfigValue]
     private let environment: EnvironmentOverrides?
     private var readKeys: Set<String> = []
+
+    /// A reader of an absent section at `path`: every key takes its default, no environment.
+    public init(empty path: [String]) {
+        self.path = path
+        self.environment = nil
+        values = [:]
+    }
 
     init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?) throws(ConfigError) {
         self.path = path
@@ -17,7 +24,7 @@ final class ConfigReader {
         }
     }
 
-    func name(_ key: String) -> String { (path + [key]).joined(separator: ".") }
+    public func name(_ key: String) -> String { (path + [key]).joined(separator: ".") }
 
     /// The raw value of `key`: an environment override wins over the file.
     private func raw(_ key: String, asYAML: Bool) throws(ConfigError) -> ConfigValue? {
@@ -29,7 +36,7 @@ final class ConfigReader {
         return value
     }
 
-    func string(_ key: String) throws(ConfigError) -> String? {
+    public func string(_ key: String) throws(ConfigError) -> String? {
         switch try raw(key, asYAML: false) {
         case nil: return nil
         case .scalar(let text)?: return text
@@ -37,11 +44,11 @@ final class ConfigReader {
         }
     }
 
-    func string(_ key: String, default value: String) throws(ConfigError) -> String {
+    public func string(_ key: String, default value: String) throws(ConfigError) -> String {
         try string(key) ?? value
     }
 
-    func int(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {
+    public func int(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {
         guard let text = try string(key) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw ConfigError(key: name(key), message: "expected an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
@@ -49,7 +56,7 @@ final class ConfigReader {
         return number
     }
 
-    func optionalInt(_ key: String) throws(ConfigError) -> Int? {
+    public func optionalInt(_ key: String) throws(ConfigError) -> Int? {
         guard let text = try string(key) else { return nil }
         guard let number = Int(text) else {
             throw ConfigError(key: name(key), message: "expected an integer, got \"\(text)\"")
@@ -57,7 +64,7 @@ final class ConfigReader {
         return number
     }
 
-    func bool(_ key: String, default value: Bool) throws(ConfigError) -> Bool {
+    public func bool(_ key: String, default value: Bool) throws(ConfigError) -> Bool {
         guard let text = try string(key) else { return value }
         switch text.lowercased() {
         case "true", "yes", "on", "1": return true
@@ -66,7 +73,7 @@ final class ConfigReader {
         }
     }
 
-    func strings(_ key: String) throws(ConfigError) -> [String] {
+    public func strings(_ key: String) throws(ConfigError) -> [String] {
         switch try raw(key, asYAML: true) {
         case nil: return []
         case .scalar(let text)?: return [text]
@@ -83,7 +90,7 @@ final class ConfigReader {
         }
     }
 
-    func stringMap(_ key: String) throws(ConfigError) -> [String: String] {
+    public func stringMap(_ key: String) throws(ConfigError) -> [String: String] {
         switch try raw(key, asYAML: true) {
         case nil: return [:]
         case .map(let map)?:
@@ -100,7 +107,7 @@ final class ConfigReader {
     }
 
     /// A nested mapping; environment overrides reach its keys individually.
-    func section<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> T {
+    public func section<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> T {
         readKeys.insert(key)
         let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment)
         let result = try read(reader)
@@ -109,7 +116,7 @@ final class ConfigReader {
     }
 
     /// A list of mappings; an environment override replaces the whole list (as YAML).
-    func list<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
+    public func list<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
         let items: [ConfigValue]
         switch try raw(key, asYAML: true) {
         case nil: items = []
@@ -126,7 +133,7 @@ final class ConfigReader {
     }
 
     /// A list whose items are either plain values or mappings (a short and a long form of one thing).
-    func list<T>(_ key: String, scalar: (String, _ itemName: String) throws(ConfigError) -> T,
+    public func list<T>(_ key: String, scalar: (String, _ itemName: String) throws(ConfigError) -> T,
                  mapping: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
         let items: [ConfigValue]
         switch try raw(key, asYAML: true) {
@@ -153,6 +160,29 @@ final class ConfigReader {
         let unknown = Set(values.keys).subtracting(readKeys).sorted()
         if let first = unknown.first {
             throw ConfigError(key: name(first), message: "unknown key (known here: \(readKeys.sorted().joined(separator: ", ")))")
+        }
+    }
+}
+
+extension ConfigReader {
+    /// The text of `key`, which must be present and not empty.
+    public func requiredString(_ key: String) throws(ConfigError) -> String {
+        guard let value = try string(key), !value.isEmpty else { throw ConfigError(key: name(key), message: "is required") }
+        return value
+    }
+
+    /// Names must be unique, and so must secrets: where a secret names its owner (Iaptic apps, Citcon
+    /// accounts on the shared route), one shared by two would attribute deliveries to the first.
+    public func requireDistinct(_ owners: [(name: String, secrets: [String])], key: String, what: String) throws(ConfigError) {
+        var names = Set<String>()
+        var ownerOfSecret: [String: String] = [:]
+        for (owner, secrets) in owners {
+            guard names.insert(owner).inserted else { throw ConfigError(key: name(key), message: "\(what) \(owner) is configured twice") }
+            for secret in secrets {
+                if let other = ownerOfSecret.updateValue(owner, forKey: secret), other != owner {
+                    throw ConfigError(key: name(key), message: "\(what)s \(other) and \(owner) share a secret")
+                }
+            }
         }
     }
 }

@@ -1,4 +1,6 @@
-/// The whole configuration (DESIGN.md section 5). Defaults give a working `tollgate dev`.
+import Events
+
+/// The whole configuration (docs/configuration.md). Defaults give a working `tollgate dev`.
 public struct TollgateConfig: Sendable {
     public var http = HTTPSettings()
     public var api = APISettings()
@@ -101,116 +103,40 @@ public struct LogSettings: Sendable {
     public init() {}
 }
 
+/// Each sender's settings, keyed by sender name. Config knows no sender: each sender's folder reads
+/// its own section `sources.<name>` (a `SenderConfigSection`) and reads its value back with its own
+/// typed accessor (e.g. `sources.apple` in Sources/Senders/Apple).
 public struct SourcesSettings: Sendable {
-    public var apple = AppleSettings()
-    public var google = GoogleSettings()
-    public var citcon = CitconSettings()
-    public var iaptic = IapticSettings()
-    public var alipayplus = AlipayPlusSettings()
+    /// The senders this configuration was read for, in catalog order.
+    public private(set) var names: [SourceName] = []
+    private var values: [SourceName: any Sendable] = [:]
+
     public init() {}
+
+    /// The settings of `name`, or nil when that sender was not part of the read.
+    public func settings<T: Sendable>(_ name: SourceName, as type: T.Type = T.self) -> T? {
+        values[name] as? T
+    }
+
+    public mutating func set<T: Sendable>(_ value: T, for name: SourceName) {
+        if values.updateValue(value, forKey: name) == nil, !names.contains(name) { names.append(name) }
+    }
 }
 
-public struct AppleSettings: Sendable {
-    public struct App: Sendable {
-        public var bundleId: String
-        public var appAppleId: Int64?
-        public var environments: [String]
-        public init(bundleId: String, appAppleId: Int64?, environments: [String]) {
-            self.bundleId = bundleId
-            self.appAppleId = appAppleId
-            self.environments = environments
-        }
+/// How one sender's section `sources.<name>` is read: the sender's folder supplies it, the loader calls it.
+public struct SenderConfigSection: Sendable {
+    public let name: SourceName
+    public let read: @Sendable (ConfigReader) throws(ConfigError) -> any Sendable
+
+    public init(name: SourceName, read: @escaping @Sendable (ConfigReader) throws(ConfigError) -> any Sendable) {
+        self.name = name
+        self.read = read
     }
-    /// Where operators install Apple Root CA - G3 (docs/senders/apple.md); the container image puts it here.
-    public static let defaultRoot = "/etc/tollgate/apple/AppleRootCA-G3.cer"
-    public var roots: [String] = [defaultRoot]
-    public var apps: [App] = []
-    /// OCSP for leaf and intermediate, validity at "now" instead of signedDate.
-    public var onlineChecks = false
-    public var ocspTimeoutMs = 5_000
-    /// Ask this responder instead of the one each certificate names (AIA), e.g. a caching proxy.
-    public var ocspResponder: String?
-    /// Verify nested signedTransactionInfo / signedRenewalInfo JWS too (the outer signature covers their bytes).
-    public var verifyNested = true
-    /// OpenSSL's X509_STRICT checks (Apple's own test chain lacks AKI/SKI, so off by default).
-    public var strictX509 = false
-    public init() {}
 }
 
-public struct GoogleSettings: Sendable {
-    public struct PlayAPI: Sendable {
-        public var baseURL = "https://androidpublisher.googleapis.com"
-        public var tokenURL = "https://oauth2.googleapis.com/token"
-        public var credentialsFile: String?
-        /// Deadline of one HTTP request to the token endpoint or the API.
-        public var timeoutMs = 10_000
+extension TollgateConfig {
+    /// Every topic name, with a raw topic for each sender the configuration was read for.
+    public var topicNames: TopicNames {
+        TopicNames(prefix: kafka.topicPrefix, retryDelaysMs: kafka.retryDelaysMs, sources: sources.names)
     }
-    public var audience: String?
-    public var serviceAccountEmail: String?
-    public var jwks = "https://www.googleapis.com/oauth2/v3/certs"
-    public var packages: [String] = []
-    public var playApi = PlayAPI()
-    public init() {}
-}
-
-public struct CitconSettings: Sendable {
-    public struct Account: Sendable {
-        /// Names the account in `ce_source` (`/citcon/<name>`) and in its own route `/webhooks/citcon/<name>`.
-        public var name: String
-        /// UPI IPN secrets (SHA-256 signatures); several for rotation.
-        public var secrets: [String]
-        /// Legacy CHOP API tokens (MD5 signatures); several for rotation.
-        public var tokens: [String]
-        public init(name: String, secrets: [String] = [], tokens: [String] = []) {
-            self.name = name
-            self.secrets = secrets
-            self.tokens = tokens
-        }
-    }
-    public var accounts: [Account] = []
-    public init() {}
-}
-
-public struct IapticSettings: Sendable {
-    public struct App: Sendable {
-        public var name: String
-        public var secrets: [String]
-        public init(name: String, secrets: [String]) {
-            self.name = name
-            self.secrets = secrets
-        }
-    }
-    public var apps: [App] = []
-    public init() {}
-}
-
-public struct AlipayPlusSettings: Sendable {
-    /// One platform (Antom / Alipay+) public key file, optionally bound to the `keyVersion` it signs as.
-    public struct PlatformKey: Sendable, Equatable {
-        public var path: String
-        /// Nil: the key is tried whatever `keyVersion` a request names.
-        public var keyVersion: Int?
-        public init(path: String, keyVersion: Int? = nil) {
-            self.path = path
-            self.keyVersion = keyVersion
-        }
-    }
-
-    public struct Client: Sendable {
-        public var clientId: String
-        public var platformPublicKeys: [PlatformKey]
-        /// When set, responses are signed with it (`Client-Id`, `Response-Time`, `Signature` headers).
-        public var merchantPrivateKey: String?
-        /// The `keyVersion` written in the response `Signature`; omitted when nil.
-        public var merchantKeyVersion: Int?
-        public init(clientId: String, platformPublicKeys: [PlatformKey], merchantPrivateKey: String? = nil,
-                    merchantKeyVersion: Int? = nil) {
-            self.clientId = clientId
-            self.platformPublicKeys = platformPublicKeys
-            self.merchantPrivateKey = merchantPrivateKey
-            self.merchantKeyVersion = merchantKeyVersion
-        }
-    }
-    public var clients: [Client] = []
-    public init() {}
 }

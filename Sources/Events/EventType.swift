@@ -1,4 +1,4 @@
-/// The one vocabulary of normalized event types (DESIGN.md section 3).
+/// The one vocabulary of normalized event types (docs/topics.md, docs/schemas/event.schema.json).
 /// Nothing is ever dropped: a sender type without a mapping becomes `.storeOther`.
 public enum EventType: String, CaseIterable, Sendable, Codable {
     case subscriptionStarted = "subscription.started"

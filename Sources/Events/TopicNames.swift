@@ -1,11 +1,14 @@
-/// Topic names (DESIGN.md section 2), all under one configurable prefix.
+/// Topic names (docs/topics.md), all under one configurable prefix; one raw topic per sender.
 public struct TopicNames: Sendable, Equatable {
     public let prefix: String
     public let retryDelaysMs: [Int]
+    /// The senders whose raw topics exist (`SenderCatalog.names`).
+    public let sources: [SourceName]
 
-    public init(prefix: String = "tollgate", retryDelaysMs: [Int] = [5_000, 60_000, 600_000]) {
+    public init(prefix: String = "tollgate", retryDelaysMs: [Int] = [5_000, 60_000, 600_000], sources: [SourceName]) {
         self.prefix = prefix
         self.retryDelaysMs = retryDelaysMs
+        self.sources = sources
     }
 
     public func raw(_ source: SourceName) -> String { "\(prefix).raw.\(source.rawValue)" }
@@ -17,7 +20,7 @@ public struct TopicNames: Sendable, Equatable {
 
     /// Every topic Tollgate uses, with whether it is log-compacted.
     public var all: [(name: String, compacted: Bool)] {
-        SourceName.allCases.map { (raw($0), false) }
+        sources.map { (raw($0), false) }
             + [(events, false)]
             + retryDelaysMs.map { (retry(delayMs: $0), false) }
             + [(deadLetter, false), (quarantine, false), (entitlements, true)]

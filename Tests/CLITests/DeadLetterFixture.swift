@@ -1,6 +1,7 @@
 import Events
 import Foundation
 import Kafka
+import Senders
 import Workers
 
 /// A valid normalized event written straight to the dead-letter topic with the headers the workers'
@@ -35,7 +36,7 @@ struct DeadLetterFixture: Sendable {
     var topicKey: String { "\(Self.app)/\(event.user ?? "")/\(Self.product)" }
 
     /// The dead letter, as `FailureRouter.route` writes it after the last retry tier.
-    func message(topics: TopicNames = TopicNames()) -> KafkaMessage {
+    func message(topics: TopicNames = TopicNames(sources: SenderCatalog.standard.names)) -> KafkaMessage {
         let headers = CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) } + [
             KafkaHeader(name: SpringHeaders.originalTopic, string: topics.events),
             KafkaHeader(name: SpringHeaders.originalPartition, value: SpringHeaders.int32(Self.originalPartition)),

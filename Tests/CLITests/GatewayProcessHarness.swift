@@ -17,7 +17,7 @@ final class GatewayProcessHarness: Sendable {
     let configPath: String
     let address = GatewayAddress()
     let load: DeliveryLoad
-    let topics = TopicNames()
+    let topics = TopicNames(sources: SenderCatalog.standard.names)
 
     init(gracePeriodMs: Int = 25_000, drainDelayMs: Int = 0) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-serve-\(UUID().uuidString)")

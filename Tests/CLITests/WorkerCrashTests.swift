@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
+import Senders
 import Store
 import TestSupport
 import Testing
@@ -40,7 +41,7 @@ struct WorkerCrashTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-work-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let topics = TopicNames()
+        let topics = TopicNames(sources: SenderCatalog.standard.names)
         let cluster = try MockCluster(brokers: 1)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: 3) }
         let run = String(UUID().uuidString.prefix(8))

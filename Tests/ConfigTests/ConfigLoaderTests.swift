@@ -1,11 +1,12 @@
 import Config
+import Senders
 import Testing
 
 @Suite("Configuration")
 struct ConfigLoaderTests {
     @Test("no file and no environment gives the documented defaults")
     func defaults() throws {
-        let config = try ConfigLoader.parse(yaml: "")
+        let config = try SenderCatalog.standard.parseConfig(yaml: "")
         #expect(config.http.port == 8080)
         #expect(config.http.maxBodyBytes == 262_144)
         #expect(config.kafka.brokers == nil)
@@ -16,7 +17,7 @@ struct ConfigLoaderTests {
 
     @Test("a full file is read")
     func fullFile() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             http: { host: 127.0.0.1, port: 9000, maxBodyBytes: 65536 }
             kafka:
               brokers: "k1:9092,k2:9092"
@@ -40,14 +41,14 @@ struct ConfigLoaderTests {
 
     @Test("Apple online checks take a timeout and an optional responder override")
     func appleOnlineChecks() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             sources:
               apple: { onlineChecks: true, ocspTimeoutMs: 1500, ocspResponder: "http://ocsp-proxy.internal" }
             """)
         #expect(config.sources.apple.onlineChecks)
         #expect(config.sources.apple.ocspTimeoutMs == 1_500)
         #expect(config.sources.apple.ocspResponder == "http://ocsp-proxy.internal")
-        #expect(try ConfigLoader.parse(yaml: "").sources.apple.ocspResponder == nil)
+        #expect(try SenderCatalog.standard.parseConfig(yaml: "").sources.apple.ocspResponder == nil)
     }
 
     @Test("an unknown key fails and is named", arguments: [
@@ -57,8 +58,8 @@ struct ConfigLoaderTests {
         ("sources: { paypal: {} }", "sources.paypal"),
     ])
     func unknownKey(yaml: String, key: String) {
-        #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml: yaml) }
-        do { _ = try ConfigLoader.parse(yaml: yaml) } catch {
+        #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: yaml) }
+        do { _ = try SenderCatalog.standard.parseConfig(yaml: yaml) } catch {
             #expect(error.key == key)
             #expect(error.description.contains("unknown key"))
         }
@@ -78,7 +79,7 @@ struct ConfigLoaderTests {
     ])
     func badValue(yaml: String, key: String) {
         do {
-            _ = try ConfigLoader.parse(yaml: yaml)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
             Issue.record("expected a configuration error for \(key)")
         } catch {
             #expect(error.key == key)
@@ -87,12 +88,12 @@ struct ConfigLoaderTests {
 
     @Test("not YAML at all fails clearly")
     func notYAML() {
-        #expect(throws: ConfigError.self) { try ConfigLoader.parse(yaml: "http: {port: [", origin: "x.yaml") }
+        #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: "http: {port: [", origin: "x.yaml") }
     }
 
     @Test("TOLLGATE_* variables override the file")
     func environmentOverrides() throws {
-        let config = try ConfigLoader.parse(
+        let config = try SenderCatalog.standard.parseConfig(
             yaml: "http: { port: 9000 }\nkafka: { brokers: file:9092 }",
             environment: [
                 "TOLLGATE_HTTP_PORT": "9100",
@@ -114,7 +115,7 @@ struct ConfigLoaderTests {
     @Test("an unknown TOLLGATE_ variable fails and is named")
     func unknownVariable() {
         do {
-            _ = try ConfigLoader.parse(yaml: "", environment: ["TOLLGATE_HTTP_PROT": "1"])
+            _ = try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_HTTP_PROT": "1"])
             Issue.record("expected an error")
         } catch {
             #expect(error.key == "TOLLGATE_HTTP_PROT")
@@ -124,7 +125,7 @@ struct ConfigLoaderTests {
     @Test("a bad environment value is named by its variable's key")
     func badVariable() {
         do {
-            _ = try ConfigLoader.parse(yaml: "", environment: ["TOLLGATE_KAFKA_ACK_TIMEOUT_MS": "soon"])
+            _ = try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_KAFKA_ACK_TIMEOUT_MS": "soon"])
             Issue.record("expected an error")
         } catch {
             #expect(error.key == "kafka.ackTimeoutMs")
@@ -134,7 +135,7 @@ struct ConfigLoaderTests {
     @Test("a missing file is an error naming it")
     func missingFile() {
         do {
-            _ = try ConfigLoader.load(path: "/nonexistent/tollgate.yaml", environment: [:])
+            _ = try SenderCatalog.standard.loadConfig(path: "/nonexistent/tollgate.yaml", environment: [:])
             Issue.record("expected an error")
         } catch {
             #expect(error.key == "/nonexistent/tollgate.yaml")

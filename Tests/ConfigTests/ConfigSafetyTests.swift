@@ -1,10 +1,11 @@
 import Config
+import Senders
 import Testing
 
 @Suite("Configuration that would break a promise is refused")
 struct ConfigSafetyTests {
     func key(_ yaml: String) -> String? {
-        do { _ = try ConfigLoader.parse(yaml: yaml); return nil } catch { return error.key }
+        do { _ = try SenderCatalog.standard.parseConfig(yaml: yaml); return nil } catch { return error.key }
     }
 
     @Test("durability settings cannot be overridden through kafka.properties", arguments: [
@@ -27,14 +28,14 @@ struct ConfigSafetyTests {
     @Test("the body limit must fit in one Kafka record")
     func bodyLimit() throws {
         #expect(key("http: { maxBodyBytes: 2000000 }") == "http.maxBodyBytes")
-        let raised = try ConfigLoader.parse(yaml: "http: { maxBodyBytes: 2000000 }\nkafka: { properties: { message.max.bytes: \"4000000\" } }")
+        let raised = try SenderCatalog.standard.parseConfig(yaml: "http: { maxBodyBytes: 2000000 }\nkafka: { properties: { message.max.bytes: \"4000000\" } }")
         #expect(raised.http.maxBodyBytes == 2_000_000)
     }
 
     @Test("a YAML error does not quote the offending line (it may hold a secret)")
     func yamlErrorHidesSource() {
         do {
-            _ = try ConfigLoader.parse(yaml: "sources:\n  iaptic:\n    apps: [{name: a, secrets: [hunter2-secret-value]\n", origin: "t.yaml")
+            _ = try SenderCatalog.standard.parseConfig(yaml: "sources:\n  iaptic:\n    apps: [{name: a, secrets: [hunter2-secret-value]\n", origin: "t.yaml")
             Issue.record("expected an error")
         } catch {
             #expect(!error.description.contains("hunter2"))

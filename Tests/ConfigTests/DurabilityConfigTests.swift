@@ -1,11 +1,12 @@
 import Config
+import Senders
 import Testing
 
 @Suite("Configuration: spool, deduplication, shutdown")
 struct DurabilityConfigTests {
     @Test("defaults: spool on, 1 GiB; a 10-minute window of 100,000 ids; 25 s grace, no drain delay")
     func defaults() throws {
-        let config = try ConfigLoader.parse(yaml: "")
+        let config = try SenderCatalog.standard.parseConfig(yaml: "")
         #expect(config.spool.enabled)
         #expect(config.spool.path == "./.tollgate/spool.sqlite")
         #expect(config.spool.maxBytes == 1_073_741_824)
@@ -17,7 +18,7 @@ struct DurabilityConfigTests {
 
     @Test("the file and the environment set them")
     func fileAndEnvironment() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             spool: { path: /var/lib/tollgate/spool.sqlite, maxBytes: 10485760 }
             dedup: { windowSeconds: 0 }
             shutdown: { gracePeriodMs: 30000, drainDelayMs: 5000 }
@@ -42,7 +43,7 @@ struct DurabilityConfigTests {
     ])
     func refused(yaml: String, key: String) {
         #expect {
-            _ = try ConfigLoader.parse(yaml: yaml)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
         } throws: { error in
             (error as? ConfigError)?.key == key
         }
@@ -50,7 +51,7 @@ struct DurabilityConfigTests {
 
     @Test("a disabled spool is not bound by the body limit")
     func disabledSpool() throws {
-        let config = try ConfigLoader.parse(yaml: "spool: { enabled: false, maxBytes: 2097152 }")
+        let config = try SenderCatalog.standard.parseConfig(yaml: "spool: { enabled: false, maxBytes: 2097152 }")
         #expect(!config.spool.enabled)
     }
 }

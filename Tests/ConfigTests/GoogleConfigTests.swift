@@ -1,11 +1,12 @@
 import Config
+import Senders
 import Testing
 
 @Suite("Configuration: Google")
 struct GoogleConfigTests {
     func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigError? {
         do {
-            _ = try ConfigLoader.parse(yaml: yaml, environment: environment)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml, environment: environment)
             return nil
         } catch {
             return error
@@ -14,7 +15,7 @@ struct GoogleConfigTests {
 
     @Test("audience, service account, packages and a key set file or URL are read; the default key set is Google's JWKS")
     func read() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             sources:
               google:
                 audience: https://tollgate.example.com/webhooks/google
@@ -26,7 +27,7 @@ struct GoogleConfigTests {
         #expect(google.serviceAccountEmail == "rtdn-push@my-project.iam.gserviceaccount.com")
         #expect(google.packages == ["com.some.thing", "com.some.app"])
         #expect(google.jwks == "https://www.googleapis.com/oauth2/v3/certs")
-        let overridden = try ConfigLoader.parse(yaml: "", environment: [
+        let overridden = try SenderCatalog.standard.parseConfig(yaml: "", environment: [
             "TOLLGATE_SOURCES_GOOGLE_AUDIENCE": "a", "TOLLGATE_SOURCES_GOOGLE_SERVICE_ACCOUNT_EMAIL": "b@c",
             "TOLLGATE_SOURCES_GOOGLE_PACKAGES": "[p]", "TOLLGATE_SOURCES_GOOGLE_JWKS": "/etc/tollgate/google-certs.json"])
         #expect(overridden.sources.google.jwks == "/etc/tollgate/google-certs.json")

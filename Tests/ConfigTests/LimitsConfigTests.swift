@@ -1,12 +1,13 @@
 import Config
 import Events
+import Senders
 import Testing
 
 @Suite("Configuration: limits and HTTP deadlines")
 struct LimitsConfigTests {
     @Test("defaults: bounded in-flight requests, no rates, head and body deadlines, head limits")
     func defaults() throws {
-        let config = try ConfigLoader.parse(yaml: "")
+        let config = try SenderCatalog.standard.parseConfig(yaml: "")
         #expect(config.limits.maxInFlight == 1_024)
         #expect(config.limits.maxInFlightPerSource == 512)
         #expect(config.limits.maxConnections == 4_096)
@@ -19,7 +20,7 @@ struct LimitsConfigTests {
 
     @Test("a full limits section is read; burst defaults to one second's worth")
     func fullSection() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             http: { headerTimeoutMs: 2000, bodyTimeoutMs: 4000, maxHeaderBytes: 16384, maxHeaderCount: 50 }
             limits:
               maxInFlight: 300
@@ -42,14 +43,14 @@ struct LimitsConfigTests {
 
     @Test("unset, the per-sender bound and the head deadline follow a smaller total and idle timeout")
     func derivedDefaults() throws {
-        let config = try ConfigLoader.parse(yaml: "http: { idleTimeoutMs: 4000 }\nlimits: { maxInFlight: 64 }")
+        let config = try SenderCatalog.standard.parseConfig(yaml: "http: { idleTimeoutMs: 4000 }\nlimits: { maxInFlight: 64 }")
         #expect(config.limits.maxInFlightPerSource == 64)
         #expect(config.http.headerTimeoutMs == 4_000)
     }
 
     @Test("every key, a sender's rate included, has its TOLLGATE_* variable")
     func environment() throws {
-        let config = try ConfigLoader.parse(yaml: "limits: { rates: { apple: { perSecond: 10 } } }", environment: [
+        let config = try SenderCatalog.standard.parseConfig(yaml: "limits: { rates: { apple: { perSecond: 10 } } }", environment: [
             "TOLLGATE_LIMITS_MAX_IN_FLIGHT": "200",
             "TOLLGATE_LIMITS_MAX_IN_FLIGHT_PER_SOURCE": "50",
             "TOLLGATE_LIMITS_MAX_CONNECTIONS": "500",
@@ -90,7 +91,7 @@ struct LimitsConfigTests {
     ])
     func badValue(yaml: String, key: String) {
         do {
-            _ = try ConfigLoader.parse(yaml: yaml)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
             Issue.record("\(yaml) was accepted")
         } catch {
             #expect(error.key == key)
@@ -104,7 +105,7 @@ struct LimitsConfigTests {
     ])
     func unknownKey(yaml: String, key: String) {
         do {
-            _ = try ConfigLoader.parse(yaml: yaml)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
             Issue.record("\(yaml) was accepted")
         } catch {
             #expect(error.key == key)
@@ -115,7 +116,7 @@ struct LimitsConfigTests {
     @Test("a misspelt variable for a sender's rate is refused, not ignored")
     func unknownVariable() {
         do {
-            _ = try ConfigLoader.parse(yaml: "", environment: ["TOLLGATE_LIMITS_RATES_PAYPAL_PER_SECOND": "5"])
+            _ = try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_LIMITS_RATES_PAYPAL_PER_SECOND": "5"])
             Issue.record("accepted")
         } catch {
             #expect(error.key == "TOLLGATE_LIMITS_RATES_PAYPAL_PER_SECOND")

@@ -1,11 +1,12 @@
 import Config
+import Senders
 import Testing
 
 @Suite("Configuration: Citcon and Alipay+")
 struct PaymentSourcesConfigTests {
     func error(_ yaml: String, environment: [String: String] = [:]) -> ConfigError? {
         do {
-            _ = try ConfigLoader.parse(yaml: yaml, environment: environment)
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml, environment: environment)
             return nil
         } catch {
             return error
@@ -14,7 +15,7 @@ struct PaymentSourcesConfigTests {
 
     @Test("Citcon accounts with several secrets and tokens are read")
     func citcon() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             sources:
               citcon:
                 accounts:
@@ -46,7 +47,7 @@ struct PaymentSourcesConfigTests {
 
     @Test("Alipay+ keys are paths, or { path, keyVersion } to bind a key to a version")
     func alipayPlus() throws {
-        let config = try ConfigLoader.parse(yaml: """
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
             sources:
               alipayplus:
                 clients:
@@ -67,7 +68,7 @@ struct PaymentSourcesConfigTests {
 
     @Test("the client list can come from the environment")
     func environment() throws {
-        let config = try ConfigLoader.parse(yaml: "", environment: [
+        let config = try SenderCatalog.standard.parseConfig(yaml: "", environment: [
             "TOLLGATE_SOURCES_ALIPAYPLUS_CLIENTS": "[{clientId: c, platformPublicKeys: [/k.pem]}]"])
         #expect(config.sources.alipayplus.clients.first?.platformPublicKeys.first?.path == "/k.pem")
     }

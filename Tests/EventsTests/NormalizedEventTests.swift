@@ -46,12 +46,13 @@ struct NormalizedEventTests {
 
     @Test("topic names follow the prefix")
     func topics() {
-        let names = TopicNames(prefix: "acme")
-        #expect(names.raw(.iaptic) == "acme.raw.iaptic")
+        let names = TopicNames(prefix: "acme", sources: [SourceName("one"), SourceName("two")])
+        #expect(names.raw(SourceName("one")) == "acme.raw.one")
         #expect(names.events == "acme.events")
         #expect(names.retry(delayMs: 5000) == "acme.events-retry-5000")
         #expect(names.deadLetter == "acme.events-dlt")
         #expect(names.all.filter(\.compacted).map(\.name) == ["acme.entitlements"])
-        #expect(names.all.count == 5 + 1 + 3 + 3)
+        #expect(names.all.map(\.name).prefix(2) == ["acme.raw.one", "acme.raw.two"])
+        #expect(names.all.count == 2 + 1 + 3 + 3)
     }
 }

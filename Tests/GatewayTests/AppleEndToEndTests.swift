@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import Senders
 import Testing
 
 enum SharedFolder {

@@ -8,15 +8,18 @@ public struct EventPublisher: Sendable {
     public let producer: KafkaProducer
     public let topics: TopicNames
 
-    /// Request headers worth keeping beside the raw body, and those `tollgate replay` needs to verify it
-    /// again (Alipay+'s signature covers `Client-Id` and `Request-Time`). Credentials never are.
-    public static let keptRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for",
-                                            "x-goog-pubsub-message-id", "x-goog-pubsub-publish-time", "x-goog-pubsub-subscription-name",
-                                            "client-id", "request-time", "signature"]
+    /// Request headers worth keeping beside every raw body; each sender adds its own
+    /// (`SenderDefinition.keptRequestHeaders`). Credentials never are.
+    public static let commonRequestHeaders = ["content-type", "user-agent", "x-request-id", "x-forwarded-for"]
+    /// Per sender: the common headers and its own.
+    private let keptRequestHeaders: [SourceName: [String]]
 
-    public init(producer: KafkaProducer, topics: TopicNames) {
+    public init(producer: KafkaProducer, topics: TopicNames, senders: SourceRegistry) {
         self.producer = producer
         self.topics = topics
+        keptRequestHeaders = Dictionary(uniqueKeysWithValues: senders.senders.map {
+            ($0.source.name, Self.commonRequestHeaders + $0.keptRequestHeaders)
+        })
     }
 
     func messages(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
@@ -26,7 +29,7 @@ public struct EventPublisher: Sendable {
                            KafkaHeader(name: "tollgate_quarantine_reason", string: quarantine.reason),
                            KafkaHeader(name: "tollgate_quarantine_message", string: quarantine.message),
                            KafkaHeader(name: "tollgate_delivery_id", string: delivery.rawKey)]
-                + requestHeaders(request)
+                + requestHeaders(request, source: source)
             return [KafkaMessage(topic: topics.quarantine, key: nil as [UInt8]?, value: request.body, headers: headers)]
         }
         var rawHeaders: [KafkaHeader] = []
@@ -35,7 +38,7 @@ public struct EventPublisher: Sendable {
                 .filter { $0.name != CloudEventHeaders.contentType }
                 .map { KafkaHeader(name: $0.name, string: $0.value) }
         }
-        rawHeaders += requestHeaders(request)
+        rawHeaders += requestHeaders(request, source: source)
 
         var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: request.body, headers: rawHeaders)]
         for event in delivery.events { messages.append(Self.eventMessage(event, topic: topics.events)) }
@@ -49,9 +52,9 @@ public struct EventPublisher: Sendable {
     }
 
     /// The kept request headers (never credentials), when and where the delivery arrived.
-    private func requestHeaders(_ request: WebhookRequest) -> [KafkaHeader] {
+    private func requestHeaders(_ request: WebhookRequest, source: SourceName) -> [KafkaHeader] {
         var headers: [KafkaHeader] = []
-        for name in Self.keptRequestHeaders {
+        for name in keptRequestHeaders[source] ?? Self.commonRequestHeaders {
             if let value = request.headers[name] { headers.append(KafkaHeader(name: "http_\(name)", string: value)) }
         }
         headers.append(KafkaHeader(name: "tollgate_received_at", string: request.receivedAt.rfc3339))

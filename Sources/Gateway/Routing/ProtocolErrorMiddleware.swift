@@ -7,8 +7,8 @@ import Senders
 struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Path -> the methods it serves.
     let routes: [String: [HTTPRequest.Method]]
-    /// Webhook routes that also take one more segment (an account name), POST only.
-    let accountRoutes: Set<String>
+    /// The webhook routes, some of which also take one more segment (an account name), POST only.
+    let webhooks: WebhookRoutes
     let metrics: GatewayMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -31,10 +31,10 @@ struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     private func allowedMethods(_ path: String) -> [HTTPRequest.Method]? {
         if let allowed = routes[path] { return allowed }
         guard let slash = path.lastIndex(of: "/"), path.index(after: slash) != path.endIndex,
-              accountRoutes.contains(String(path[..<slash])) else { return nil }
+              webhooks.accountPaths.contains(String(path[..<slash])) else { return nil }
         return [.post]
     }
 
     /// The sender a routed path belongs to, for the rejection metric's label.
-    func source(of path: String) -> String { SourceLabel.of(path: path, accountRoutes: accountRoutes) }
+    func source(of path: String) -> String { webhooks.sourceLabel(path: path) }
 }

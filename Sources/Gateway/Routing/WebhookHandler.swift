@@ -12,7 +12,7 @@ import Toolkit
 /// sender's `WebhookSource`, make it durable (`DeliveryWriter`: Kafka, else the spool), then answer 2xx.
 struct WebhookHandler: Sendable {
     let name: SourceName
-    let source: (any WebhookSource)?
+    let source: any WebhookSource
     let writer: DeliveryWriter
     let metrics: GatewayMetrics
     let maxBodyBytes: Int
@@ -40,9 +40,6 @@ struct WebhookHandler: Sendable {
     }
 
     private func accept(_ request: Request) async throws(Rejection) -> Response {
-        guard let source else {
-            throw Rejection(.notImplemented, "the \(name.rawValue) sender is not implemented yet")
-        }
         let body = try await readBody(request)
         let received = Timestamp.now
         var headers = HeaderFields()

@@ -26,8 +26,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     struct Settings: Sendable {
         var headerTimeout: TimeAmount
         var bodyTimeout: TimeAmount
-        /// Webhook routes that take an account segment, for the metric's source label.
-        var accountRoutes: Set<String>
+        /// For the `source` label of what it refuses.
+        var routes: WebhookRoutes
         /// How long a closing connection still drains what the client sends after the answer, so the
         /// answer is not lost to a reset of unread data.
         var linger: TimeAmount = .seconds(2)
@@ -245,7 +245,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes a JSON refusal for a request no route saw, counts it like every rejection, and closes.
     private func answer(_ rejection: Rejection, context: ChannelHandlerContext) {
-        let source = SourceLabel.of(path: target.path ?? "", accountRoutes: settings.accountRoutes)
+        let source = settings.routes.sourceLabel(path: target.path ?? "")
         let status = rejection.reason.httpStatus
         metrics.rejection(source: source, reason: rejection.reason.rawValue)
         if case .head(let since) = phase {

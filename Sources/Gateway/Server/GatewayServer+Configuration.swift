@@ -16,7 +16,7 @@ extension GatewayServer {
         let guardSettings = ConnectionGuard.Settings(
             headerTimeout: .milliseconds(Int64(settings.headerTimeoutMs)),
             bodyTimeout: .milliseconds(Int64(settings.bodyTimeoutMs)),
-            accountRoutes: Set(Self.perAccountRoutes.map(Self.webhookPath)))
+            routes: WebhookRoutes(registry))
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: settings.maxHeaderBytes, maxHeaderListSize: settings.maxHeaderBytes,
             maxHeaderFieldCount: settings.maxHeaderCount)

@@ -35,28 +35,25 @@ public struct GatewayServer: Sendable {
         self.logger = logger
     }
 
-    public static func webhookPath(_ source: SourceName) -> String { "/webhooks/\(source.rawValue)" }
-
-    /// Senders whose route may also name one of their accounts: `/webhooks/<source>/<account>`.
-    /// The sender reads the account from the path, so `tollgate verify --path` selects it the same way.
-    static let perAccountRoutes: Set<SourceName> = [.citcon]
+    public static func webhookPath(_ source: SourceName) -> String { WebhookRoutes.path(source) }
 
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         var routes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
-        for source in SourceName.allCases { routes[Self.webhookPath(source)] = [.post] }
+        let webhooks = WebhookRoutes(registry)
+        for path in webhooks.paths { routes[path] = [.post] }
         router.add(middleware: MetricsMiddleware(metrics: metrics))
-        router.add(middleware: ProtocolErrorMiddleware(routes: routes, accountRoutes: Set(Self.perAccountRoutes.map(Self.webhookPath)),
-                                                       metrics: metrics))
+        router.add(middleware: ProtocolErrorMiddleware(routes: routes, webhooks: webhooks, metrics: metrics))
 
         let allSenders = InFlightLimiter(limit: limits.maxInFlight)
-        for name in SourceName.allCases {
+        for sender in registry.senders {
+            let name = sender.source.name
             let admission = SourceAdmission(source: name, allSenders: allSenders, limits: limits, metrics: metrics, logger: logger)
-            let handler = WebhookHandler(name: name, source: registry.source(name), writer: writer, metrics: metrics,
+            let handler = WebhookHandler(name: name, source: sender.source, writer: writer, metrics: metrics,
                                          maxBodyBytes: settings.maxBodyBytes, publicPathPrefix: settings.publicPathPrefix,
                                          logger: logger, admission: admission)
             router.post(RouterPath(Self.webhookPath(name))) { request, _ in await handler.handle(request) }
-            if Self.perAccountRoutes.contains(name) {
+            if sender.routesAccounts {
                 router.post(RouterPath(Self.webhookPath(name) + "/:account")) { request, _ in await handler.handle(request) }
             }
         }

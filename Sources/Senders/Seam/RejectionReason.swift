@@ -66,7 +66,6 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case methodNotAllowed = "method_not_allowed"
     case bodyTooLarge = "body_too_large"
     case unsupportedMediaType = "unsupported_media_type"
-    case notImplemented = "not_implemented"
     /// The event could not be made durable (Kafka did not acknowledge in time).
     case notDurable = "not_durable"
     /// Online checks are on and no valid OCSP answer could be had: the sender should retry later.
@@ -104,7 +103,6 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .unsupportedMediaType: 415
         case .rateLimited: 429
         case .headersTooLarge: 431
-        case .notImplemented: 501
         case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded: 503
         }
     }

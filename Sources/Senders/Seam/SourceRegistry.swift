@@ -1,30 +1,39 @@
-import Config
 import Events
-import Toolkit
 
-/// Where senders are registered: adding a sender means one folder and one line here.
+/// The senders' verifiers, built from the configuration by `SenderCatalog.registry`: what the
+/// gateway routes and `/readyz` asks.
 public struct SourceRegistry: Sendable {
-    private let sources: [SourceName: any WebhookSource]
+    /// One sender as the gateway serves it.
+    public struct Sender: Sendable {
+        public let source: any WebhookSource
+        /// `/webhooks/<name>/<account>` routes too.
+        public let routesAccounts: Bool
+        /// The sender's own request headers kept beside the raw body (`SenderDefinition.keptRequestHeaders`).
+        public let keptRequestHeaders: [String]
 
-    /// `fetcher` is the network for checks that need it (OCSP, Google's key set); nil keeps every sender offline.
-    public init(settings: SourcesSettings, fetcher: (any HTTPFetcher)? = nil) throws(ConfigError) {
-        var sources: [SourceName: any WebhookSource] = [:]
-        sources[.iaptic] = IapticSource(settings: settings.iaptic)
-        sources[.apple] = try AppleSource(settings: settings.apple, fetcher: fetcher)
-        sources[.citcon] = CitconSource(settings: settings.citcon)
-        sources[.alipayplus] = try AlipayPlusSource(settings: settings.alipayplus)
-        sources[.google] = try GoogleSource(settings: settings.google, fetcher: fetcher)
-        self.sources = sources
+        public init(source: any WebhookSource, routesAccounts: Bool = false, keptRequestHeaders: [String] = []) {
+            self.source = source
+            self.routesAccounts = routesAccounts
+            self.keptRequestHeaders = keptRequestHeaders
+        }
     }
 
-    /// The sender for a route, or nil while it is not implemented (the route answers 501).
-    public func source(_ name: SourceName) -> (any WebhookSource)? { sources[name] }
+    /// In catalog order.
+    public let senders: [Sender]
+
+    public init(_ senders: [Sender]) { self.senders = senders }
+
+    public var names: [SourceName] { senders.map(\.source.name) }
+
+    public func sender(_ name: SourceName) -> Sender? { senders.first { $0.source.name == name } }
+
+    public func source(_ name: SourceName) -> (any WebhookSource)? { sender(name)?.source }
 
     /// What keeps senders from accepting deliveries right now, one line each (for `/readyz`).
     public func readinessProblems(now: Timestamp) async -> [String] {
         var problems: [String] = []
-        for name in SourceName.allCases {
-            if let problem = await sources[name]?.readinessProblem(now: now) { problems.append(problem) }
+        for sender in senders {
+            if let problem = await sender.source.readinessProblem(now: now) { problems.append(problem) }
         }
         return problems
     }

@@ -22,7 +22,7 @@ struct BrokerCommand: AsyncParsableCommand {
 
     func run() async throws {
         let config = try options.load()
-        let cluster = try EmbeddedBroker.start(brokers: brokers, topics: config.kafka.topicNames)
+        let cluster = try EmbeddedBroker.start(brokers: brokers, topics: config.topicNames)
         if let portFile { try EmbeddedBroker.writeBootstrap(cluster.bootstrapServers, to: portFile) }
         Output.line(cluster.bootstrapServers)
         for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { break }

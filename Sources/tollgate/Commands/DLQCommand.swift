@@ -21,7 +21,7 @@ struct DLQList: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let letters = try await TopicScan.records(client: client, topic: config.kafka.topicNames.deadLetter, sinceMs: since?.milliseconds)
+        let letters = try await TopicScan.records(client: client, topic: config.topicNames.deadLetter, sinceMs: since?.milliseconds)
             .map(DeadLetter.init)
             .filter { type == nil || $0.type == type?.replacingOccurrences(of: "dev.tollgate.", with: "") }
         let shown = letters.prefix(max(0, limit))
@@ -43,7 +43,7 @@ struct DLQShow: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let selected = try await DeadLetter.load([reference], client: client, topic: config.kafka.topicNames.deadLetter)
+        let selected = try await DeadLetter.load([reference], client: client, topic: config.topicNames.deadLetter)
         for letter in selected {
             Output.line("dead letter \(letter.position) at \(letter.time), key \(letter.record.keyString ?? "(none)")")
             Output.line("headers:")
@@ -77,7 +77,7 @@ struct DLQReplay: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let selected = try await DeadLetter.load(all ? nil : references, client: client, topic: config.kafka.topicNames.deadLetter)
+        let selected = try await DeadLetter.load(all ? nil : references, client: client, topic: config.topicNames.deadLetter)
         let logger = LoggingSetup.quiet()
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
@@ -86,7 +86,7 @@ struct DLQReplay: AsyncParsableCommand {
         var replayed = 0, skipped = 0
         for letter in selected {
             let count = try await store.replayCount(partition: letter.record.partition, offset: letter.record.offset)
-            let target = letter.originalTopic ?? config.kafka.topicNames.events
+            let target = letter.originalTopic ?? config.topicNames.events
             if count > 0, !force {
                 skipped += 1
                 Output.error("skipped \(letter.position) (\(letter.eventId ?? "-")): replayed \(count) time(s) already; --force replays it again")
@@ -122,7 +122,7 @@ struct DLQPurge: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let topic = config.kafka.topicNames.deadLetter
+        let topic = config.topicNames.deadLetter
         let reader = try TopicReader(client: client, topic: topic)
         var cut: [Int32: Int64] = [:]
         for partition in try await reader.partitions() {

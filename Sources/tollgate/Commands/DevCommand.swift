@@ -19,7 +19,7 @@ struct DevCommand: AsyncParsableCommand {
         if let configured = config.kafka.brokers {
             brokers = configured
         } else {
-            let embedded = try EmbeddedBroker.start(brokers: 1, topics: config.kafka.topicNames)
+            let embedded = try EmbeddedBroker.start(brokers: 1, topics: config.topicNames)
             try EmbeddedBroker.writeBootstrap(embedded.bootstrapServers, to: bootstrapFile)
             cluster = embedded
             brokers = embedded.bootstrapServers

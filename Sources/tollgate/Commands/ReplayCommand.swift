@@ -25,25 +25,20 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let name = from.hasPrefix("raw.") ? String(from.dropFirst(4)) : from
-        guard let source = SourceName(rawValue: name) else {
-            Output.error("tollgate: --from must be raw.<source>, one of \(SourceName.allCases.map { "raw.\($0.rawValue)" }.joined(separator: ", "))")
+        guard let source = SenderCatalog.standard.name(name) else {
+            Output.error("tollgate: --from must be raw.<source>, one of \(SenderCatalog.standard.names.map { "raw.\($0.rawValue)" }.joined(separator: ", "))")
             throw ExitCode(2)
         }
         let (config, client) = try cluster.load()
-        var sources = config.sources
-        sources.apple.onlineChecks = false  // offline, as `verify`: validity at signedDate
+        // Offline, as `verify`: Apple's certificates valid at signedDate.
         let sender: any WebhookSource
         do {
-            guard let found = try SourceRegistry(settings: sources, fetcher: URLSessionFetcher()).source(source) else {
-                Output.error("tollgate: the \(source.rawValue) sender is not available")
-                throw ExitCode(2)
-            }
-            sender = found
-        } catch let error as ConfigError {
+            sender = try VerifyCommand.offlineSource(name, config: config, catalog: .standard, fetcher: URLSessionFetcher())
+        } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
         }
-        let topics = config.kafka.topicNames
+        let topics = config.topicNames
         let records = try await TopicScan.records(client: client, topic: topics.raw(source), sinceMs: since?.milliseconds)
             .filter { record in until.map { (record.timestampMs ?? 0) < $0.milliseconds } ?? true }
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))

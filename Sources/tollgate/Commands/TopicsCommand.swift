@@ -20,7 +20,7 @@ struct TopicsCommand: AsyncParsableCommand {
                 Output.error("tollgate: configuration error: kafka.brokers: is required (the embedded broker creates its topics itself)")
                 throw ExitCode(2)
             }
-            let specs = TopicPlan.specs(config.kafka)
+            let specs = TopicPlan.specs(config)
             let admin = try KafkaAdmin(client: config.kafka.client(brokers: brokers))
             do {
                 let outcomes = try await admin.createTopics(specs)
@@ -39,8 +39,8 @@ struct TopicsCommand: AsyncParsableCommand {
 enum TopicPlan {
     static let day = 86_400_000
 
-    static func specs(_ kafka: KafkaSettings) -> [TopicSpec] {
-        let names = kafka.topicNames
+    static func specs(_ config: TollgateConfig) -> [TopicSpec] {
+        let kafka = config.kafka, names = config.topicNames
         return names.all.map { topic in
             var config: [String: String] = ["min.insync.replicas": String(min(2, kafka.replicationFactor))]
             if topic.compacted {

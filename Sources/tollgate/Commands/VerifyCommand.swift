@@ -1,4 +1,5 @@
 import ArgumentParser
+import Config
 import Events
 import Foundation
 import Senders
@@ -19,8 +20,8 @@ struct VerifyCommand: AsyncParsableCommand {
             sources.google.jwks must be a file (verify makes no network calls).
             """)
 
-    @Option(help: "The sender: \(SourceName.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var source: SourceName
+    @Option(help: "The sender: \(SenderCatalog.standard.names.map(\.rawValue).joined(separator: ", ")).")
+    var source: String
 
     @OptionGroup var options: ConfigOptions
 
@@ -63,28 +64,16 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             body = data
         }
-        let registry: SourceRegistry
-        // `verify` is offline by contract (DESIGN.md): signedDate validity, no OCSP calls.
-        var sources = config.sources
-        sources.apple.onlineChecks = false
-        // Google's keys from a URL would be a network call: verify wants them saved to a file.
-        if source == .google, sources.google.audience != nil, GoogleSource.isURL(sources.google.jwks) {
-            Output.error("""
-                tollgate: sources.google.jwks is a URL (\(sources.google.jwks)), and verify works offline: save the key set \
-                (curl -o google-certs.json \(sources.google.jwks)) and set sources.google.jwks to that file
-                """)
-            throw ExitCode(2)
-        }
-        do { registry = try SourceRegistry(settings: sources) } catch {
+        let sender: any WebhookSource
+        do {
+            sender = try Self.offlineSource(source, config: config, catalog: .standard)
+        } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
         }
-        let request = WebhookRequest(path: path ?? "/webhooks/\(source.rawValue)", headers: fields,
+        let request = WebhookRequest(path: path ?? "/webhooks/\(source)", headers: fields,
                                      body: Array(body), receivedAt: now, now: now)
         do throws(Rejection) {
-            guard let sender = registry.source(source) else {
-                throw Rejection(.notImplemented, "the \(source.rawValue) sender is not implemented yet")
-            }
             let delivery = try await sender.handle(request)
             Output.line(EventCoding.encodeArray(delivery.events, pretty: true))
             if let quarantine = delivery.quarantine {
@@ -99,6 +88,14 @@ struct VerifyCommand: AsyncParsableCommand {
             Output.error(String(decoding: data, as: UTF8.self))
             throw ExitCode(1)
         }
+    }
+
+    /// The sender named `name` from `catalog`, built offline (`verify` is offline by contract: Apple's
+    /// certificates valid at signedDate, no OCSP; Google's key set from a file).
+    static func offlineSource(_ name: String, config: TollgateConfig, catalog: SenderCatalog,
+                              fetcher: (any HTTPFetcher)? = nil) throws(OfflineSourceError) -> any WebhookSource {
+        guard let source = catalog.name(name) else { throw .unknownSender(name, catalog.names) }
+        return try catalog.offlineSource(source, settings: config.sources, fetcher: fetcher)
     }
 
     /// The answer as JSON: headers in order as `[name, value]` pairs, `Content-Type` first, body as text.

@@ -18,9 +18,9 @@ enum Components {
     static func gateway(config: TollgateConfig, brokers: String, logger: Logger,
                         additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in },
                         onListening: @escaping @Sendable (Int) async -> Void) async throws -> [any Service] {
-        let registry = try SourceRegistry(settings: config.sources, fetcher: URLSessionFetcher())
-        if config.sources.iaptic.apps.isEmpty {
-            logger.warning("no Iaptic apps configured: every Iaptic delivery will be refused", metadata: ["key": "sources.iaptic.apps"])
+        let registry = try SenderCatalog.standard.registry(config.sources, fetcher: URLSessionFetcher())
+        for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .gateway) {
+            logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         var spool: DeliverySpool?
         if config.spool.enabled {
@@ -31,7 +31,7 @@ enum Components {
         let producer = try KafkaProducer(config: ProducerConfig(
             client: config.kafka.client(brokers: brokers), deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let metrics = GatewayMetrics(registry: ProcessMetrics.registry)
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames), spool: spool,
+        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: config.topicNames, senders: registry), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(config.dedup.windowSeconds), capacity: config.dedup.maxEntries),
                                     logger: logger)
         let server = GatewayServer(settings: config.http, registry: registry, writer: writer, metrics: metrics, logger: logger,
@@ -56,11 +56,10 @@ enum Components {
             logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
         }
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: URLSessionFetcher(), logger: logger)
-        if enricher == nil, !config.sources.google.packages.isEmpty {
-            logger.warning("no Play Developer API credentials: Google events are applied without the purchase state Google keeps",
-                           metadata: ["key": "sources.google.playApi.credentialsFile"])
+        for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
+            logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
-        let workers = try EntitlementWorkers(client: config.kafka.client(brokers: brokers), topics: config.kafka.topicNames,
+        let workers = try EntitlementWorkers(client: config.kafka.client(brokers: brokers), topics: config.topicNames,
                                              consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                              store: store, playAPI: enricher, metrics: metrics, logger: logger)
         return ([ProducerService(producer: workers.producer)] + workers.services,

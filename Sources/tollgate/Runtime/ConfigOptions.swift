@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Events
 import Foundation
+import Senders
 
 struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "YAML configuration file (default: ./tollgate.yaml if present).")
@@ -10,15 +11,13 @@ struct ConfigOptions: ParsableArguments {
     /// The validated configuration; a configuration error prints its key and exits 2.
     func load() throws -> TollgateConfig {
         do {
-            return try ConfigLoader.load(path: config)
+            return try SenderCatalog.standard.loadConfig(path: config)
         } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
         }
     }
 }
-
-extension SourceName: ExpressibleByArgument {}
 
 enum Output {
     static func line(_ text: String) {

@@ -23,6 +23,4 @@ extension KafkaSettings {
     func client(brokers: String) -> KafkaClientConfig {
         KafkaClientConfig(bootstrapServers: brokers, properties: properties)
     }
-
-    var topicNames: TopicNames { TopicNames(prefix: topicPrefix, retryDelaysMs: retryDelaysMs) }
 }

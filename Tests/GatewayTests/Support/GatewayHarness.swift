@@ -15,7 +15,7 @@ final class GatewayHarness: Sendable {
     let cluster: MockCluster
     let producer: KafkaProducer
     let metrics: GatewayMetrics
-    let topics = TopicNames()
+    let topics: TopicNames
     let port: Int
     let client: RawHTTPClient
     let spool: DeliverySpool?
@@ -30,7 +30,8 @@ final class GatewayHarness: Sendable {
          publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil, limits: LimitSettings = LimitSettings(),
          brokers: Int = 1, partitions: Int = 1, spool spoolOptions: (path: String, maxBytes: Int)? = nil,
          configure: (inout SourcesSettings) -> Void = { _ in },
-         configureHTTP: (inout HTTPSettings) -> Void = { _ in }) async throws {
+         configureHTTP: (inout HTTPSettings) -> Void = { _ in }, senders catalog: SenderCatalog = .standard) async throws {
+        topics = TopicNames(sources: catalog.names)
         cluster = try MockCluster(brokers: brokers)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
         producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
@@ -52,9 +53,10 @@ final class GatewayHarness: Sendable {
             try await DeliverySpool.open(path: options.path, maxBytes: options.maxBytes, logger: logger)
         }
         self.spool = spool
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: spool,
+        let registry = try catalog.registry(sources, fetcher: fetcher)
+        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics, senders: registry), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
-        let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
+        let server = GatewayServer(settings: http, registry: registry,
                                    writer: writer, metrics: metrics, logger: logger, limits: limits)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = server.makeApplication { port in portContinuation.yield(port) }

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
+import Senders
 import Store
 import Synchronization
 import TestSupport
@@ -22,7 +23,7 @@ final class WorkerHarness: Sendable {
     /// Retry tiers short enough for a test to wait for them.
     init(retryDelaysMs: [Int] = [300, 600], partitions: Int = 3) throws {
         cluster = try MockCluster()
-        topics = TopicNames(retryDelaysMs: retryDelaysMs)
+        topics = TopicNames(retryDelaysMs: retryDelaysMs, sources: SenderCatalog.standard.names)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
         client = KafkaClientConfig(bootstrapServers: cluster.bootstrapServers, clientId: "tollgate-e2e")
         producer = try KafkaProducer(config: ProducerConfig(client: client))

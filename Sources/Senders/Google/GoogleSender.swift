@@ -1,0 +1,88 @@
+import Config
+import Events
+import Toolkit
+
+extension SourceName {
+    public static let google = SourceName("google")
+}
+
+/// Google Play real-time developer notifications over Pub/Sub push (docs/senders/google.md).
+public enum GoogleSender: SenderDefinition {
+    public static let name = SourceName.google
+
+    /// Pub/Sub's own headers: which message and subscription a raw record came from.
+    public static let keptRequestHeaders = ["x-goog-pubsub-message-id", "x-goog-pubsub-publish-time", "x-goog-pubsub-subscription-name"]
+
+    public static func readSettings(_ g: ConfigReader) throws(ConfigError) -> GoogleSettings {
+        var google = GoogleSettings()
+        google.audience = try g.string("audience").flatMap { $0.isEmpty ? nil : $0 }
+        google.serviceAccountEmail = try g.string("serviceAccountEmail").flatMap { $0.isEmpty ? nil : $0 }
+        google.jwks = try g.string("jwks", default: google.jwks)
+        google.packages = try g.strings("packages")
+        // The three go together: without any of them no push can be accepted, so a partial
+        // configuration is a mistake worth stopping for.
+        let configured = [google.audience != nil, google.serviceAccountEmail != nil, !google.packages.isEmpty]
+        if configured.contains(true), configured.contains(false) {
+            let missing = zip(["audience", "serviceAccountEmail", "packages"], configured).filter { !$0.1 }.map(\.0)
+            throw ConfigError(key: g.name(missing[0]), message: "is required with the other Google settings (audience, serviceAccountEmail, packages)")
+        }
+        if google.packages.contains(where: \.isEmpty) { throw ConfigError(key: g.name("packages"), message: "a package name is empty") }
+        if google.jwks.isEmpty { throw ConfigError(key: g.name("jwks"), message: "expected a URL or a file path") }
+        if google.jwks.contains("://"), !(google.jwks.lowercased().hasPrefix("https://") || google.jwks.lowercased().hasPrefix("http://")) {
+            throw ConfigError(key: g.name("jwks"), message: "expected an http:// or https:// URL or a file path")
+        }
+        google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
+            var play = GoogleSettings.PlayAPI()
+            play.baseURL = try p.string("baseURL", default: play.baseURL)
+            play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
+            play.credentialsFile = try p.string("credentialsFile")
+            play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
+            return play
+        }
+        return google
+    }
+
+    public static func makeSource(_ settings: GoogleSettings, fetcher: (any HTTPFetcher)?) throws(ConfigError) -> any WebhookSource {
+        try GoogleSource(settings: settings, fetcher: fetcher)
+    }
+
+    public static func startupWarnings(_ settings: GoogleSettings) -> [StartupWarning] {
+        guard settings.playApi.credentialsFile == nil, !settings.packages.isEmpty else { return [] }
+        return [StartupWarning(.workers, key: "sources.google.playApi.credentialsFile",
+                               "no Play Developer API credentials: Google events are applied without the purchase state Google keeps")]
+    }
+
+    /// Google's keys from a URL would be a network call: offline checks want them saved to a file.
+    public static func offlineSettings(_ settings: GoogleSettings) throws(OfflineRefusal) -> GoogleSettings {
+        if settings.audience != nil, GoogleSource.isURL(settings.jwks) {
+            throw OfflineRefusal("""
+                sources.google.jwks is a URL (\(settings.jwks)), and verify works offline: save the key set \
+                (curl -o google-certs.json \(settings.jwks)) and set sources.google.jwks to that file
+                """)
+        }
+        return settings
+    }
+}
+
+extension SourcesSettings {
+    public var google: GoogleSettings {
+        get { settings(.google) ?? GoogleSettings() }
+        set { set(newValue, for: .google) }
+    }
+}
+
+public struct GoogleSettings: Sendable {
+    public struct PlayAPI: Sendable {
+        public var baseURL = "https://androidpublisher.googleapis.com"
+        public var tokenURL = "https://oauth2.googleapis.com/token"
+        public var credentialsFile: String?
+        /// Deadline of one HTTP request to the token endpoint or the API.
+        public var timeoutMs = 10_000
+    }
+    public var audience: String?
+    public var serviceAccountEmail: String?
+    public var jwks = "https://www.googleapis.com/oauth2/v3/certs"
+    public var packages: [String] = []
+    public var playApi = PlayAPI()
+    public init() {}
+}
