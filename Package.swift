@@ -123,7 +123,7 @@ let package = Package(
             swiftSettings: strict),
         // `make bench`: signs realistic traffic for every sender and drives a running gateway over HTTP/1.1
         // keep-alive connections, closed-loop and open-loop, reading the gateway's CPU time and memory from /proc.
-        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Senders", "Toolkit"], swiftSettings: strict),
+        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Senders", "Toolkit", "Events"], swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
         .target(name: "TestSupport", dependencies: ["Kafka"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),

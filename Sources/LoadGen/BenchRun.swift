@@ -1,4 +1,5 @@
 import Foundation
+import Senders
 
 /// `tollgate-load run`: against a gateway started with `prepare`'s configuration, measures the raw
 /// verify rates on the gateway's core, the client's ceiling on `/healthz`, then for each sender a
@@ -16,7 +17,7 @@ struct BenchRun {
         var warmupSeconds = 2.0
         var closedSeconds = 8.0
         var openSeconds = 8.0
-        var sources = ["apple", "google", "citcon", "iaptic", "alipayplus"]
+        var sources = SenderCatalog.standard.names.map(\.rawValue)
         var output = "bench/results/latest.json"
         var commit: String?
         var dirty: Bool?
@@ -27,7 +28,6 @@ struct BenchRun {
     let options: Options
 
     func run() throws -> BenchResults {
-        let setup = try BenchSetup.load(from: options.directory)
         let probe = ProcessProbe(pid: options.gatewayPid)
         guard probe.alive else { throw LoadGenError("no process \(options.gatewayPid) (the gateway)") }
         let meter = PhaseMeter(probe: probe, gatewayCPU: options.gatewayCPU, clientCPU: options.clientCPU)
@@ -54,7 +54,7 @@ struct BenchRun {
 
         var sources: [String: SourceSummary] = [:]
         for name in options.sources {
-            let traffic = try Self.traffic(name, directory: options.directory, setup: setup)
+            let traffic = try SenderTraffic.load(name, directory: options.directory)
             let summary = try measure(traffic, raw: raw, meter: meter, host: host, runTag: runTag, problems: &problems)
             sources[name] = summary
         }
@@ -69,7 +69,7 @@ struct BenchRun {
             sources: sources, valid: problems.isEmpty, problems: problems)
     }
 
-    private func measure(_ traffic: any SenderTraffic, raw: RawVerifyRate.Rates, meter: PhaseMeter, host: String, runTag: String,
+    private func measure(_ traffic: SenderTraffic, raw: RawVerifyRate.Rates, meter: PhaseMeter, host: String, runTag: String,
                          problems: inout [String]) throws -> SourceSummary {
         let name = traffic.source
         var nextIndex = 0
@@ -151,17 +151,6 @@ struct BenchRun {
         guard ThreadAffinity.pin(to: options.clientCPU) else { throw LoadGenError("cannot pin to cpu \(options.clientCPU)") }
         defer { ThreadAffinity.restore() }
         return try body()
-    }
-
-    static func traffic(_ name: String, directory: String, setup: BenchSetup) throws -> any SenderTraffic {
-        switch name {
-        case "apple": try AppleTraffic(directory: directory, setup: setup)
-        case "google": try GoogleTraffic(directory: directory, setup: setup)
-        case "citcon": CitconTraffic(setup: setup)
-        case "iaptic": IapticTraffic(setup: setup)
-        case "alipayplus": try AlipayPlusTraffic(directory: directory, setup: setup)
-        default: throw LoadGenError("unknown source \(name) (apple, google, citcon, iaptic, alipayplus)")
-        }
     }
 }
 

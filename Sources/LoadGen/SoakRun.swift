@@ -1,4 +1,5 @@
 import Foundation
+import Senders
 
 /// `tollgate-load soak`: every sender's deliveries interleaved, open loop at one fixed rate for
 /// minutes, sampling the gateway's resident memory, to see whether it stays flat (caches, the
@@ -13,7 +14,7 @@ struct SoakRun {
         var connections = 128
         var perSecond = 500.0
         var seconds = 300.0
-        var sources = ["apple", "google", "citcon", "iaptic", "alipayplus"]
+        var sources = SenderCatalog.standard.names.map(\.rawValue)
         var output = "bench/results/soak.json"
         var commit: String?
     }
@@ -40,7 +41,6 @@ struct SoakRun {
     let options: Options
 
     func run() throws -> Results {
-        let setup = try BenchSetup.load(from: options.directory)
         let probe = ProcessProbe(pid: options.gatewayPid)
         guard probe.alive else { throw LoadGenError("no process \(options.gatewayPid) (the gateway)") }
         try GatewayEndpoints.waitUntilReady(port: options.port, seconds: 30)
@@ -50,7 +50,7 @@ struct SoakRun {
         let perSource = (total + options.sources.count - 1) / options.sources.count
         log("soak: signing \(perSource) deliveries for each of \(options.sources.joined(separator: ", "))")
         let arenas = try options.sources.map { name in
-            RequestArena.generate(try BenchRun.traffic(name, directory: options.directory, setup: setup),
+            RequestArena.generate(try SenderTraffic.load(name, directory: options.directory),
                                   first: 0, count: perSource, run: runTag, host: host)
         }
         // Round robin over the senders, so each minute carries the same mix.

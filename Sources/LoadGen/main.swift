@@ -75,7 +75,7 @@ do {
         let values = parse(arguments, flags: [])
         guard let directory = values["--dir"] else { throw LoadGenError("prepare needs --dir") }
         try BenchSetup.prepare(in: directory)
-        print(directory + "/" + BenchSetup.File.config)
+        print(directory + "/" + BenchSetup.configFile)
     case "run":
         let values = parse(arguments, flags: ["--dirty"])
         var options = BenchRun.Options()

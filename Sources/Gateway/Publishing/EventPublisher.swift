@@ -55,10 +55,10 @@ public struct EventPublisher: Sendable {
     private func requestHeaders(_ request: WebhookRequest, source: SourceName) -> [KafkaHeader] {
         var headers: [KafkaHeader] = []
         for name in keptRequestHeaders[source] ?? Self.commonRequestHeaders {
-            if let value = request.headers[name] { headers.append(KafkaHeader(name: "http_\(name)", string: value)) }
+            if let value = request.headers[name] { headers.append(KafkaHeader(name: RawDeliveryHeaders.requestHeaderPrefix + name, string: value)) }
         }
-        headers.append(KafkaHeader(name: "tollgate_received_at", string: request.receivedAt.rfc3339))
-        headers.append(KafkaHeader(name: "tollgate_path", string: request.path))
+        headers.append(KafkaHeader(name: RawDeliveryHeaders.receivedAt, string: request.receivedAt.rfc3339))
+        headers.append(KafkaHeader(name: RawDeliveryHeaders.path, string: request.path))
         return headers
     }
 }

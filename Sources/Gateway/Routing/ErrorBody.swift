@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -14,9 +13,5 @@ enum ErrorBody {
     }
 
     /// The body alone, for answers written below the router (`ConnectionGuard`).
-    static func json(_ rejection: Rejection) -> ByteBuffer {
-        let object = ["error": rejection.reason.rawValue, "message": rejection.message]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return ByteBuffer(bytes: data)
-    }
+    static func json(_ rejection: Rejection) -> ByteBuffer { ByteBuffer(bytes: rejection.jsonBody) }
 }

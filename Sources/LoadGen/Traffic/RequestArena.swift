@@ -1,3 +1,4 @@
+import Senders
 import Dispatch
 
 /// Pre-serialized HTTP/1.1 requests back to back in one buffer. The driver writes slices of it, so
@@ -33,7 +34,7 @@ struct RequestArena {
 
     /// Deliveries `first ..< first + count` of `traffic`, signed on every core (RSA signing is slow,
     /// and this happens before the timed run, while the gateway is idle).
-    static func generate(_ traffic: any SenderTraffic, first: Int, count: Int, run: String, host: String) -> RequestArena {
+    static func generate(_ traffic: SenderTraffic, first: Int, count: Int, run: String, host: String) -> RequestArena {
         let chunk = 256
         let chunks = (count + chunk - 1) / chunk
         var pieces = [[[UInt8]]](repeating: [], count: chunks)
@@ -51,7 +52,7 @@ struct RequestArena {
         return arena
     }
 
-    static func serialize(_ parts: RequestParts, host: String) -> [UInt8] {
+    static func serialize(_ parts: LoadRequest, host: String) -> [UInt8] {
         var head = "POST \(parts.path) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in parts.headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(parts.body.count)\r\n\r\n"

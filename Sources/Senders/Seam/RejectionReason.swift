@@ -1,5 +1,8 @@
-/// Why a delivery was refused. The one mapping from a reason to the HTTP status, the
-/// `tollgate_rejections_total{reason}` label, the log field and `tollgate verify`'s error code.
+import Events
+
+/// Why a request was refused: a webhook delivery, or a call to the entitlement API. The one mapping
+/// from a reason to the HTTP status, the `tollgate_rejections_total{reason}` label, the log field,
+/// `tollgate verify`'s error code and the `{"error","message"}` body (docs/reason-codes.md).
 public enum RejectionReason: String, Sendable, CaseIterable, Error {
     // 400: the request is not what the sender's protocol defines.
     case malformedJSON = "malformed_json"
@@ -85,25 +88,36 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case headersTooLarge = "headers_too_large"
     /// `limits.maxInFlight` or `limits.maxInFlightPerSource` requests are already being handled.
     case overloaded = "overloaded"
+    // The entitlement API (docs/workers.md).
+    /// No bearer token from `api.tokens`, or more than one `Authorization` header.
+    case unauthorized = "unauthorized"
+    /// The path names no user.
+    case missingUser = "missing_user"
+    /// The `app` query parameter is missing or empty.
+    case missingApp = "missing_app"
+    /// No purchase of this user in this app.
+    case unknownUser = "unknown_user"
+    /// The entitlement store cannot answer now.
+    case storeUnavailable = "store_unavailable"
 
     public var httpStatus: Int {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
              .unsupportedVersion, .duplicateHeader, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
-             .malformedSignature, .malformedRequest: 400
+             .malformedSignature, .malformedRequest, .missingUser, .missingApp: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
-             .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid: 401
+             .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized: 401
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage: 403
-        case .notFound, .unknownAccount: 404
+        case .notFound, .unknownAccount, .unknownUser: 404
         case .methodNotAllowed: 405
         case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
         case .rateLimited: 429
         case .headersTooLarge: 431
-        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded: 503
+        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable: 503
         }
     }
 }
@@ -119,4 +133,15 @@ public struct Rejection: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(reason.rawValue): \(message)" }
+
+    /// `{"error":"<reason code>","message":"..."}`: the body of every refusal over HTTP, and what
+    /// `tollgate verify` prints for one.
+    public var jsonBody: [UInt8] {
+        var bytes = Array(#"{"error":"#.utf8)
+        JSONText.appendString(reason.rawValue, to: &bytes)
+        bytes += Array(#","message":"#.utf8)
+        JSONText.appendString(message, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
 }

@@ -75,8 +75,9 @@ public struct SenderCatalog: Sendable {
     }
 
     /// One sender's verifier for checking captured deliveries offline (`tollgate verify`, `tollgate replay`).
-    public func offlineSource(_ name: SourceName, settings: SourcesSettings, fetcher: (any HTTPFetcher)? = nil) throws(OfflineSourceError) -> any WebhookSource {
-        guard let entry = entries.first(where: { $0.name == name }) else { throw .unknownSender(name.rawValue, names) }
+    /// `name` is what the operator typed (`--source`, `--from raw.<name>`).
+    public func offlineSource(named name: String, settings: SourcesSettings, fetcher: (any HTTPFetcher)? = nil) throws(OfflineSourceError) -> any WebhookSource {
+        guard let entry = entries.first(where: { $0.name.rawValue == name }) else { throw .unknownSender(name, names) }
         do {
             return try entry.makeSource(settings, fetcher, true)
         } catch let error as OfflineRefusal {
@@ -84,8 +85,26 @@ public struct SenderCatalog: Sendable {
         } catch let error as ConfigError {
             throw .configuration(error)
         } catch {
-            throw .configuration(ConfigError(key: "sources.\(name.rawValue)", message: "\(error)"))
+            throw .configuration(ConfigError(key: "sources.\(name)", message: "\(error)"))
         }
+    }
+
+    // MARK: Load traffic (`tollgate-load`)
+
+    /// Every sender's keys into `directory`, and its section of the gateway's configuration.
+    public func prepareLoad(in directory: String) throws -> [(name: SourceName, section: String)] {
+        try entries.compactMap { entry in
+            try entry.prepareLoad(LoadDirectory(path: directory, sender: entry.name)).map { (entry.name, $0) }
+        }
+    }
+
+    /// The traffic of the sender named `name`, signed with what `prepareLoad` wrote into `directory`.
+    public func loadTraffic(named name: String, directory: String) throws -> any LoadTraffic {
+        guard let entry = entries.first(where: { $0.name.rawValue == name }),
+              let traffic = try entry.loadTraffic(LoadDirectory(path: directory, sender: entry.name)) else {
+            throw LoadSetupError("no load traffic for \(name) (senders with traffic: \(entries.map(\.name.rawValue).joined(separator: ", ")))")
+        }
+        return traffic
     }
 
     /// A definition with its associated `Settings` type erased.
@@ -96,6 +115,8 @@ public struct SenderCatalog: Sendable {
         let configSection: SenderConfigSection
         let makeSource: @Sendable (SourcesSettings, (any HTTPFetcher)?, _ offline: Bool) throws -> any WebhookSource
         let startupWarnings: @Sendable (SourcesSettings) -> [StartupWarning]
+        let prepareLoad: @Sendable (LoadDirectory) throws -> String?
+        let loadTraffic: @Sendable (LoadDirectory) throws -> (any LoadTraffic)?
 
         init<Definition: SenderDefinition>(_ definition: Definition.Type) {
             let name = Definition.name
@@ -109,6 +130,8 @@ public struct SenderCatalog: Sendable {
                 return try Definition.makeSource(settings, fetcher: fetcher)
             }
             startupWarnings = { sources in (try? Self.settings(Definition.self, sources)).map(Definition.startupWarnings) ?? [] }
+            prepareLoad = { try Definition.prepareLoad(in: $0) }
+            loadTraffic = { try Definition.loadTraffic(from: $0) }
         }
 
         /// The sender's settings as read, or its defaults when the configuration was read without it.

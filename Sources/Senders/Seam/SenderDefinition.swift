@@ -34,6 +34,14 @@ public protocol SenderDefinition: Sendable {
     /// The settings for checking captured deliveries without the network (`tollgate verify` and
     /// `tollgate replay`): online checks off, or a refusal saying what to configure instead.
     static func offlineSettings(_ settings: Settings) throws(OfflineRefusal) -> Settings
+
+    /// For `tollgate-load prepare`: generates the sender's keys and identities into `directory` and
+    /// returns the body of its `sources.<name>` section (YAML flow mapping) that trusts them; nil when
+    /// the sender has no load traffic.
+    static func prepareLoad(in directory: LoadDirectory) throws -> String?
+
+    /// For `tollgate-load run`: the traffic signed with what `prepareLoad` generated.
+    static func loadTraffic(from directory: LoadDirectory) throws -> (any LoadTraffic)?
 }
 
 extension SenderDefinition {
@@ -41,6 +49,8 @@ extension SenderDefinition {
     public static var keptRequestHeaders: [String] { [] }
     public static func startupWarnings(_ settings: Settings) -> [StartupWarning] { [] }
     public static func offlineSettings(_ settings: Settings) throws(OfflineRefusal) -> Settings { settings }
+    public static func prepareLoad(in directory: LoadDirectory) throws -> String? { nil }
+    public static func loadTraffic(from directory: LoadDirectory) throws -> (any LoadTraffic)? { nil }
 }
 
 /// A start-up warning: which process it concerns, the configuration key, and what it means.

@@ -30,7 +30,7 @@ public struct EntitlementAPI: Sendable {
             router.on(RouterPath(Self.path), method: method) { request, _ in
                 var headers = HTTPFields()
                 headers[.allow] = "GET"
-                return Self.error(.methodNotAllowed, "method_not_allowed", "\(request.method.rawValue) is not allowed here", headers: headers)
+                return Self.error(.methodNotAllowed, "\(request.method.rawValue) is not allowed here", headers: headers)
             }
         }
     }
@@ -52,20 +52,20 @@ public struct EntitlementAPI: Sendable {
         guard credentials.count == 1, authorized(credentials.first) else {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer"
-            return Self.error(.unauthorized, "unauthorized", "a valid bearer token from api.tokens is required", headers: headers)
+            return Self.error(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
         }
-        guard let user, !user.isEmpty else { return Self.error(.badRequest, "missing_user", "the path names no user") }
+        guard let user, !user.isEmpty else { return Self.error(.missingUser, "the path names no user") }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return Self.error(.badRequest, "missing_app", "the query parameter app is required")
+            return Self.error(.missingApp, "the query parameter app is required")
         }
         let found: [Entitlement]?
         do { found = try await store.entitlements(app: app, user: user) } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
-            return Self.error(.serviceUnavailable, "store_unavailable", "the entitlement store cannot answer now", headers: headers)
+            return Self.error(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
         }
-        guard let found else { return Self.error(.notFound, "unknown_user", "no purchase of this user in app \(app)") }
+        guard let found else { return Self.error(.unknownUser, "no purchase of this user in app \(app)") }
         let items = found.filter { $0.isActive(atMs: nowMs) }.map {
             Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
                       expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
@@ -86,9 +86,8 @@ public struct EntitlementAPI: Sendable {
         return encoder
     }()
 
-    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) -> Response {
-        let body = (try? JSONSerialization.data(withJSONObject: ["error": code, "message": message], options: [.sortedKeys])) ?? Data()
-        var response = json(status, body)
+    static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var response = json(HTTPResponse.Status(code: reason.httpStatus), Data(Rejection(reason, message).jsonBody))
         for field in headers { response.headers.append(field) }
         return response
     }

@@ -33,7 +33,7 @@ struct ReplayCommand: AsyncParsableCommand {
         // Offline, as `verify`: Apple's certificates valid at signedDate.
         let sender: any WebhookSource
         do {
-            sender = try VerifyCommand.offlineSource(name, config: config, catalog: .standard, fetcher: URLSessionFetcher())
+            sender = try SenderCatalog.standard.offlineSource(named: name, settings: config.sources, fetcher: URLSessionFetcher())
         } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
@@ -74,16 +74,10 @@ struct ReplayCommand: AsyncParsableCommand {
         if refused > 0 { throw ExitCode(1) }
     }
 
-    /// The delivery as it arrived: the exact body, the kept request headers, path and time.
+    /// The delivery as it arrived (`RawDeliveryHeaders` reads back what the gateway wrote).
     static func request(from record: KafkaRecord, source: SourceName) -> WebhookRequest {
-        var headers = HeaderFields()
-        for header in record.headers where header.name.hasPrefix("http_") {
-            headers.append(name: String(header.name.dropFirst(5)), value: header.stringValue ?? "")
-        }
-        let received = record.headers.string("tollgate_received_at").flatMap(Timestamp.init(rfc3339:))
-            ?? record.timestampMs.map(Timestamp.init(millisecondsSince1970:)) ?? Timestamp.now
-        return WebhookRequest(path: record.headers.string("tollgate_path") ?? "/webhooks/\(source.rawValue)",
-                              headers: headers, body: record.value, receivedAt: received)
+        RawDeliveryHeaders.request(body: record.value, headers: record.headers.map { ($0.name, $0.stringValue) },
+                                   timestampMs: record.timestampMs, source: source)
     }
 }
 

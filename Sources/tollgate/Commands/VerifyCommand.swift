@@ -66,7 +66,8 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         let sender: any WebhookSource
         do {
-            sender = try Self.offlineSource(source, config: config, catalog: .standard)
+            // Offline by contract: Apple's certificates valid at signedDate, no OCSP; Google's key set from a file.
+            sender = try SenderCatalog.standard.offlineSource(named: source, settings: config.sources)
         } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)
@@ -83,19 +84,9 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             if showResponse { Output.error(Self.describe(delivery.response)) }
         } catch {
-            let object = ["error": error.reason.rawValue, "message": error.message]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            Output.error(String(decoding: data, as: UTF8.self))
+            Output.error(String(decoding: error.jsonBody, as: UTF8.self))
             throw ExitCode(1)
         }
-    }
-
-    /// The sender named `name` from `catalog`, built offline (`verify` is offline by contract: Apple's
-    /// certificates valid at signedDate, no OCSP; Google's key set from a file).
-    static func offlineSource(_ name: String, config: TollgateConfig, catalog: SenderCatalog,
-                              fetcher: (any HTTPFetcher)? = nil) throws(OfflineSourceError) -> any WebhookSource {
-        guard let source = catalog.name(name) else { throw .unknownSender(name, catalog.names) }
-        return try catalog.offlineSource(source, settings: config.sources, fetcher: fetcher)
     }
 
     /// The answer as JSON: headers in order as `[name, value]` pairs, `Content-Type` first, body as text.

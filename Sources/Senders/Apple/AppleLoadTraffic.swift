@@ -1,12 +1,33 @@
 import Foundation
-import Senders
 import Toolkit
+
+extension AppleSender {
+    struct LoadIdentity: Codable {
+        var bundleId = "com.example.bench"
+        var appAppleId: Int64 = 1_234_567_890
+    }
+
+    /// A generated Apple-shaped chain; the gateway trusts its root.
+    public static func prepareLoad(in directory: LoadDirectory) throws -> String? {
+        let chain = try AppleTestChain()
+        try directory.write(chain.root.pem, "root.pem")
+        try directory.write(chain.intermediate.pem, "intermediate.pem")
+        try directory.write(chain.leaf.pem, "leaf.pem")
+        try directory.write(try chain.leafKey.pem.orLoadError("Apple leaf key PEM"), "leaf-key.pem")
+        let identity = LoadIdentity()
+        try directory.write(json: identity, "identity.json")
+        return #"{ roots: ["\#(directory.file("root.pem"))"], apps: [{ bundleId: \#(identity.bundleId), appAppleId: \#(identity.appAppleId), environments: [Production] }] }"#
+    }
+
+    public static func loadTraffic(from directory: LoadDirectory) throws -> (any LoadTraffic)? {
+        try AppleLoadTraffic(directory: directory)
+    }
+}
 
 /// App Store Server Notifications V2 as Apple sends them: a DID_RENEW whose signed payload nests a
 /// signed transaction and a signed renewal info, all three ES256 JWS carrying the same x5c chain.
 /// Each delivery renews its own subscription, so ids and Kafka keys differ.
-struct AppleTraffic: SenderTraffic {
-    let source = "apple"
+struct AppleLoadTraffic: LoadTraffic {
     let checksPerRequest = 3
     let algorithm: String? = "ES256"
 
@@ -17,24 +38,25 @@ struct AppleTraffic: SenderTraffic {
     let appAppleId: Int64
     let now: Int64
 
-    init(directory: String, setup: BenchSetup) throws {
-        leafKey = try required(PrivateKey(pem: try readFile(directory, BenchSetup.File.appleLeafKey)), "Apple leaf key")
-        let chain = try [BenchSetup.File.appleLeaf, BenchSetup.File.appleIntermediate, BenchSetup.File.appleRoot].map { name in
-            Base64.encodeStandard(try required(Certificate.load(pemOrDER: Array(try readFile(directory, name).utf8)), name).der)
+    init(directory: LoadDirectory) throws {
+        leafKey = try PrivateKey(pem: try directory.read("leaf-key.pem")).orLoadError("Apple leaf key")
+        let chain = try ["leaf.pem", "intermediate.pem", "root.pem"].map { name in
+            Base64.encodeStandard(try Certificate.load(pemOrDER: Array(try directory.read(name).utf8)).orLoadError(name).der)
         }
+        let identity = try directory.read(json: AppleSender.LoadIdentity.self, "identity.json")
         headerSegment = Base64.encodeURL(Array(#"{"alg":"ES256","x5c":["\#(chain.joined(separator: #"",""#))"]}"#.utf8))
-        bundleId = setup.appleBundleId
-        appAppleId = setup.appleAppId
+        bundleId = identity.bundleId
+        appAppleId = identity.appAppleId
         now = Int64(Date().timeIntervalSince1970 * 1000)
     }
 
-    func request(_ index: Int, run: String) -> RequestParts {
+    func request(_ index: Int, run: String) -> LoadRequest {
         let original = "\(run)\(index)"
         let purchase = now - 30 * 86_400_000, expires = now + 30 * 86_400_000
         let transaction = sign(#"{"transactionId":"\#(original)1","originalTransactionId":"\#(original)","webOrderLineItemId":"\#(original)2","bundleId":"\#(bundleId)","productId":"pro.monthly","subscriptionGroupIdentifier":"21438902","purchaseDate":\#(now),"originalPurchaseDate":\#(purchase),"expiresDate":\#(expires),"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"\#(uuid(index, run))","inAppOwnershipType":"PURCHASED","signedDate":\#(now),"environment":"Production","transactionReason":"RENEWAL","storefront":"USA","storefrontId":"143441","price":4990,"currency":"USD","appTransactionId":"\#(original)3"}"#)
         let renewal = sign(#"{"originalTransactionId":"\#(original)","autoRenewProductId":"pro.monthly","productId":"pro.monthly","autoRenewStatus":1,"renewalPrice":4990,"currency":"USD","signedDate":\#(now),"environment":"Production","recentSubscriptionStartDate":\#(purchase),"renewalDate":\#(expires),"appTransactionId":"\#(original)3"}"#)
         let notification = sign(#"{"notificationType":"DID_RENEW","notificationUUID":"\#(uuid(index, run))","data":{"appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)","bundleVersion":"42","environment":"Production","signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)","status":1},"version":"2.0","signedDate":\#(now)}"#)
-        return RequestParts(path: "/webhooks/apple", headers: [("Content-Type", "application/json"), ("User-Agent", "AppStore/1.0")],
+        return LoadRequest(path: "/webhooks/apple", headers: [("Content-Type", "application/json"), ("User-Agent", "AppStore/1.0")],
                             body: Array(#"{"signedPayload":"\#(notification)"}"#.utf8))
     }
 
