@@ -140,6 +140,7 @@ let package = Package(
             name: "WorkersTests",
             dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+                           .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),

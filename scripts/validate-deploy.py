@@ -3,7 +3,10 @@
 
 Run by `make test` after the Swift tests, with the tools of scripts/deploy-requirements.txt (the
 Makefile installs them into .build/deploy-venv). Needs the built `.build/debug/tollgate` (or $TOLLGATE),
-docker-compose, openssl and kcat. Every check prints one line; the exit status is 1 if any failed.
+docker-compose, openssl and kcat. What the code defines (reason codes and statuses, event types,
+senders, routes, metric names, configuration keys with defaults and environment names, topics) comes
+from the built binary, `tollgate describe --json`, never from Swift source. Every check prints one
+line; the exit status is 1 if any failed.
 
   compose     docker-compose config -q; every TOLLGATE_* name is in docs/configuration.md and the
               gateways'/workers'/topics environments load with the real configuration loader; each
@@ -20,12 +23,11 @@ docker-compose, openssl and kcat. Every check prints one line; the exit status i
               gateways) below terminationGracePeriodSeconds
   dockerfile  structure: stages, pinned Apple root, non-root user, entrypoint, health check; the
               default spool.path inside a VOLUME owned by that user, not overridden by ENV
-  openapi     openapi-spec-validator (3.1); reason codes per status equal RejectionReason.swift
+  openapi     openapi-spec-validator (3.1); reason codes per status equal the binary's
   asyncapi    structure and references, nothing marked pending; the event and entitlement JSON Schemas
-              are valid draft 2020-12, the event type enum equals EventType.swift, the entitlement state
-              enum equals PurchaseState (Purchase.swift); channel addresses equal TopicNames.swift; the
-              retry and dead-letter header names equal SpringHeaders.swift and their exception classes
-              the WorkerFailure types in Sources/Workers; the examples validate
+              are valid draft 2020-12, the event type enum, the entitlement state enum, the channel
+              addresses, the retry and dead-letter header names and their exception classes equal what
+              the binary says; the examples validate
   events      events from `tollgate verify` over deliveries built here (Iaptic, Citcon UPI and CHOP
               incl. Citcon's published example, Alipay+ signed with a fresh key, and Apple's real
               notifications from ../shared/conformance when present) validate against the schema
@@ -39,7 +41,7 @@ docker-compose, openssl and kcat. Every check prints one line; the exit status i
               duplicate), /readyz stays 200 reporting kafka unreachable and the spool, its metrics say
               so, SIGTERM exits 0 keeping the spool; restarted against the dev broker, it relays the
               delivery to the events topic and the spool empties
-  alerts      deploy/alerts.yaml and the Grafana dashboard use only metric names the code defines
+  alerts      deploy/alerts.yaml and the Grafana dashboard use only metric names the binary defines
               and that the running processes above expose (promtool check rules too, when installed)
 """
 import glob
@@ -107,74 +109,58 @@ def documented_env_names():
     return set(re.findall(r"`(TOLLGATE_[A-Z0-9_]+)`", open("docs/configuration.md").read()))
 
 
+_DESCRIBE = None
+
+
+def describe():
+    """What the built binary says about itself (`tollgate describe --json`): the one source of truth
+    the documents are compared with; nothing here reads Swift source."""
+    global _DESCRIBE
+    if _DESCRIBE is None:
+        _DESCRIBE = json.loads(run([TOLLGATE, "describe", "--json"]).stdout)
+    return _DESCRIBE
+
+
 def reason_statuses():
-    """Reason code -> HTTP status, from RejectionReason.swift's enum and its httpStatus switch."""
-    text = open("Sources/Verifiers/Seam/RejectionReason.swift").read()
-    raw = dict(re.findall(r"case (\w+) = \"([a-z_]+)\"", text))
-    switch = text[text.index("var httpStatus"):]
-    statuses = {}
-    for cases, status in re.findall(r"case ((?:\.\w+,?\s*)+):\s*(\d{3})", switch):
-        for case in re.findall(r"\.(\w+)", cases):
-            statuses[raw[case]] = int(status)
-    return statuses
+    """Reason code -> HTTP status."""
+    return {r["code"]: r["status"] for r in describe()["reasons"]}
 
 
 def event_types():
-    return re.findall(r'case \w+ = "([^"]+)"', open("Sources/Events/EventType.swift").read())
+    return describe()["eventTypes"]
 
 
 def purchase_states():
-    """PurchaseState's raw values, from Purchase.swift's enum."""
-    text = open("Sources/Store/Entitlements/Purchase.swift").read()
-    body = text[text.index("enum PurchaseState"):]
-    body = body[:body.index("\n}")]
-    states = []
-    for line in body.splitlines():
-        line = line.split("//")[0].strip()
-        if line.startswith("case "):
-            for item in line[5:].split(","):
-                name, _, raw = item.partition("=")
-                states.append(raw.strip().strip('"') if raw else name.strip())
-    return states
+    return describe()["entitlementStates"]
 
 
 def source_names():
-    text = open("Sources/Events/SourceName.swift").read()
-    return re.findall(r"^\s*case (\w+)\s*$", text[text.index("enum SourceName"):].split("\n}")[0], re.M)
+    return [s["name"] for s in describe()["senders"]]
 
 
 def spring_header_names():
-    return re.findall(r'static let \w+ = "([^"]+)"', open("Sources/Workers/Retry/SpringHeaders.swift").read())
+    return describe()["deadLetterHeaders"]
 
 
 def worker_failure_types():
-    types = set()
-    for path in glob.glob("Sources/Workers/**/*.swift", recursive=True):
-        types.update(re.findall(r'"(tollgate\.[A-Z]\w+)"', open(path).read()))
-    return types
+    return set(describe()["workerFailures"])
 
 
 def metric_names():
     names = set()
-    for path in glob.glob("Sources/**/*.swift", recursive=True):
-        for kind, name in re.findall(r"\b(Counter|Timer|Gauge|Recorder)\(label: \"(tollgate_\w+)\"", open(path).read()):
-            names.add(name)
-            if kind in ("Timer", "Recorder"):
-                names.update({name + "_bucket", name + "_sum", name + "_count"})
+    for family in describe()["metrics"]:
+        names.add(family["name"])
+        if family["type"] == "histogram":
+            names.update({family["name"] + "_bucket", family["name"] + "_sum", family["name"] + "_count"})
     return names
 
 
-def config_default(struct, name):
-    """The default of a configuration key, from its settings struct in TollgateConfig.swift."""
-    text = open("Sources/Config/TollgateConfig.swift").read()
-    body = text[text.index(f"struct {struct}"):]
-    body = body[:body.index("\n}")]
-    value = re.search(rf"public var {name} = (.+)", body).group(1).strip()
-    if value.startswith('"'):
-        return value.strip('"')
-    if value in ("true", "false"):
-        return value == "true"
-    return int(value.replace("_", ""))
+def config_default(key):
+    """The default of a configuration key, e.g. `spool.path`."""
+    for entry in describe()["config"]:
+        if entry["key"] == key:
+            return entry.get("default")
+    raise KeyError(key)
 
 
 def upper_snake(name):
@@ -189,13 +175,10 @@ def upper_snake(name):
     return out
 
 
-SETTINGS = {"spool": "SpoolSettings", "shutdown": "ShutdownSettings", "http": "HTTPSettings"}
-
-
 def setting(config, env, section, key):
     """A key's value as the binary would see it: the TOLLGATE_* variable, else the file, else the default."""
     variable = f"TOLLGATE_{upper_snake(section)}_{upper_snake(key)}"
-    default = config_default(SETTINGS[section], key)
+    default = config_default(f"{section}.{key}")
     if variable in env:
         value = env[variable]
     else:
@@ -554,7 +537,7 @@ def check_dockerfile():
     for declared in re.findall(r"^VOLUME (.+)$", final, re.M):
         declared = declared.strip()
         volumes.update(json.loads(declared) if declared.startswith("[") else declared.split())
-    spool = os.path.normpath(os.path.join(workdir, config_default("SpoolSettings", "path")))
+    spool = os.path.normpath(os.path.join(workdir, config_default("spool.path")))
     owned = user and (re.search(rf"install -d [^\n]*-o ({user}|tollgate) [^\n]*{re.escape(workdir)}\b", final)
                       or re.search(rf"chown [^\n]*({user}|tollgate)[^\n]* {re.escape(workdir)}\b", final))
     checks.update({
@@ -638,8 +621,12 @@ def check_openapi():
         if re.fullmatch(r"Error\d{3}", name):
             for code in schema["properties"]["error"]["enum"]:
                 documented[code] = int(name[5:])
-    actual = reason_statuses()
-    report("openapi: reason codes and statuses equal RejectionReason.swift", documented == actual,
+    # The entitlement API's codes are listed once in its APIError schema; their statuses are the binary's.
+    statuses = reason_statuses()
+    for code in spec["components"]["schemas"]["APIError"]["properties"]["error"]["enum"]:
+        documented.setdefault(code, statuses.get(code))
+    actual = statuses
+    report("openapi: reason codes and statuses equal the binary's", documented == actual,
            f"differences: {sorted(set(documented.items()) ^ set(actual.items()))}" if documented != actual else f"{len(actual)} codes")
     return spec
 
@@ -687,15 +674,21 @@ def check_asyncapi():
     except jsonschema.SchemaError as e:
         report("asyncapi: docs/schemas/event.schema.json is valid JSON Schema 2020-12", False, e.message)
     enum = schema["$defs"]["eventType"]["enum"]
-    report("asyncapi: event type enum equals EventType.swift", enum == event_types(),
+    report("asyncapi: event type enum equals the binary's event types", enum == event_types(),
            f"{sorted(set(enum) ^ set(event_types()))}" if enum != event_types() else f"{len(enum)} types")
 
-    # Channel addresses, rendered with the default prefix, equal the names TopicNames.swift builds.
-    swift = open("Sources/Events/TopicNames.swift").read()
-    code = {re.sub(r"\\\((\w+)(\.rawValue)?\)", lambda m: "{" + m.group(1) + "}", t)
-            for t in re.findall(r'"(\\\(prefix\)\.[^"]+)"', swift)}
-    documented = {c["address"] for c in doc["channels"].values()}
-    report("asyncapi: channel addresses equal TopicNames.swift", documented == code,
+    # Channel addresses, with their parameters filled in, are the topics the binary creates.
+    code = {t["name"] for t in describe()["topics"]}
+    documented = set()
+    for channel in doc["channels"].values():
+        address = channel["address"]
+        if "{source}" in address:
+            documented.update(address.replace("{prefix}", "tollgate").replace("{source}", s) for s in source_names())
+        elif "{delayMs}" in address:
+            documented.update(address.replace("{prefix}", "tollgate").replace("{delayMs}", str(d)) for d in (5000, 60000, 600000))
+        else:
+            documented.add(address.replace("{prefix}", "tollgate"))
+    report("asyncapi: channel addresses equal the topics the binary creates", documented == code,
            f"documented {sorted(documented)} vs code {sorted(code)}" if documented != code else ", ".join(sorted(documented)))
     headers_schema = doc["components"]["schemas"]["cloudEventHeaders"]
     for example in doc["components"]["messages"]["normalizedEvent"].get("examples", []):
@@ -715,10 +708,10 @@ def check_asyncapi():
     except jsonschema.SchemaError as e:
         report("asyncapi: docs/schemas/entitlement.schema.json is valid JSON Schema 2020-12", False, e.message)
     states = entitlement["$defs"]["state"]["enum"]
-    report("asyncapi: entitlement state enum equals PurchaseState (Purchase.swift)", states == purchase_states(),
+    report("asyncapi: entitlement state enum equals the binary's entitlement states", states == purchase_states(),
            f"documented {states} vs code {purchase_states()}" if states != purchase_states() else f"{len(states)} states")
     sources = entitlement["properties"]["source"]["enum"]
-    report("asyncapi: entitlement source enum equals SourceName.swift", sources == source_names(), f"{sources} vs {source_names()}")
+    report("asyncapi: entitlement source enum equals the binary's senders", sources == source_names(), f"{sources} vs {source_names()}")
     message = doc["components"]["messages"]["entitlementChange"]
     report("asyncapi: entitlementChange's payload is docs/schemas/entitlement.schema.json",
            message["payload"]["schema"].get("$ref") == "./schemas/entitlement.schema.json")
@@ -729,16 +722,16 @@ def check_asyncapi():
         errors += [e.message for e in jsonschema.Draft202012Validator(schemas["entitlementHeaders"]).iter_errors(example["headers"])]
         report(f"asyncapi: entitlement example {example['name']} validates (payload, headers)", not errors, "; ".join(errors))
 
-    # Retry and dead-letter headers: the names SpringHeaders.swift writes, the classes the workers raise.
+    # Retry and dead-letter headers: the names the workers write, the classes they raise (from the binary).
     code_headers = set(spring_header_names())
     retry = set(schemas["retryHeaders"]["properties"])
     dead = set(schemas["deadLetterHeaders"]["properties"])
-    report("asyncapi: retryHeaders are the headers of SpringHeaders.swift", retry == code_headers,
+    report("asyncapi: retryHeaders are the headers the binary writes", retry == code_headers,
            f"documented {sorted(retry)} vs code {sorted(code_headers)}" if retry != code_headers else f"{len(retry)} headers")
     report("asyncapi: deadLetterHeaders are those less retry_topic-backoff-timestamp", dead == code_headers - {"retry_topic-backoff-timestamp"},
            f"{sorted(dead ^ (code_headers - {'retry_topic-backoff-timestamp'}))}")
     fqcns = set(schemas["springExceptionFQCN"]["enum"])
-    report("asyncapi: kafka_dlt-exception-fqcn enum equals the WorkerFailure types in Sources/Workers", fqcns == worker_failure_types(),
+    report("asyncapi: kafka_dlt-exception-fqcn enum equals the binary's worker failure kinds", fqcns == worker_failure_types(),
            f"documented {sorted(fqcns)} vs code {sorted(worker_failure_types())}" if fqcns != worker_failure_types() else ", ".join(sorted(fqcns)))
     return doc, schema, entitlement
 
@@ -929,12 +922,8 @@ def check_server(spec, asyncapi, event_schema, entitlement_schema):
 def server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootstrap):
     registry = openapi_registry(spec)
     # Routes: every candidate path answers PATCH with 405 and its methods in Allow, or 404.
-    help_text = run([TOLLGATE, "verify", "--help"]).stdout.decode()
-    senders = re.search(r"The sender: ([a-z, \n]+)\.", help_text).group(1).replace("\n", " ")
-    senders = [s.strip() for s in senders.split(",")]
-    literal = set()
-    for path in glob.glob("Sources/Gateway/**/*.swift", recursive=True):
-        literal.update(re.findall(r"router\.\w+\(\"(/[^\"]*)\"", open(path).read()))
+    senders = source_names()
+    literal = {r["path"] for r in describe()["routes"]}
     documented = {}
     for path, item in spec["paths"].items():
         documented[path] = sorted(m.upper() for m in item if m in ("get", "head", "post", "put", "delete", "patch", "options"))
@@ -1080,7 +1069,7 @@ def check_spool(spec, asyncapi, bootstrap):
                     ("tollgate_kafka_reachable", None, lambda v: v == 0),
                     ("tollgate_spool_records", None, lambda v: v == 1),
                     ("tollgate_spool_bytes", None, lambda v: v > 0),
-                    ("tollgate_spool_max_bytes", None, lambda v: v == config_default("SpoolSettings", "maxBytes")),
+                    ("tollgate_spool_max_bytes", None, lambda v: v == config_default("spool.maxBytes")),
                     ("tollgate_spool_oldest_age_seconds", None, lambda v: v > 0)]
         problems = [f"{name}{labels or ''} = {sample(metrics, name, labels)}" for name, labels, ok in expected
                     if sample(metrics, name, labels) is None or not ok(sample(metrics, name, labels))]

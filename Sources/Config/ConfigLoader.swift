@@ -32,7 +32,7 @@ public enum ConfigLoader {
         return config
     }
 
-    private static func read(_ r: ConfigReader, senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
+    static func read(_ r: ConfigReader, senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
         var c = TollgateConfig()
         c.http = try r.section("http") { (s) throws(ConfigError) in
             var h = HTTPSettings()

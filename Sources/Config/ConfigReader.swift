@@ -5,17 +5,21 @@ public final class ConfigReader {
     private let values: [String: ConfigValue]
     private let environment: EnvironmentOverrides?
     private var readKeys: Set<String> = []
+    /// Set when the read is for `ConfigLoader.schema`: every key read is noted there.
+    private let schema: ConfigSchema?
 
     /// A reader of an absent section at `path`: every key takes its default, no environment.
     public init(empty path: [String]) {
         self.path = path
         self.environment = nil
+        schema = nil
         values = [:]
     }
 
-    init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?) throws(ConfigError) {
+    init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?, schema: ConfigSchema? = nil) throws(ConfigError) {
         self.path = path
         self.environment = environment
+        self.schema = schema
         switch value {
         case .null: values = [:]
         case .map(let map): values = map
@@ -25,6 +29,11 @@ public final class ConfigReader {
     }
 
     public func name(_ key: String) -> String { (path + [key]).joined(separator: ".") }
+
+    private func note(_ key: String, _ value: ConfigSchema.Default?) {
+        schema?.note(ConfigSchema.Key(key: name(key), environment: environment.map { _ in EnvironmentOverrides.variableName(for: path + [key]) },
+                                      defaultValue: value))
+    }
 
     /// The raw value of `key`: an environment override wins over the file.
     private func raw(_ key: String, asYAML: Bool) throws(ConfigError) -> ConfigValue? {
@@ -37,6 +46,7 @@ public final class ConfigReader {
     }
 
     public func string(_ key: String) throws(ConfigError) -> String? {
+        note(key, nil)
         switch try raw(key, asYAML: false) {
         case nil: return nil
         case .scalar(let text)?: return text
@@ -45,10 +55,12 @@ public final class ConfigReader {
     }
 
     public func string(_ key: String, default value: String) throws(ConfigError) -> String {
-        try string(key) ?? value
+        defer { note(key, .text(value)) }
+        return try string(key) ?? value
     }
 
     public func int(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        defer { note(key, .int(value)) }
         guard let text = try string(key) else { return value }
         guard let number = Int(text), range.contains(number) else {
             throw ConfigError(key: name(key), message: "expected an integer in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
@@ -65,6 +77,7 @@ public final class ConfigReader {
     }
 
     public func bool(_ key: String, default value: Bool) throws(ConfigError) -> Bool {
+        defer { note(key, .bool(value)) }
         guard let text = try string(key) else { return value }
         switch text.lowercased() {
         case "true", "yes", "on", "1": return true
@@ -74,6 +87,7 @@ public final class ConfigReader {
     }
 
     public func strings(_ key: String) throws(ConfigError) -> [String] {
+        note(key, nil)
         switch try raw(key, asYAML: true) {
         case nil: return []
         case .scalar(let text)?: return [text]
@@ -91,6 +105,7 @@ public final class ConfigReader {
     }
 
     public func stringMap(_ key: String) throws(ConfigError) -> [String: String] {
+        note(key, nil)
         switch try raw(key, asYAML: true) {
         case nil: return [:]
         case .map(let map)?:
@@ -109,7 +124,7 @@ public final class ConfigReader {
     /// A nested mapping; environment overrides reach its keys individually.
     public func section<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> T {
         readKeys.insert(key)
-        let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment)
+        let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment, schema: schema)
         let result = try read(reader)
         try reader.finish()
         return result
@@ -117,6 +132,7 @@ public final class ConfigReader {
 
     /// A list of mappings; an environment override replaces the whole list (as YAML).
     public func list<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
+        note(key, nil)
         let items: [ConfigValue]
         switch try raw(key, asYAML: true) {
         case nil: items = []
@@ -135,6 +151,7 @@ public final class ConfigReader {
     /// A list whose items are either plain values or mappings (a short and a long form of one thing).
     public func list<T>(_ key: String, scalar: (String, _ itemName: String) throws(ConfigError) -> T,
                  mapping: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> [T] {
+        note(key, nil)
         let items: [ConfigValue]
         switch try raw(key, asYAML: true) {
         case nil: items = []

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Metrics
+import Toolkit
 
 /// The workers' metrics. The factory is injected so several workers in one process (tests) keep separate
 /// counts; the command line passes the process's Prometheus factory.
@@ -47,4 +48,19 @@ public struct WorkerMetrics: Sendable {
     func outboxPending(_ count: Int) {
         Gauge(label: "tollgate_outbox_pending", factory: factory).record(count)
     }
+
+    /// Every family the workers emit, the Play Developer API client's included (held to what they emit by WorkersTests).
+    public static let families: [MetricFamily] = [
+        MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
+        MetricFamily("tollgate_worker_failures_total", .counter, labels: ["type", "route", "failure"], help: "Events that failed, by type, where they went (retry, dead_letter) and why."),
+        MetricFamily("tollgate_worker_retries_total", .counter, labels: ["topic"], help: "Events sent to a retry topic, by topic."),
+        MetricFamily("tollgate_worker_dead_letters_total", .counter, help: "Events parked in the dead-letter topic."),
+        MetricFamily("tollgate_worker_batch_size", .histogram, help: "Events per projection batch."),
+        MetricFamily("tollgate_worker_batch_duration_seconds", .histogram, help: "Time to apply one projection batch."),
+        MetricFamily("tollgate_consumer_lag", .gauge, labels: ["topic", "partition"], help: "Records not yet consumed, by topic and partition."),
+        MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
+        MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
+        MetricFamily("tollgate_play_api_request_duration_seconds", .histogram, labels: ["call"], help: "Play Developer API exchanges, answered or not, by call."),
+        MetricFamily("tollgate_play_api_errors_total", .counter, labels: ["call", "kind"], help: "Failed Play Developer API calls, by call and kind."),
+    ]
 }

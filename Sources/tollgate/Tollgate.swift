@@ -9,9 +9,9 @@ struct Tollgate: AsyncParsableCommand {
         commandName: "tollgate",
         abstract: "Webhook ingestion and fan-out gateway for app stores and payment providers.",
         subcommands: [DevCommand.self, ServeCommand.self, WorkCommand.self, BrokerCommand.self,
-                      VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self])
+                      VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self, DescribeCommand.self])
 
-    /// Usage errors exit 2, as DESIGN.md section 4 promises, instead of ArgumentParser's 64.
+    /// Usage errors exit 2, as README promises, instead of ArgumentParser's 64.
     static func main() async {
         // Tasks run on NIO's event loops instead of a second pool of threads: a request no longer
         // hops between the two, which cut the gateway's CPU per delivery by 30-40% (docs/performance.md).

@@ -41,7 +41,7 @@ private func checkBase64(_ bytes: [UInt8]) {
 
 /// What `AppleSource` decodes from a payload: the notification, or a nested transaction or renewal.
 private func decodeApplePayloads(_ payload: [UInt8]) {
-    guard let json = JSONValue.parse(payload), let fields = try? JSONFields(json, path: "payload") else { return }
+    guard let json = JSONValue.parse(payload), let fields = try? AppleFields(json, path: "payload") else { return }
     _ = try? NotificationPayload(fields)
     _ = try? TransactionPayload(fields)
     _ = try? RenewalInfoPayload(fields)

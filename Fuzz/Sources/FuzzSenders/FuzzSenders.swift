@@ -81,10 +81,10 @@ private func alipayPlusSignature(_ text: String) {
 /// A notification payload at the top level; `transaction` and `renewal` members stand in for the
 /// nested JWSs' payloads, as `AppleSource` hands them to the normalizer.
 private func apple(_ body: [UInt8]) {
-    guard let json = JSONValue.parse(body), let fields = try? JSONFields(json, path: "payload"),
+    guard let json = JSONValue.parse(body), let fields = try? AppleFields(json, path: "payload"),
           let payload = try? NotificationPayload(fields) else { return }
-    let transaction = json["transaction"].flatMap { try? TransactionPayload(JSONFields($0, path: "transaction")) }
-    let renewal = json["renewal"].flatMap { try? RenewalInfoPayload(JSONFields($0, path: "renewal")) }
+    let transaction = json["transaction"].flatMap { try? TransactionPayload(AppleFields($0, path: "transaction")) }
+    let renewal = json["renewal"].flatMap { try? RenewalInfoPayload(AppleFields($0, path: "renewal")) }
     let event = AppleNormalizer(payload: payload, transaction: transaction, renewal: renewal, bundleId: "com.example.fuzz",
                                 environment: payload.data?.environment ?? .sandbox,
                                 notificationUUID: payload.notificationUUID ?? "fuzz", receivedAt: at).event()

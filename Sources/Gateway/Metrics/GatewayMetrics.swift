@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import Toolkit
 
 /// The gateway's Prometheus metrics. Each gateway owns its registry, so several gateways in one
 /// process (tests, `tollgate dev`) keep separate counts.
@@ -79,6 +80,24 @@ public struct GatewayMetrics: Sendable {
     }
 
     public func exposition() -> String { registry.emitToString() }
+
+    /// Every family the gateway emits (held to what it emits by GatewayTests).
+    public static let families: [MetricFamily] = [
+        MetricFamily("tollgate_http_requests_total", .counter, labels: ["route", "status"], help: "HTTP requests answered, by route template and status code."),
+        MetricFamily("tollgate_http_request_duration_seconds", .histogram, labels: ["route"], help: "Time from request head to answer, by route template."),
+        MetricFamily("tollgate_rejections_total", .counter, labels: ["source", "reason"], help: "Refused requests, by sender and reason code."),
+        MetricFamily("tollgate_deliveries_accepted_total", .counter, labels: ["source"], help: "Deliveries verified and made durable, by sender."),
+        MetricFamily("tollgate_events_published_total", .counter, labels: ["source", "type"], help: "Normalized events of accepted deliveries, by sender and event type."),
+        MetricFamily("tollgate_deliveries_quarantined_total", .counter, labels: ["source", "reason"], help: "Authentic deliveries acknowledged but sent to the quarantine topic."),
+        MetricFamily("tollgate_deliveries_written_total", .counter, labels: ["source", "outcome"], help: "How accepted deliveries were made durable: published, spooled or duplicate."),
+        MetricFamily("tollgate_spool_relayed_total", .counter, help: "Spooled deliveries the relay published to Kafka."),
+        MetricFamily("tollgate_kafka_reachable", .gauge, help: "1 while a Kafka broker answers, else 0."),
+        MetricFamily("tollgate_spool_records", .gauge, help: "Records waiting in the spool."),
+        MetricFamily("tollgate_spool_bytes", .gauge, help: "Bytes of records waiting in the spool."),
+        MetricFamily("tollgate_spool_max_bytes", .gauge, help: "spool.maxBytes: past it deliveries Kafka does not take are answered 503."),
+        MetricFamily("tollgate_spool_oldest_age_seconds", .gauge, help: "Age of the oldest record in the spool."),
+        MetricFamily("tollgate_http_in_flight", .gauge, labels: ["source"], help: "Webhook requests admitted and not yet answered, by sender."),
+    ]
 }
 
 extension Duration {

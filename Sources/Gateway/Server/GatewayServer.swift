@@ -37,9 +37,12 @@ public struct GatewayServer: Sendable {
 
     public static func webhookPath(_ source: SourceName) -> String { WebhookRoutes.path(source) }
 
+    /// Health, readiness and metrics, with the methods each answers (others get 405).
+    public static let operationalRoutes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
+
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        var routes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
+        var routes = Self.operationalRoutes
         let webhooks = WebhookRoutes(registry)
         for path in webhooks.paths { routes[path] = [.post] }
         router.add(middleware: MetricsMiddleware(metrics: metrics))

@@ -113,7 +113,7 @@ public struct AppleSource: WebhookSource {
             try await revocation.check(signer.intermediate, issuer: signer.root, now: nowSeconds)
             try await revocation.check(signer.leaf, issuer: signer.intermediate, now: nowSeconds)
         }
-        return try T(JSONFields(payloadJSON, path: "payload"))
+        return try T(AppleFields(payloadJSON, path: "payload"))
     }
 
     private func nestedPayload<T: SignedPayload>(_ text: String, now: Timestamp, what: String) async throws(Rejection) -> T {
@@ -122,7 +122,7 @@ public struct AppleSource: WebhookSource {
         guard let jws = try? CompactJWS(text), let payload = JSONValue.parse(jws.payload) else {
             throw Rejection(.malformedJWS, "\(what) is not a compact JWS with a JSON payload")
         }
-        return try T(JSONFields(payload, path: what))
+        return try T(AppleFields(payload, path: what))
     }
 
     private func identity(of payload: NotificationPayload) throws(Rejection) -> (String?, Int64?, AppleEnvironment?) {

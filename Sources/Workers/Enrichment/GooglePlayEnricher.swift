@@ -37,7 +37,7 @@ public struct GooglePlayEnricher: PurchaseEnricher {
             }
             return Self.productSnapshot(purchase, productId: productId)
         } catch {
-            throw WorkerFailure(type: "tollgate.PlayAPIError", message: "\(error)", isTransient: error.isTransient)
+            throw WorkerFailure(.playAPIError, message: "\(error)", isTransient: error.isTransient)
         }
     }
 

@@ -62,7 +62,7 @@ struct EventProcessor: Sendable {
         for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
             dispositions[changes[index].index] = outcome
         }
-        return dispositions.map { $0 ?? .failed(WorkerFailure(type: "tollgate.InternalError", message: "no outcome", isTransient: true)) }
+        return dispositions.map { $0 ?? .failed(WorkerFailure(.internalError, message: "no outcome", isTransient: true)) }
     }
 
     /// The batch in one transaction; if the database refuses it for good, each change alone, so one bad
@@ -82,7 +82,7 @@ struct EventProcessor: Sendable {
     }
 
     static func failure(_ error: StoreError) -> WorkerFailure {
-        WorkerFailure(type: error.isTransient ? "tollgate.StoreUnavailable" : "tollgate.StoreRejected",
+        WorkerFailure(error.isTransient ? .storeUnavailable : .storeRejected,
                       message: error.message, isTransient: error.isTransient)
     }
 

@@ -1,13 +1,24 @@
 /// Why the workers could not apply an event, and whether it may pass later.
 public struct WorkerFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Written as `kafka_dlt-exception-fqcn`, Spring's exception class name, e.g. `tollgate.StoreUnavailable`.
-    public var type: String
+    /// Written as `kafka_dlt-exception-fqcn`, Spring's exception class name (docs/asyncapi.yaml lists them).
+    public enum Kind: String, Sendable, CaseIterable {
+        case undecodableEvent = "tollgate.UndecodableEvent"
+        case unsupportedSchemaVersion = "tollgate.UnsupportedSchemaVersion"
+        case playAPIError = "tollgate.PlayAPIError"
+        case internalError = "tollgate.InternalError"
+        case storeUnavailable = "tollgate.StoreUnavailable"
+        case storeRejected = "tollgate.StoreRejected"
+    }
+
+    public var kind: Kind
+    /// The kind's Spring-style name, e.g. `tollgate.StoreUnavailable`.
+    public var type: String { kind.rawValue }
     public var message: String
     /// A failure that may pass later goes through the retry tiers; any other goes to the DLT at once.
     public var isTransient: Bool
 
-    public init(type: String, message: String, isTransient: Bool) {
-        self.type = type
+    public init(_ kind: Kind, message: String, isTransient: Bool) {
+        self.kind = kind
         self.message = message
         self.isTransient = isTransient
     }
@@ -15,10 +26,10 @@ public struct WorkerFailure: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String { "\(type): \(message)" }
 
     static func undecodable(_ message: String) -> WorkerFailure {
-        WorkerFailure(type: "tollgate.UndecodableEvent", message: message, isTransient: false)
+        WorkerFailure(.undecodableEvent, message: message, isTransient: false)
     }
 
     static func unsupportedVersion(_ message: String) -> WorkerFailure {
-        WorkerFailure(type: "tollgate.UnsupportedSchemaVersion", message: message, isTransient: false)
+        WorkerFailure(.unsupportedSchemaVersion, message: message, isTransient: false)
     }
 }

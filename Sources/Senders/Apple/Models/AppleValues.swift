@@ -73,52 +73,17 @@ extension OpenStringValue {
     }
 }
 
-/// Reads typed fields of a JSON object; a field of the wrong type is a decoding error, not nil.
-struct JSONFields {
-    let object: [String: JSONValue]
-    let path: String
+/// Typed reads of a signed payload's fields: a field of the wrong type is `malformed_jws`, not nil.
+typealias AppleFields = JSONFields<Rejection>
 
+extension JSONFields where Failure == Rejection {
     init(_ value: JSONValue, path: String) throws(Rejection) {
-        guard let object = value.object else { throw Rejection(.malformedJWS, "\(path) is not a JSON object") }
-        self.object = object
-        self.path = path
-    }
-
-    private func present(_ key: String) -> JSONValue? {
-        guard let value = object[key], value != .null else { return nil }
-        return value
-    }
-
-    private func wrongType(_ key: String, _ expected: String) -> Rejection {
-        Rejection(.malformedJWS, "\(path).\(key) is not \(expected)")
-    }
-
-    func string(_ key: String) throws(Rejection) -> String? {
-        guard let value = present(key) else { return nil }
-        guard let text = value.string else { throw wrongType(key, "a string") }
-        return text
-    }
-
-    func int(_ key: String) throws(Rejection) -> Int64? {
-        guard let value = present(key) else { return nil }
-        guard let number = value.int64, case .number = value else { throw wrongType(key, "an integer") }
-        return number
-    }
-
-    func bool(_ key: String) throws(Rejection) -> Bool? {
-        guard let value = present(key) else { return nil }
-        guard let flag = value.bool else { throw wrongType(key, "a boolean") }
-        return flag
+        try self.init(value, path: path) { Rejection(.malformedJWS, $0) }
     }
 
     func value<T: JSONReadable>(_ key: String) throws(Rejection) -> T? {
-        guard let value = present(key) else { return nil }
+        guard let value = value(key) else { return nil }
         guard let typed = T(json: value) else { throw wrongType(key, "a valid \(T.self)") }
         return typed
-    }
-
-    func nested(_ key: String) throws(Rejection) -> JSONFields? {
-        guard let value = present(key) else { return nil }
-        return try JSONFields(value, path: "\(path).\(key)")
     }
 }

@@ -10,7 +10,7 @@ public struct NotificationPayload: Sendable {
     public var version: String?
     public var signedDate: AppleDate?
 
-    init(_ f: JSONFields) throws(Rejection) {
+    init(_ f: AppleFields) throws(Rejection) {
         notificationType = try f.value("notificationType")
         subtype = try f.value("subtype")
         notificationUUID = try f.string("notificationUUID")
@@ -32,7 +32,7 @@ public struct NotificationPayload: Sendable {
         public var status: Int64?
         public var consumptionRequestReason: String?
 
-        init(_ f: JSONFields) throws(Rejection) {
+        init(_ f: AppleFields) throws(Rejection) {
             appAppleId = try f.int("appAppleId")
             bundleId = try f.string("bundleId")
             bundleVersion = try f.string("bundleVersion")
@@ -53,7 +53,7 @@ public struct NotificationPayload: Sendable {
         public var failedCount: Int64?
         public var succeededCount: Int64?
 
-        init(_ f: JSONFields) throws(Rejection) {
+        init(_ f: AppleFields) throws(Rejection) {
             requestIdentifier = try f.string("requestIdentifier")
             environment = try f.value("environment")
             appAppleId = try f.int("appAppleId")
@@ -70,7 +70,7 @@ public struct NotificationPayload: Sendable {
         public var appAppleId: Int64?
         public var bundleId: String?
 
-        init(_ f: JSONFields) throws(Rejection) {
+        init(_ f: AppleFields) throws(Rejection) {
             externalPurchaseId = try f.string("externalPurchaseId")
             tokenCreationDate = try f.value("tokenCreationDate")
             appAppleId = try f.int("appAppleId")
@@ -84,7 +84,7 @@ public struct NotificationPayload: Sendable {
         public var environment: AppleEnvironment?
         public var signedAppTransactionInfo: String?
 
-        init(_ f: JSONFields) throws(Rejection) {
+        init(_ f: AppleFields) throws(Rejection) {
             appAppleId = try f.int("appAppleId")
             bundleId = try f.string("bundleId")
             environment = try f.value("environment")

@@ -12,7 +12,7 @@ public struct RenewalInfoPayload: Sendable, SignedPayload {
     public var renewalDate: AppleDate?
     public var appAccountToken: String?
 
-    init(_ f: JSONFields) throws(Rejection) {
+    init(_ f: AppleFields) throws(Rejection) {
         expirationIntent = try f.int("expirationIntent")
         originalTransactionId = try f.string("originalTransactionId")
         autoRenewProductId = try f.string("autoRenewProductId")

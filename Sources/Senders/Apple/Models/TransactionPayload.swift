@@ -17,7 +17,7 @@ public struct TransactionPayload: Sendable, SignedPayload {
     /// Milliunits of the currency.
     public var price: Int64?
 
-    init(_ f: JSONFields) throws(Rejection) {
+    init(_ f: AppleFields) throws(Rejection) {
         originalTransactionId = try f.string("originalTransactionId")
         transactionId = try f.string("transactionId")
         bundleId = try f.string("bundleId")
@@ -38,7 +38,7 @@ public struct TransactionPayload: Sendable, SignedPayload {
 
 /// A payload decoded from a verified JWS.
 protocol SignedPayload {
-    init(_ fields: JSONFields) throws(Rejection)
+    init(_ fields: AppleFields) throws(Rejection)
 }
 
 extension NotificationPayload: SignedPayload {}

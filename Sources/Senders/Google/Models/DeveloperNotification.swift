@@ -31,31 +31,34 @@ struct DeveloperNotification: Sendable, Equatable {
         guard let value = JSONValue.parse(data) else {
             throw Invalid(reason: "data_not_json", message: "the message data is not JSON")
         }
-        let fields = try RTDNFields(value, path: "notification")
+        let fields = try RTDNFields(value, path: "notification") { Invalid(reason: "not_an_rtdn", message: $0) }
         version = try fields.string("version")
         packageName = try fields.requiredString("packageName")
-        eventTimeMillis = try fields.requiredInt("eventTimeMillis")
+        eventTimeMillis = try fields.requiredIntOrDigits("eventTimeMillis")
 
         let present = Self.knownKinds.filter { fields.has($0) }
         guard present.count <= 1 else {
             throw Invalid(reason: "not_an_rtdn", message: "the notification carries several kinds: \(present.joined(separator: ", "))")
         }
         switch present.first {
-        case "subscriptionNotification": kind = .subscription(try SubscriptionNotification(fields.nested("subscriptionNotification")))
-        case "oneTimeProductNotification": kind = .oneTimeProduct(try OneTimeProductNotification(fields.nested("oneTimeProductNotification")))
-        case "voidedPurchaseNotification": kind = .voidedPurchase(try VoidedPurchaseNotification(fields.nested("voidedPurchaseNotification")))
+        case "subscriptionNotification": kind = .subscription(try SubscriptionNotification(fields.requiredNested("subscriptionNotification")))
+        case "oneTimeProductNotification": kind = .oneTimeProduct(try OneTimeProductNotification(fields.requiredNested("oneTimeProductNotification")))
+        case "voidedPurchaseNotification": kind = .voidedPurchase(try VoidedPurchaseNotification(fields.requiredNested("voidedPurchaseNotification")))
         case "testNotification":
-            _ = try fields.nested("testNotification")
+            _ = try fields.requiredNested("testNotification")
             kind = .test
         default:
             // Nothing is dropped: a new kind becomes store.other, keeping its name.
             guard let name = fields.keys.sorted(by: UTF8Order.precedes).first(where: { $0.hasSuffix("Notification") && fields.isObject($0) }) else {
                 throw Invalid(reason: "not_an_rtdn", message: "the notification has none of \(Self.knownKinds.joined(separator: ", "))")
             }
-            kind = .other(name: name, purchaseToken: try? fields.nested(name).string("purchaseToken"))
+            kind = .other(name: name, purchaseToken: try? fields.requiredNested(name).string("purchaseToken"))
         }
     }
 }
+
+/// Typed reads of one RTDN object; a wrong type or missing required field makes the data "not an RTDN".
+typealias RTDNFields = JSONFields<DeveloperNotification.Invalid>
 
 struct SubscriptionNotification: Sendable, Equatable {
     var version: String?
@@ -66,7 +69,7 @@ struct SubscriptionNotification: Sendable, Equatable {
 
     init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
         version = try f.string("version")
-        notificationType = try f.requiredInt("notificationType")
+        notificationType = try f.requiredIntOrDigits("notificationType")
         purchaseToken = try f.requiredString("purchaseToken")
         subscriptionId = try f.string("subscriptionId")
     }
@@ -80,7 +83,7 @@ struct OneTimeProductNotification: Sendable, Equatable {
 
     init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
         version = try f.string("version")
-        notificationType = try f.requiredInt("notificationType")
+        notificationType = try f.requiredIntOrDigits("notificationType")
         purchaseToken = try f.requiredString("purchaseToken")
         sku = try f.string("sku")
     }
@@ -98,7 +101,7 @@ struct VoidedPurchaseNotification: Sendable, Equatable {
     init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
         purchaseToken = try f.requiredString("purchaseToken")
         orderId = try f.string("orderId")
-        productType = try f.int("productType")
-        refundType = try f.int("refundType")
+        productType = try f.intOrDigits("productType")
+        refundType = try f.intOrDigits("refundType")
     }
 }

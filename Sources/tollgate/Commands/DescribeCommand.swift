@@ -1,0 +1,74 @@
+import ArgumentParser
+import Config
+import Events
+import Foundation
+import Gateway
+import Senders
+import Store
+import Toolkit
+import Workers
+
+/// What the built binary knows about its own interfaces, as JSON: the deployment and document checks
+/// (scripts/validate-deploy.py) compare docs and manifests with this instead of reading Swift source.
+struct DescribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "describe",
+        abstract: "Print what this binary serves and understands (routes, reason codes, event types, metrics, configuration keys, topics) as JSON.")
+
+    @Flag(help: "JSON output (the only format; kept explicit for scripts).") var json = false
+
+    func run() async throws {
+        let catalog = SenderCatalog.standard
+        let config: TollgateConfig
+        let schema: [ConfigSchema.Key]
+        do {
+            config = try catalog.parseConfig(yaml: "")
+            schema = try ConfigLoader.schema(senders: catalog.configSections)
+        } catch {
+            Output.error("tollgate: \(error)")
+            throw ExitCode(2)
+        }
+        let registry = try catalog.registry(config.sources)
+        var routes: [[String: Any]] = GatewayServer.operationalRoutes.keys.sorted().map { path in
+            ["path": path, "methods": GatewayServer.operationalRoutes[path, default: []].map(\.rawValue)]
+        }
+        for sender in registry.senders {
+            let path = GatewayServer.webhookPath(sender.source.name)
+            routes.append(["path": path, "methods": ["POST"], "sender": sender.source.name.rawValue])
+            if sender.routesAccounts {
+                routes.append(["path": path + "/{account}", "methods": ["POST"], "sender": sender.source.name.rawValue])
+            }
+        }
+        routes.append(["path": EntitlementAPI.path.replacingOccurrences(of: ":user", with: "{user}"), "methods": ["GET"]])
+        let object: [String: Any] = [
+            "senders": registry.senders.map { sender -> [String: Any] in
+                ["name": sender.source.name.rawValue, "route": GatewayServer.webhookPath(sender.source.name),
+                 "accountRoute": sender.routesAccounts, "rawTopic": config.topicNames.raw(sender.source.name),
+                 "keptRequestHeaders": EventPublisher.commonRequestHeaders + sender.keptRequestHeaders]
+            },
+            "routes": routes,
+            "reasons": RejectionReason.allCases.map { ["code": $0.rawValue, "status": $0.httpStatus] },
+            "eventTypes": EventType.allCases.map(\.rawValue),
+            "entitlementStates": PurchaseState.allCases.map(\.rawValue),
+            "deadLetterHeaders": SpringHeaders.all.sorted(),
+            "workerFailures": WorkerFailure.Kind.allCases.map(\.rawValue),
+            "metrics": (GatewayMetrics.families + WorkerMetrics.families).map { family -> [String: Any] in
+                ["name": family.name, "type": family.kind.rawValue, "labels": family.labels, "help": family.help]
+            },
+            "config": schema.map { key -> [String: Any] in
+                var entry: [String: Any] = ["key": key.key]
+                if let environment = key.environment { entry["env"] = environment }
+                switch key.defaultValue {
+                case .text(let text)?: entry["default"] = text
+                case .int(let number)?: entry["default"] = number
+                case .bool(let flag)?: entry["default"] = flag
+                case nil: break
+                }
+                return entry
+            },
+            "topics": config.topicNames.all.map { ["name": $0.name, "compacted": $0.compacted] },
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        Output.line(String(decoding: data, as: UTF8.self))
+    }
+}
