@@ -50,7 +50,7 @@ struct DescribeCommand: AsyncParsableCommand {
             "reasons": RejectionReason.allCases.map { ["code": $0.rawValue, "status": $0.httpStatus] },
             "eventTypes": EventType.allCases.map(\.rawValue),
             "entitlementStates": PurchaseState.allCases.map(\.rawValue),
-            "deadLetterHeaders": SpringHeaders.all.sorted(),
+            "deadLetterHeaders": SpringHeaders.all.union([SpringHeaders.replayCount]).sorted(),
             "workerFailures": WorkerFailure.Kind.allCases.map(\.rawValue),
             "metrics": (GatewayMetrics.families + WorkerMetrics.families).map { family -> [String: Any] in
                 ["name": family.name, "type": family.kind.rawValue, "labels": family.labels, "help": family.help]
