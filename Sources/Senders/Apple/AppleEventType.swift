@@ -1,6 +1,6 @@
 import Events
 
-/// Apple's notificationType/subtype to the vocabulary (DESIGN.md section 3).
+/// Apple's notificationType/subtype to the vocabulary (Sources/Events/EventType.swift).
 enum AppleEventType {
     static func of(_ type: AppleNotificationType?, _ subtype: AppleSubtype?) -> EventType {
         let sub = subtype?.rawValue

@@ -1,6 +1,6 @@
 import Events
 
-/// Citcon's `transaction_type` and `status` in the vocabulary (DESIGN.md section 3).
+/// Citcon's `transaction_type` and `status` in the vocabulary (Sources/Events/EventType.swift).
 enum CitconEventType {
     static func eventType(transactionType: String, status: String) -> EventType {
         let status = status.lowercased()

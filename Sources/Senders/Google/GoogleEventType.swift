@@ -1,6 +1,6 @@
 import Events
 
-/// RTDN notification types to the vocabulary (DESIGN.md section 3), with Google's names for `sourceType`.
+/// RTDN notification types to the vocabulary (Sources/Events/EventType.swift), with Google's names for `sourceType`.
 enum GoogleEventType {
     /// `SubscriptionNotification.notificationType`: 1-13, 17-20, 22.
     static let subscriptionTypes: [Int64: (name: String, type: EventType)] = [

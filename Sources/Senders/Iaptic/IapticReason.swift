@@ -1,6 +1,6 @@
 import Events
 
-/// Iaptic's `notification.reason` values and their place in the vocabulary (DESIGN.md section 3).
+/// Iaptic's `notification.reason` values and their place in the vocabulary (Sources/Events/EventType.swift).
 enum IapticReason {
     /// Reasons that only say "here is the current state": the purchase gets a snapshot event.
     static let snapshotReasons: Set<String> = ["RECEIPT_VALIDATED", "RECEIPT_REFRESHED", "WEBHOOK_REPEATED"]
