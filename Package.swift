@@ -57,10 +57,24 @@ let package = Package(
             dependencies: ["Verifiers"],
             swiftSettings: strict
         ),
+        // What every Tollgate process runs its services with: the stop order over ServiceGroup, and the
+        // `/healthz`, `/readyz`, `/metrics` routes the gateway's and the workers' servers share.
+        .target(
+            name: "ServiceHost",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Store",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Store", "ServiceHost",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -85,7 +99,7 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Verifiers",
+                "Kafka", "Events", "Config", "Store", "Verifiers", "ServiceHost",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers", "Store",
+                "Kafka", "Events", "Config", "Verifiers", "Outbound", "Gateway", "Workers", "Store", "ServiceHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
