@@ -11,8 +11,9 @@ import Glibc
 // tollgate-load soak --dir D --port P --gateway-pid PID [--rate 500] [--seconds 300] [--sources ...] [--json FILE]
 //     every sender interleaved, open loop at one rate for minutes, the gateway's memory sampled
 // tollgate-load cold-start --dir D --tollgate BIN --brokers B [--gateway-cpu 1] [--client-cpu 0] [--connections 16]
-//     [--seconds 1.5] [--pid-file F] [--json FILE]
-//     starts a fresh `BIN serve`, and from the moment /readyz answers 200 drives signed Apple deliveries;
+//     [--seconds 1.5] [--pid-file F] [--ignore-readiness] [--json FILE]
+//     starts a fresh `BIN serve`, and from the moment /readyz answers 200 (or, --ignore-readiness, the port
+//     is open) drives signed Apple deliveries;
 //     adds `cold_start` to FILE (the results of `run`), or prints the figures alone without --json
 // tollgate-load report --json FILE [--verifiers F] [--projection F]
 //     adds tollgate-bench's micro-benchmarks to the results
@@ -117,8 +118,9 @@ do {
         SoakRun.print(results)
         exit(results.valid && results.flat ? 0 : 1)
     case "cold-start":
-        let values = parse(arguments, flags: [])
+        let values = parse(arguments, flags: ["--ignore-readiness"])
         var options = ColdStartRun.Options()
+        options.ignoreReadiness = values["--ignore-readiness"] != nil
         guard let directory = values["--dir"], let tollgate = values["--tollgate"], let brokers = values["--brokers"] else {
             throw LoadGenError("cold-start needs --dir, --tollgate and --brokers")
         }
