@@ -20,8 +20,9 @@ public struct ReadinessReport: Sendable {
 /// (the port is public) costs one metadata request per second, not one thread each.
 ///
 /// As a `Service` it brackets the gateway's life: at start it warms what the first deliveries would
-/// otherwise wait for (the topics' metadata in the producer, the senders' key sets) and `/readyz`
-/// fails until that is done or `warmUpTimeout` has passed; on graceful shutdown `/readyz` fails again
+/// otherwise wait for (the topics' metadata in the producer, the senders' key sets) and, while Kafka is
+/// reachable, `/readyz` fails until that is done or `warmUpTimeout` has passed (with Kafka unreachable
+/// it judges as usual: the spool takes deliveries); on graceful shutdown `/readyz` fails again
 /// and the service holds for `drainDelay`, so load balancers stop sending before the listener closes.
 public final class Readiness: Service, Sendable {
     private enum WarmUp {
@@ -64,8 +65,11 @@ public final class Readiness: Service, Sendable {
     }
 
     public func run() async throws {
-        await warmUp()
+        // Beside, not before, waiting for shutdown: with Kafka down its requests block until their
+        // timeout, and a SIGTERM then must not wait for them.
+        let warming = Task { await warmUp() }
         try? await gracefulShutdown()
+        warming.cancel()
         startDraining()
         if drainDelay > .zero { try? await Task.sleep(for: drainDelay) }
     }
@@ -77,12 +81,13 @@ public final class Readiness: Service, Sendable {
         let deadline = ContinuousClock.now + warmUpTimeout
         var outcome = WarmUp.warm
         do {
-            for topic in topics {
+            for topic in topics where !Task.isCancelled {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { throw KafkaError(kind: .timedOut, message: "not finished within \(warmUpTimeout)") }
                 try await producer.fetchMetadata(topics: [topic], timeoutMs: Int32(clamping: left.components.seconds * 1_000
                     + left.components.attoseconds / 1_000_000_000_000_000))
             }
+            if Task.isCancelled { outcome = .incomplete("kafka warm-up stopped by the shutdown") }
         } catch {
             outcome = .incomplete("kafka warm-up incomplete: \(error)")
         }
@@ -112,14 +117,16 @@ public final class Readiness: Service, Sendable {
 
     public func check() async -> ReadinessReport {
         let spoolStats = spool?.stats
-        enum Step { case answer(Bool), draining, warming, wait(Task<Bool, Never>) }
-        let warmUpProblem: String? = state.withLock { state in
-            if case .incomplete(let problem) = state.warmUp { return problem }
-            return nil
+        enum Step { case answer(Bool), draining, wait(Task<Bool, Never>) }
+        let (warming, warmUpProblem): (Bool, String?) = state.withLock { state in
+            switch state.warmUp {
+            case .warming: (true, nil)
+            case .warm: (false, nil)
+            case .incomplete(let problem): (false, problem)
+            }
         }
         let step: Step = state.withLock { state in
             if state.draining { return .draining }
-            if case .warming = state.warmUp { return .warming }
             if let at = state.checkedAt, ContinuousClock.now - at < .seconds(1) { return .answer(state.reachable) }
             if let probe = state.probe { return .wait(probe) }
             let probe = Task { [producer] in await producer.isClusterReachable(timeoutMs: 1_000) }
@@ -129,8 +136,6 @@ public final class Readiness: Service, Sendable {
         let reachable: Bool
         switch step {
         case .draining: return ReadinessReport(ready: false, detail: "shutting down", kafkaReachable: nil, spool: spoolStats)
-        case .warming:
-            return ReadinessReport(ready: false, detail: "warming up: fetching the topics' metadata from Kafka", kafkaReachable: nil, spool: spoolStats)
         case .answer(let cached): reachable = cached
         case .wait(let probe):
             reachable = await probe.value
@@ -139,6 +144,11 @@ public final class Readiness: Service, Sendable {
                 state.checkedAt = .now
                 state.reachable = reachable
             }
+        }
+        // Kafka unreachable: the warm-up cannot finish soon, and the spool (if it has room) takes deliveries now.
+        if warming, reachable {
+            return ReadinessReport(ready: false, detail: "warming up: fetching the topics' metadata from Kafka", kafkaReachable: true,
+                                   spool: spoolStats)
         }
         var report = judge(reachable: reachable, spoolStats: spoolStats)
         if report.ready {
