@@ -60,10 +60,24 @@ let package = Package(
             dependencies: ["Toolkit"],
             swiftSettings: strict
         ),
+        // What every Tollgate process runs its services with: the stop order over ServiceGroup, and the
+        // `/healthz`, `/readyz`, `/metrics` routes the gateway's and the workers' servers share.
+        .target(
+            name: "ServiceHost",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Store",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Store", "ServiceHost",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -88,7 +102,7 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Senders", "Toolkit",
+                "Kafka", "Events", "Config", "Store", "Senders", "Toolkit", "ServiceHost",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "Workers", "Store",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "Workers", "Store", "ServiceHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

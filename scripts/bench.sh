@@ -7,7 +7,10 @@
 #   4. `tollgate-load run` (driving from CPU 0): raw ES256/RS256 verify rates on CPU 1 while the gateway
 #      is idle, the client's ceiling on /healthz, then per sender a warm-up, the closed-loop maximum
 #      and an open-loop run at half of it; writes bench/results/latest.json and prints the table;
-#   5. the gateway and broker stop; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
+#   5. the gateway stops; `tollgate-load cold-start` starts a fresh one and, the moment its /readyz answers
+#      200, drives 16 connections of signed Apple deliveries for 1.5 s: the first seconds' latencies go
+#      into latest.json as cold_start;
+#   6. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
 #      as before, then merged into latest.json.
 # Every process started here is stopped however the run ends. Exit status: 1 when the load run was
 # invalid (non-2xx answers, lost connections), else that of the micro-benchmarks.
@@ -54,6 +57,7 @@ stop() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 cleanup() {
+  [ -s "$work/cold-start.pid" ] && stop "$(cat "$work/cold-start.pid")"
   stop "$gateway_pid"
   stop "$broker_pid"
   rm -rf "$work"
@@ -117,8 +121,12 @@ if ! kill -0 "$gateway_pid" 2>/dev/null; then
   load_status=1
 fi
 stop "$gateway_pid"; gateway_pid=""
-stop "$broker_pid"; broker_pid=""
 [ -s "$results/latest.json" ] || exit 1
+# The first seconds of a fresh gateway: started by the load generator once its deliveries are signed,
+# driven the moment /readyz answers 200 (it writes the gateway's pid for the cleanup above).
+"$bin/tollgate-load" cold-start --dir "$work" --tollgate "$bin/tollgate" --brokers "$(cat "$work/bootstrap")" \
+  --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --pid-file "$work/cold-start.pid" --json "$results/latest.json" || load_status=1
+stop "$broker_pid"; broker_pid=""
 
 if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
   echo

@@ -33,7 +33,7 @@ struct ProjectionBenchmark {
         let store = try await EntitlementStore.open(url: storeURL, logger: logger)
         let workers = try EntitlementWorkers(client: client, topics: topics, consumerGroup: "bench-\(UUID().uuidString)",
                                              store: store, metrics: WorkerMetrics(), logger: logger)
-        let group = ServiceGroup(services: workers.services, logger: logger)
+        let group = ServiceGroup(services: [workers], logger: logger)
         let running = Task { try await group.run() }
         // The clock starts with the first applied batch: joining the consumer group takes seconds
         // on the embedded broker and is not projection work.

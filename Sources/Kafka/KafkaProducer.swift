@@ -123,6 +123,25 @@ public final class KafkaProducer: Sendable {
         return err == RD_KAFKA_RESP_ERR_NO_ERROR
     }
 
+    /// One metadata request per topic: librdkafka keeps the answers, so the first records to these
+    /// topics need not wait for them. Throws for the first topic without metadata.
+    fileprivate func topicMetadataProbe(_ topics: [String], timeoutMs: Int32) throws(KafkaError) {
+        for topic in topics {
+            if closed.withLock({ $0 }) { throw KafkaError(kind: .closed, message: "the producer is closed") }
+            guard let topicHandle = rd_kafka_topic_new(handle.pointer, topic, nil) else {
+                throw KafkaError(kind: .configuration, message: "rd_kafka_topic_new failed for \(topic)")
+            }
+            defer { rd_kafka_topic_destroy(topicHandle) }
+            var metadata: UnsafePointer<rd_kafka_metadata>?
+            let err = rd_kafka_metadata(handle.pointer, 0, topicHandle, &metadata, timeoutMs)
+            defer { if let metadata { rd_kafka_metadata_destroy(metadata) } }
+            guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { throw KafkaError(code: err, context: "metadata of \(topic)") }
+            if metadata.pointee.topic_cnt > 0, metadata.pointee.topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                throw KafkaError(code: metadata.pointee.topics[0].err, context: "metadata of \(topic)")
+            }
+        }
+    }
+
     private func enqueue(_ message: KafkaMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
         guard let headers = rd_kafka_headers_new(message.headers.count) else {
             return KafkaError(kind: .configuration, message: "rd_kafka_headers_new failed")
@@ -184,6 +203,16 @@ extension KafkaProducer {
                 continuation.resume()
             }
         }
+    }
+
+    /// Fetches `topics`' metadata ahead of the first records to them (`topicMetadataProbe`), off the executor.
+    public func fetchMetadata(topics: [String], timeoutMs: Int32) async throws(KafkaError) {
+        let result: Result<Void, KafkaError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(returning: Result { () throws(KafkaError) in try topicMetadataProbe(topics, timeoutMs: timeoutMs) })
+            }
+        }
+        try result.get()
     }
 
     /// Whether a metadata request to the cluster succeeds within the timeout.

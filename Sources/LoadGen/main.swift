@@ -10,13 +10,18 @@ import Glibc
 //     `perf record`s the gateway during each sender's closed loop into D/<sender>.data (make profile)
 // tollgate-load soak --dir D --port P --gateway-pid PID [--rate 500] [--seconds 300] [--sources ...] [--json FILE]
 //     every sender interleaved, open loop at one rate for minutes, the gateway's memory sampled
+// tollgate-load cold-start --dir D --tollgate BIN --brokers B [--gateway-cpu 1] [--client-cpu 0] [--connections 16]
+//     [--seconds 1.5] [--pid-file F] [--ignore-readiness] [--json FILE]
+//     starts a fresh `BIN serve`, and from the moment /readyz answers 200 (or, --ignore-readiness, the port
+//     is open) drives signed Apple deliveries;
+//     adds `cold_start` to FILE (the results of `run`), or prints the figures alone without --json
 // tollgate-load report --json FILE [--verifiers F] [--projection F]
 //     adds tollgate-bench's micro-benchmarks to the results
 
 // A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
 signal(SIGPIPE, SIG_IGN)
 
-let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | report --json F [--verifiers F] [--projection F]\n"
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | report --json F [--verifiers F] [--projection F]\n"
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -112,6 +117,22 @@ do {
         try writeResults(results, to: options.output)
         SoakRun.print(results)
         exit(results.valid && results.flat ? 0 : 1)
+    case "cold-start":
+        let values = parse(arguments, flags: ["--ignore-readiness"])
+        var options = ColdStartRun.Options()
+        options.ignoreReadiness = values["--ignore-readiness"] != nil
+        guard let directory = values["--dir"], let tollgate = values["--tollgate"], let brokers = values["--brokers"] else {
+            throw LoadGenError("cold-start needs --dir, --tollgate and --brokers")
+        }
+        (options.directory, options.tollgate, options.brokers) = (directory, tollgate, brokers)
+        options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
+        options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
+        options.connections = value(values, "--connections", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.connections)
+        options.seconds = value(values, "--seconds", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.seconds)
+        options.pidFile = values["--pid-file"]
+        let result = try ColdStartRun(options: options).run()
+        if let path = values["--json"] { try ColdStartRun.merge(result, into: path) }
+        exit(result.errors == 0 ? 0 : 1)
     case "report":
         let values = parse(arguments, flags: [])
         guard let path = values["--json"] else { throw LoadGenError("report needs --json") }

@@ -1,28 +1,93 @@
+import Config
 import Events
 import Kafka
 import Logging
+import ServiceHost
 import ServiceLifecycle
 import Store
+import Senders
+import Toolkit
 
-/// The consuming half of Tollgate, assembled: the projection of `tollgate.events`, the retry tiers
-/// and the outbox relay, sharing one store and one producer (retries, dead letters, entitlements).
-public struct EntitlementWorkers: Sendable {
+/// The workers process, composed: the projection of `tollgate.events`, the retry tiers and the outbox
+/// relay, sharing one store and one producer (retries, dead letters, entitlements), and in `tollgate
+/// work` the HTTP server of the entitlement API; run as one ServiceGroup. `tollgate work` runs it
+/// alone, `tollgate dev` beside the gateway (whose server then carries the API), and the worker tests
+/// start it as it is.
+public struct EntitlementWorkers: Service {
+    /// Where the entitlement API is served.
+    public enum APIListener: Sendable {
+        /// On another server, which registers `api` (the gateway's in `tollgate dev`).
+        case elsewhere
+        /// On a server of the workers' own, with `/healthz`, `/readyz` (the store answers) and `/metrics`
+        /// (`exposition`); `onListening` receives the bound port.
+        case own(host: String, port: Int, exposition: @Sendable () -> String, onListening: @Sendable (Int) async -> Void)
+    }
+
     public let store: EntitlementStore
     public let producer: KafkaProducer
-    public let services: [any Service]
+    public let api: EntitlementAPI
+    /// What graceful shutdown does, in order.
+    public let stopOrder: StopOrder
+    private let logger: Logger
 
+    /// Composed from the configuration, as `tollgate work` and `tollgate dev` run it: the store opened
+    /// at `store.url` (and closed last), the Play Developer API client when credentials are configured
+    /// (`playAPIFetcher` makes its calls).
+    public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
+                            listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
+        let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
+        logger.info("entitlement store open", metadata: ["store": .string(store.database.redactedURL)])
+        if config.api.tokens.isEmpty {
+            logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
+        }
+        let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)
+        for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
+            logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
+        }
+        return try EntitlementWorkers(client: kafka, topics: config.topicNames,
+                                      consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
+                                      store: store, closesStore: true, playAPI: enricher, apiTokens: config.api.tokens, listener: listener,
+                                      metrics: metrics, logger: logger)
+    }
+
+    /// `closesStore`: whether the store is closed once everything else has stopped (false when the
+    /// caller owns it, as the tests that run two instances on one store do).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
-                store: EntitlementStore, playAPI: GooglePlayEnricher? = nil, metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
-        producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
-        self.store = store
+                store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
+                apiTokens: [String] = [], listener: APIListener = .elsewhere,
+                metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
+        let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
+        let api = EntitlementAPI(store: store, tokens: apiTokens, logger: logger)
         let processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        services = [
-            ProjectionService(config: consumer, topic: topics.events, handler: handler, logger: logger),
-            RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler, logger: logger),
-            OutboxRelay(store: store, producer: producer, topic: topics.entitlements, metrics: metrics, logger: logger),
+
+        var steps: [StopOrder.Step] = []
+        if case .own(let host, let port, let exposition, let onListening) = listener {
+            let server = WorkerServer(host: host, port: port, api: api, store: store, exposition: exposition, logger: logger)
+            // The API stops answering first: nothing after it serves HTTP.
+            steps.append(.stop("http server", server.makeApplication(onListening: onListening)))
+        }
+        steps += [
+            .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, metrics: metrics, logger: logger)),
+            // Each consumer finishes and commits the batch in hand, then leaves the group.
+            .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,
+                                              logger: logger)),
+            .stop("projection", ProjectionService(config: consumer, topic: topics.events, handler: handler, logger: logger)),
+            // Flushes what the consumers sent to the retry and dead-letter topics and the relay to the entitlements topic.
+            .close("kafka producer") { await producer.drainAndClose(flushTimeoutMs: 10_000) },
         ]
+        if closesStore { steps.append(.close("store") { await store.close() }) }
+
+        self.store = store
+        self.producer = producer
+        self.api = api
+        self.stopOrder = StopOrder(steps)
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await stopOrder.serviceGroup(logger: logger).run()
     }
 }

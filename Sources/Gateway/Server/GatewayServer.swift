@@ -7,8 +7,9 @@ import Kafka
 import Logging
 import NIOCore
 import Senders
+import ServiceHost
 
-/// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics`.
+/// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics` (`HealthRoutes`).
 public struct GatewayServer: Sendable {
     public let settings: HTTPSettings
     public let registry: SourceRegistry
@@ -20,7 +21,7 @@ public struct GatewayServer: Sendable {
     /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
     let additionalRoutes: @Sendable (Router<BasicRequestContext>) -> Void
 
-    public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter,
+    public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter, readiness: Readiness,
                 metrics: GatewayMetrics = GatewayMetrics(), logger: Logger, limits: LimitSettings = LimitSettings(),
                 additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in }) {
         self.limits = limits
@@ -29,20 +30,16 @@ public struct GatewayServer: Sendable {
         self.registry = registry
         self.writer = writer
         self.metrics = metrics
-        // A delivery's records take about twice its body in the spool (raw body, events, base64).
-        self.readiness = Readiness(producer: writer.producer, spool: writer.spool, spoolReserve: 2 * settings.maxBodyBytes,
-                                   registry: registry)
+        self.readiness = readiness
         self.logger = logger
     }
 
     public static func webhookPath(_ source: SourceName) -> String { WebhookRoutes.path(source) }
 
-    /// Health, readiness and metrics, with the methods each answers (others get 405).
-    public static let operationalRoutes: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
 
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        var routes = Self.operationalRoutes
+        var routes = HealthRoutes.methods
         let webhooks = WebhookRoutes(registry)
         for path in webhooks.paths { routes[path] = [.post] }
         router.add(middleware: MetricsMiddleware(metrics: metrics))
@@ -60,20 +57,14 @@ public struct GatewayServer: Sendable {
                 router.post(RouterPath(Self.webhookPath(name) + "/:account")) { request, _ in await handler.handle(request) }
             }
         }
-        router.get("/healthz") { _, _ in Self.json(.ok, #"{"status":"ok"}"#) }
-        router.head("/healthz") { _, _ in Response(status: .ok) }
-        router.get("/readyz") { [readiness, metrics] _, _ in
+        HealthRoutes(readiness: { [readiness, metrics] in
             let report = await readiness.check()
             metrics.durabilityState(spool: report.spool, kafkaReachable: report.kafkaReachable)
-            return Self.json(report.ready ? .ok : .serviceUnavailable, Self.readinessJSON(report))
-        }
-        router.head("/readyz") { [readiness] _, _ in Response(status: await readiness.check().ready ? .ok : .serviceUnavailable) }
-        router.get("/metrics") { [metrics, writer] _, _ in
+            return ReadinessAnswer(ready: report.ready, json: Self.readinessJSON(report))
+        }, exposition: { [metrics, writer] in
             metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
-        }
+            return metrics.exposition()
+        }).register(on: router)
         additionalRoutes(router)
         return router
     }
@@ -102,11 +93,5 @@ public struct GatewayServer: Sendable {
     static func jsonString(_ text: String) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
         return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
-    }
-
-    static func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 }

@@ -2,6 +2,7 @@ import Events
 import Foundation
 import Kafka
 import Senders
+import ServiceLifecycle
 import Synchronization
 
 /// What `/readyz` answers: whether the gateway can make events durable now (Kafka acknowledges, or
@@ -17,12 +18,27 @@ public struct ReadinessReport: Sendable {
 /// Whether the gateway can make events durable and its senders can verify right now; answers `/readyz`.
 /// One cluster probe at a time, its answer kept for a second, so a flood of `/readyz` calls
 /// (the port is public) costs one metadata request per second, not one thread each.
-public final class Readiness: Sendable {
+///
+/// As a `Service` it brackets the gateway's life: at start it warms what the first deliveries would
+/// otherwise wait for (the topics' metadata in the producer, the senders' key sets) and, while Kafka is
+/// reachable, `/readyz` fails until that is done or `warmUpTimeout` has passed (with Kafka unreachable
+/// it judges as usual: the spool takes deliveries); on graceful shutdown `/readyz` fails again
+/// and the service holds for `drainDelay`, so load balancers stop sending before the listener closes.
+public final class Readiness: Service, Sendable {
+    private enum WarmUp {
+        case warming
+        case warm
+        /// The warm-up failed or timed out: readiness is then judged as usual, its detail says why.
+        case incomplete(String)
+    }
+
     private struct State {
         var checkedAt: ContinuousClock.Instant?
         var reachable = false
         var draining = false
         var probe: Task<Bool, Never>?
+        var warmUp = WarmUp.warming
+        var warmUpWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let producer: KafkaProducer
@@ -30,19 +46,70 @@ public final class Readiness: Sendable {
     /// Free spool bytes below which it counts as full: room for one of the largest deliveries.
     private let spoolReserve: Int
     private let registry: SourceRegistry?
+    /// The topics the gateway publishes to, whose metadata the producer fetches before `/readyz` succeeds.
+    private let topics: [String]
+    private let warmUpTimeout: Duration
+    private let drainDelay: Duration
     private let state = Mutex(State())
 
     /// `registry`: senders that may report problems of their own (Google's key set not loaded).
-    public init(producer: KafkaProducer, spool: DeliverySpool? = nil, spoolReserve: Int = 0, registry: SourceRegistry? = nil) {
+    public init(producer: KafkaProducer, spool: DeliverySpool? = nil, spoolReserve: Int = 0, registry: SourceRegistry? = nil,
+                topics: [String] = [], warmUpTimeout: Duration = .seconds(10), drainDelay: Duration = .zero) {
         self.producer = producer
         self.spool = spool
         self.spoolReserve = spoolReserve
         self.registry = registry
+        self.topics = topics
+        self.warmUpTimeout = warmUpTimeout
+        self.drainDelay = drainDelay
     }
 
-    /// Lets senders do their start-up work (fetch a key set) before the first request needs it.
-    public func warmUp() async {
-        _ = await registry?.readinessProblems(now: Self.now)
+    public func run() async throws {
+        // Beside, not before, waiting for shutdown: with Kafka down its requests block until their
+        // timeout, and a SIGTERM then must not wait for them.
+        let warming = Task { await warmUp() }
+        try? await gracefulShutdown()
+        warming.cancel()
+        startDraining()
+        if drainDelay > .zero { try? await Task.sleep(for: drainDelay) }
+    }
+
+    /// Fetches the topics' metadata (each request bounded by what is left of `warmUpTimeout`) while the
+    /// senders do their start-up work (fetch a key set), then lets `/readyz` judge as usual.
+    func warmUp() async {
+        async let senders: Void = { _ = await registry?.readinessProblems(now: Self.now) }()
+        let deadline = ContinuousClock.now + warmUpTimeout
+        var outcome = WarmUp.warm
+        do {
+            for topic in topics where !Task.isCancelled {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw KafkaError(kind: .timedOut, message: "not finished within \(warmUpTimeout)") }
+                try await producer.fetchMetadata(topics: [topic], timeoutMs: Int32(clamping: left.components.seconds * 1_000
+                    + left.components.attoseconds / 1_000_000_000_000_000))
+            }
+            if Task.isCancelled { outcome = .incomplete("kafka warm-up stopped by the shutdown") }
+        } catch {
+            outcome = .incomplete("kafka warm-up incomplete: \(error)")
+        }
+        await senders
+        let waiters = state.withLock { state in
+            state.warmUp = outcome
+            defer { state.warmUpWaiters = [] }
+            return state.warmUpWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the warm-up has finished or given up (for harnesses that start a gateway and wait for it).
+    public func warmedUp() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let warming = state.withLock { state in
+                guard case .warming = state.warmUp else { return false }
+                state.warmUpWaiters.append(continuation)
+                return true
+            }
+            if !warming { continuation.resume() }
+        }
     }
 
     /// Marks the gateway as shutting down: `/readyz` fails first so load balancers stop sending.
@@ -51,6 +118,13 @@ public final class Readiness: Sendable {
     public func check() async -> ReadinessReport {
         let spoolStats = spool?.stats
         enum Step { case answer(Bool), draining, wait(Task<Bool, Never>) }
+        let (warming, warmUpProblem): (Bool, String?) = state.withLock { state in
+            switch state.warmUp {
+            case .warming: (true, nil)
+            case .warm: (false, nil)
+            case .incomplete(let problem): (false, problem)
+            }
+        }
         let step: Step = state.withLock { state in
             if state.draining { return .draining }
             if let at = state.checkedAt, ContinuousClock.now - at < .seconds(1) { return .answer(state.reachable) }
@@ -71,6 +145,25 @@ public final class Readiness: Sendable {
                 state.reachable = reachable
             }
         }
+        // Kafka unreachable: the warm-up cannot finish soon, and the spool (if it has room) takes deliveries now.
+        if warming, reachable {
+            return ReadinessReport(ready: false, detail: "warming up: fetching the topics' metadata from Kafka", kafkaReachable: true,
+                                   spool: spoolStats)
+        }
+        var report = judge(reachable: reachable, spoolStats: spoolStats)
+        if report.ready {
+            let problems = await registry?.readinessProblems(now: Self.now) ?? []
+            if !problems.isEmpty {
+                report.ready = false
+                report.detail = problems.joined(separator: "; ")
+            }
+        }
+        if let warmUpProblem { report.detail += " (\(warmUpProblem))" }
+        return report
+    }
+
+    /// The answer from the cluster probe, the producer's state and the spool's room.
+    private func judge(reachable: Bool, spoolStats: SpoolStats?) -> ReadinessReport {
         var report = ReadinessReport(ready: true, detail: "kafka reachable", kafkaReachable: reachable, spool: spoolStats)
         if let fatal = producer.fatalError {
             report.ready = false
@@ -87,11 +180,6 @@ public final class Readiness: Sendable {
             }
         } else if let spoolStats, spoolStats.records > 0 {
             report.detail = "kafka reachable; relaying the spool (\(spoolStats.records) waiting)"
-        }
-        let problems = await registry?.readinessProblems(now: Self.now) ?? []
-        if !problems.isEmpty {
-            report.ready = false
-            report.detail = problems.joined(separator: "; ")
         }
         return report
     }

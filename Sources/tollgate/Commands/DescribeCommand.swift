@@ -6,6 +6,7 @@ import Gateway
 import Senders
 import Store
 import Toolkit
+import ServiceHost
 import Workers
 
 /// What the built binary knows about its own interfaces, as JSON: the deployment and document checks
@@ -29,8 +30,8 @@ struct DescribeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let registry = try catalog.registry(config.sources)
-        var routes: [[String: Any]] = GatewayServer.operationalRoutes.keys.sorted().map { path in
-            ["path": path, "methods": GatewayServer.operationalRoutes[path, default: []].map(\.rawValue)]
+        var routes: [[String: Any]] = HealthRoutes.methods.keys.sorted().map { path in
+            ["path": path, "methods": HealthRoutes.methods[path, default: []].map(\.rawValue)]
         }
         for sender in registry.senders {
             let path = GatewayServer.webhookPath(sender.source.name)

@@ -1,5 +1,9 @@
 import ArgumentParser
+import ServiceHost
+import Gateway
 import Kafka
+import Outbound
+import Workers
 
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,16 +30,18 @@ struct DevCommand: AsyncParsableCommand {
             Output.line("kafka: embedded broker at \(brokers) (written to \(bootstrapFile))")
         }
         let host = config.http.host
-        let workers = try await Components.workers(config: config, brokers: brokers, logger: logger)
+        let kafka = config.kafka.client(brokers: brokers)
+        let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
+                                                        playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, logger: logger)
         let api = workers.api
-        let gateway = try await Components.gateway(config: config, brokers: brokers, logger: logger,
-                                             additionalRoutes: { api.register(on: $0) }) { port in
+        let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
+                                               logger: logger, additionalRoutes: { api.register(on: $0) }) { port in
             Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
         }
         Output.line("store: \(workers.store.database.redactedURL)")
-        // Workers listed first stop last: the gateway stops taking deliveries before the consumers stop.
-        try await Components.run(workers.services + gateway, shutdown: config.shutdown, logger: logger)
-        await workers.store.close()
+        // The gateway stops taking deliveries before the consumers stop.
+        try await ProcessRunner.run(StopOrder([.stop("gateway", gateway), .stop("workers", workers)]),
+                                    shutdown: config.shutdown, logger: logger)
         withExtendedLifetime(cluster) {}
     }
 }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import ServiceHost
+import Gateway
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Run the gateway only (production).")
@@ -13,10 +15,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = LoggingSetup.bootstrap(config.log)
         let host = config.http.host
-        let services = try await Components.gateway(config: config, brokers: brokers, logger: logger) { port in
+        let gateway = try await GatewayProcess(config: config, kafka: config.kafka.client(brokers: brokers),
+                                               metrics: GatewayMetrics(registry: ProcessMetrics.registry), logger: logger,
+                                               onListening: { port in
             logger.info("listening", metadata: ["address": .string("\(host):\(port)")])
             Output.line("gateway: listening on http://\(host):\(port)")
-        }
-        try await Components.run(services, shutdown: config.shutdown, logger: logger)
+        })
+        try await ProcessRunner.run(StopOrder([.stop("gateway", gateway)]), shutdown: config.shutdown, logger: logger)
     }
 }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import ServiceHost
+import Outbound
 import Workers
 
 struct WorkCommand: AsyncParsableCommand {
@@ -13,12 +15,14 @@ struct WorkCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let logger = LoggingSetup.bootstrap(config.log)
-        let workers = try await Components.workers(config: config, brokers: brokers, logger: logger)
-        let server = WorkerServer(host: config.http.host, port: config.api.port, api: workers.api, store: workers.store,
-                                  exposition: { ProcessMetrics.registry.emitToString() }, logger: logger)
-        try await Components.run(workers.services + [server.makeApplication { port in
-            logger.info("workers listening", metadata: ["address": .string("\(config.http.host):\(port)")])
-        }], shutdown: config.shutdown, logger: logger)
-        await workers.store.close()
+        let host = config.http.host
+        let listener = EntitlementWorkers.APIListener.own(host: host, port: config.api.port,
+                                                          exposition: { ProcessMetrics.registry.emitToString() }) { port in
+            logger.info("workers listening", metadata: ["address": .string("\(host):\(port)")])
+        }
+        let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
+                                                        metrics: WorkerMetrics(factory: ProcessMetrics.factory),
+                                                        playAPIFetcher: URLSessionFetcher(), listener: listener, logger: logger)
+        try await ProcessRunner.run(StopOrder([.stop("workers", workers)]), shutdown: config.shutdown, logger: logger)
     }
 }

@@ -10,7 +10,8 @@ import TestSupport
 import Testing
 import Toolkit
 
-/// A real gateway on a free port, publishing to its own in-process mock cluster.
+/// A real gateway on a free port, publishing to its own in-process mock cluster: `GatewayProcess`, as
+/// `tollgate serve` runs it, from a configuration built here.
 final class GatewayHarness: Sendable {
     let cluster: MockCluster
     let producer: KafkaProducer
@@ -26,6 +27,7 @@ final class GatewayHarness: Sendable {
 
     /// `spool`: deliveries Kafka does not acknowledge within `ackTimeoutMs` go to a spool file there,
     /// relayed as in `tollgate serve`; nil answers them 503. `brokers`/`partitions` shape the cluster.
+    /// Returns once the gateway listens and has warmed up (what `/readyz` waits for).
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
          publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil, limits: LimitSettings = LimitSettings(),
          brokers: Int = 1, partitions: Int = 1, spool spoolOptions: (path: String, maxBytes: Int)? = nil,
@@ -34,48 +36,46 @@ final class GatewayHarness: Sendable {
         topics = TopicNames(sources: catalog.names)
         cluster = try MockCluster(brokers: brokers)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
-        producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
-                                                            deliveryTimeoutMs: ackTimeoutMs))
-        var sources = SourcesSettings()
-        sources.iaptic.apps = [IapticSettings.App(name: "shop", secrets: [Self.secret])]
-        sources.apple = apple
-        configure(&sources)
-        var http = HTTPSettings()
-        http.host = "127.0.0.1"
-        http.port = 0
-        http.maxBodyBytes = maxBodyBytes
-        http.publicPathPrefix = publicPathPrefix
-        configureHTTP(&http)
-        metrics = GatewayMetrics()
+        var config = TollgateConfig()
+        config.kafka.ackTimeoutMs = ackTimeoutMs
+        config.sources.iaptic.apps = [IapticSettings.App(name: "shop", secrets: [Self.secret])]
+        config.sources.apple = apple
+        configure(&config.sources)
+        config.http.host = "127.0.0.1"
+        config.http.port = 0
+        config.http.maxBodyBytes = maxBodyBytes
+        config.http.publicPathPrefix = publicPathPrefix
+        configureHTTP(&config.http)
+        config.limits = limits
+        config.dedup.maxEntries = 10_000
+        config.spool.enabled = spoolOptions != nil
+        if let spoolOptions {
+            config.spool.path = spoolOptions.path
+            config.spool.maxBytes = spoolOptions.maxBytes
+        }
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .warning
-        let spool = try await spoolOptions.asyncMap { options in
-            try await DeliverySpool.open(path: options.path, maxBytes: options.maxBytes, logger: logger)
-        }
-        self.spool = spool
-        let registry = try catalog.registry(sources, fetcher: fetcher)
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics, senders: registry), spool: spool,
-                                    recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
-        let server = GatewayServer(settings: http, registry: registry,
-                                   writer: writer, metrics: metrics, logger: logger, limits: limits)
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = server.makeApplication { port in portContinuation.yield(port) }
-        var services: [any Service] = [app]
-        if let spool {
-            services = [SpoolService(spool: spool), SpoolRelay(spool: spool, producer: producer, metrics: metrics, logger: logger), app]
-        }
-        group = ServiceGroup(services: services, logger: logger)
+        let gateway = try await GatewayProcess(config: config, kafka: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
+                                               metrics: GatewayMetrics(), fetcher: fetcher, logger: logger, senders: catalog,
+                                               onListening: { port in portContinuation.yield(port) })
+        producer = gateway.producer
+        metrics = gateway.metrics
+        spool = gateway.spool
+        group = ServiceGroup(services: [gateway], logger: logger)
         running = Task { [group] in try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw ClientError("server did not start") }
         self.port = port
         client = RawHTTPClient(port: port)
+        await gateway.readiness.warmedUp()
     }
 
+    /// A graceful shutdown, as on SIGTERM: in-flight requests finish, the relay makes its last pass,
+    /// the producer flushes and closes, the spool closes.
     func stop() async {
         await group.triggerGracefulShutdown()
         _ = await running.result
-        producer.close()
     }
 
     func postIaptic(_ body: String, contentType: String = "application/json") async throws -> RawHTTPClient.Response {
@@ -108,13 +108,6 @@ final class GatewayHarness: Sendable {
             if labels.allSatisfy({ found[$0.key] == $0.value }) { total += value }
         }
         return total
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }
 

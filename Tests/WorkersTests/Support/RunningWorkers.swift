@@ -1,12 +1,11 @@
-import Gateway
 import Logging
 import ServiceLifecycle
 import Store
 import Workers
 
 /// One worker instance as `tollgate work` runs it: `EntitlementWorkers` (its own producer and
-/// consumers in the harness's consumer group) with the producer's service, in a ServiceGroup, counting
-/// into metrics of its own.
+/// consumers in the harness's consumer group) in a ServiceGroup, counting into metrics of its own.
+/// The store is the test's: the instance leaves it open.
 final class RunningWorkers: Sendable {
     let workers: EntitlementWorkers
     let metrics = RecordingMetrics()
@@ -16,8 +15,7 @@ final class RunningWorkers: Sendable {
     init(harness: WorkerHarness, store: EntitlementStore) throws {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
                                          store: store, metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
-        // The producer's service first, as in `tollgate work`: it is shut down last and flushes what the others sent.
-        group = ServiceGroup(services: [ProducerService(producer: workers.producer)] + workers.services, logger: harness.logger)
+        group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }
     }
 
