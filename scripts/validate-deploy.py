@@ -125,7 +125,7 @@ def event_types():
 
 def purchase_states():
     """PurchaseState's raw values, from Purchase.swift's enum."""
-    text = open("Sources/Store/Entitlements/Purchase.swift").read()
+    text = open("Sources/Entitlements/Purchase.swift").read()
     body = text[text.index("enum PurchaseState"):]
     body = body[:body.index("\n}")]
     states = []
@@ -564,7 +564,7 @@ def check_dockerfile():
             not any("TOLLGATE_SPOOL" in env for env in re.findall(r"^ENV (?:.*\\\n)*.*$", final, re.M)),
     })
     # What the image installs must follow from what the binary links and builds against, not from a list
-    # kept by hand: a new system library (SQLite and libpq came with the store) breaks the image otherwise.
+    # kept by hand: a new system library (SQLite came with the store) breaks the image otherwise.
     build_stage = text[:text.index("\nFROM ", text.index("AS build"))]
     build_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", build_stage))))
     runtime_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", final))))

@@ -1,8 +1,8 @@
+import Entitlements
 import Events
 import Kafka
 import Logging
 import ServiceLifecycle
-import Store
 
 /// The consuming half of Tollgate, assembled: the projection of `tollgate.events`, the retry tiers
 /// and the outbox relay, sharing one store and one producer (retries, dead letters, entitlements).

@@ -1,6 +1,7 @@
 import Events
 import Kafka
 import Logging
+import Spool
 import Verifiers
 
 /// Makes an accepted delivery durable before its sender hears 2xx: Kafka with `acks=all` within

@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import Spool
 
 /// The gateway's Prometheus metrics. Each gateway owns its registry, so several gateways in one
 /// process (tests, `tollgate dev`) keep separate counts.

@@ -1,5 +1,6 @@
 import Kafka
 import ServiceLifecycle
+import Spool
 
 /// Keeps the producer open for the life of the service group and flushes it on shutdown.
 /// Listed before the HTTP server, so it shuts down after it: in-flight requests still publish.

@@ -1,6 +1,7 @@
 import Events
 import Foundation
 import Kafka
+import Spool
 import Synchronization
 import Verifiers
 

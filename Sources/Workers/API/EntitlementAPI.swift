@@ -1,9 +1,9 @@
+import Entitlements
 import Events
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Store
 import Verifiers
 
 /// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own

@@ -1,8 +1,8 @@
+import Entitlements
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Foundation
-import Store
 
 /// The HTTP server of `tollgate work`: health, readiness (the store answers), Prometheus metrics and
 /// the entitlement API. In `tollgate dev` the gateway's server carries the API instead.

@@ -1,7 +1,7 @@
 import Config
+import Entitlements
 import Events
 import Logging
-import Store
 import Verifiers
 
 /// Google RTDN events say only that something happened to a purchase token: the state comes from the

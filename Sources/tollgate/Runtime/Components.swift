@@ -1,12 +1,13 @@
 import Config
+import Entitlements
 import Events
 import Gateway
+import Hummingbird
 import Kafka
 import Logging
 import Outbound
-import Hummingbird
 import ServiceLifecycle
-import Store
+import Spool
 import Verifiers
 import Workers
 

@@ -5,6 +5,7 @@ import Gateway
 import Kafka
 import Logging
 import ServiceLifecycle
+import Spool
 import TestSupport
 import Testing
 import Verifiers

@@ -1,9 +1,9 @@
+import Entitlements
 import Events
 import Foundation
 import Gateway
 import Kafka
 import Logging
-import Store
 import Synchronization
 import TestSupport
 
