@@ -3,7 +3,7 @@
 SHELL        := /bin/bash
 SWIFT        ?= swift
 CONFIG       ?= examples/dev.yaml
-APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat libsqlite3-dev libpq-dev postgresql
+APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat libsqlite3-dev postgresql
 SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_LOG    := .build/tollgate-build.log
 ## What scripts/validate-deploy.py needs besides the build: Debian packages, and Python tools in a venv.

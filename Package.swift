@@ -28,12 +28,14 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // The PostgreSQL client (the store's PostgreSQL driver), and the TLS its connections use.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // epoll, timerfd and CPU affinity, which Glibc's module leaves out: the load generator's event loop.
         .systemLibrary(name: "CLinux"),
         .target(
@@ -77,7 +79,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Store", "ServiceHost",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "ServiceHost", "Spool",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -92,17 +94,37 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The entitlement store: SQLite and PostgreSQL drivers (every sqlite3*/PGconn* lives here),
-        // migrations, and the entitlement tables' operations.
+        // The storage layer: the SQLite (every sqlite3* call lives here) and PostgreSQL (postgres-nio)
+        // drivers behind one synchronous SQL API on connection lanes, the migrations runner, StoreError.
+        // Knows no table of its own.
         .target(
             name: "Store",
-            dependencies: ["CSQLite", "CPostgres", "Events", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite",
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
+            swiftSettings: strict
+        ),
+        // The entitlement rules over the storage layer: the model (purchases, entitlements), their tables
+        // and migrations, batch planning and replay, and the projection of a normalized event into a
+        // purchase change.
+        .target(
+            name: "Entitlements",
+            dependencies: ["Store", "Events", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // The gateway's delivery spool: its own SQLite file through Store's SQLite driver, records as BLOBs,
+        // group commit, an flock so one process owns it.
+        .target(
+            name: "Spool",
+            dependencies: ["Store", "Kafka", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Senders", "Toolkit", "ServiceHost",
+                "Kafka", "Events", "Config", "Store", "Senders", "Toolkit", "ServiceHost", "Entitlements",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "Workers", "Store", "ServiceHost",
+                "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "Workers", "Store", "ServiceHost", "Entitlements", "Spool",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,7 +153,7 @@ let package = Package(
         // and the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop.
         .executableTarget(
             name: "Bench",
-            dependencies: ["Senders", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Gateway",
+            dependencies: ["Senders", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Gateway", "Entitlements", "Spool",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),
@@ -142,17 +164,17 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Kafka"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it (and imports
-        // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Store reads the outbox.
-        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Senders", "Toolkit", "Kafka", "Events", "Workers", "Store", "Gateway",
+        // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Entitlements reads the outbox.
+        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Senders", "Toolkit", "Kafka", "Events", "Workers", "Store", "Entitlements", "Gateway",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
-        .target(name: "StoreTestSupport", dependencies: ["Store", "TestSupport", .product(name: "Logging", package: "swift-log")],
+        .target(name: "StoreTestSupport", dependencies: ["Store", "Entitlements", "TestSupport", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/StoreTestSupport", swiftSettings: strict),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Events", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport",
+            dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
@@ -164,7 +186,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Senders", "Toolkit", "TestSupport",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Senders", "Toolkit", "TestSupport", "Spool", "Store",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

@@ -3,7 +3,7 @@ import PackageDescription
 
 // libFuzzer targets for Tollgate's parsers (`make fuzz`, docs/fuzzing.md). A package of its own so
 // the root package's `swift build` and `swift test` never build them: they link libFuzzer (`-sanitize=fuzzer`)
-// and hand it their test function, and they import Verifiers with @testable (`-enable-testing`).
+// and hand it their test function, and they import Senders and Toolkit with @testable (`-enable-testing`).
 let fuzzer: [Target.Dependency] = ["FuzzSupport", .product(name: "TollgateSenders", package: "tollgate")]
 
 let package = Package(

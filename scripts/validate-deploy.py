@@ -547,7 +547,7 @@ def check_dockerfile():
             not any("TOLLGATE_SPOOL" in env for env in re.findall(r"^ENV (?:.*\\\n)*.*$", final, re.M)),
     })
     # What the image installs must follow from what the binary links and builds against, not from a list
-    # kept by hand: a new system library (SQLite and libpq came with the store) breaks the image otherwise.
+    # kept by hand: a new system library (SQLite came with the store) breaks the image otherwise.
     build_stage = text[:text.index("\nFROM ", text.index("AS build"))]
     build_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", build_stage))))
     runtime_installs = set(re.findall(r"[\w.+-]+", " ".join(re.findall(r"apt-get install ([^\n&]*)", final))))

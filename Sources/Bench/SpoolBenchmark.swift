@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
+import Spool
 
 /// What one spooled delivery costs: an append is an fsynced SQLite commit (WAL, synchronous=FULL),
 /// shared by whatever appends arrive meanwhile (group commit). Measured one at a time (a lone sender

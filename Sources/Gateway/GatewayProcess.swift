@@ -5,6 +5,7 @@ import Kafka
 import Logging
 import Outbound
 import ServiceHost
+import Spool
 import Senders
 import ServiceLifecycle
 import Toolkit

@@ -1,4 +1,5 @@
 import Config
+import Entitlements
 import Events
 import Kafka
 import Logging

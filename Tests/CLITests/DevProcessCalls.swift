@@ -1,7 +1,7 @@
+import Entitlements
 import Foundation
 import Kafka
 import Logging
-import Store
 import TestSupport
 
 /// What the tests ask of a running `tollgate dev`: deliveries, the entitlement API, metrics, topics, store.

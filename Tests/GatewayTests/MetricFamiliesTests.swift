@@ -1,4 +1,5 @@
 @testable import Gateway
+@testable import Spool
 import Testing
 import Toolkit
 

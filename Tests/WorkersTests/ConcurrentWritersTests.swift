@@ -1,3 +1,4 @@
+@testable import Entitlements
 import Events
 @testable import Store
 import StoreTestSupport

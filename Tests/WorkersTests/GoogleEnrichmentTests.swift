@@ -1,5 +1,5 @@
+import Entitlements
 import Events
-import Store
 import Testing
 @testable import Workers
 

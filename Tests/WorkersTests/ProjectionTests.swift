@@ -1,6 +1,6 @@
+import Entitlements
 import Events
 import Foundation
-import Store
 import StoreTestSupport
 import Testing
 @testable import Workers

@@ -2,6 +2,7 @@ import Events
 import Kafka
 import Logging
 import Senders
+import Spool
 
 /// Makes an accepted delivery durable before its sender hears 2xx: Kafka with `acks=all` within
 /// `kafka.ackTimeoutMs`, else the spool (fsynced), else a 503 so the sender retries. A redelivery

@@ -1,6 +1,7 @@
 import Kafka
 import Logging
 import ServiceLifecycle
+import Spool
 
 /// Publishes spooled deliveries to Kafka in the order they were spooled, and forgets each once
 /// every one of its records is acknowledged. After a failure it probes with one delivery at a time,

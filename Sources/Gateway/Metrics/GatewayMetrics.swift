@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import Spool
 import Toolkit
 
 /// The gateway's Prometheus metrics. Each gateway owns its registry, so several gateways in one

@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Senders
 import ServiceLifecycle
+import Spool
 import Synchronization
 
 /// What `/readyz` answers: whether the gateway can make events durable now (Kafka acknowledges, or

@@ -14,8 +14,9 @@ enum LaneRole: Sendable {
     case read
 }
 
-/// One connection and the serial queue that owns it. Every blocking SQLite or libpq call runs on
-/// that queue, never on the Swift concurrency pool; callers await the result.
+/// One connection and the serial queue that owns it. Every blocking SQLite call, and every wait for a
+/// postgres-nio answer, runs on that queue, never on the Swift concurrency pool or an event loop;
+/// callers await the result.
 final class ConnectionLane: @unchecked Sendable {
     private let queue: DispatchQueue
     private let connect: @Sendable () throws(StoreError) -> any DriverConnection

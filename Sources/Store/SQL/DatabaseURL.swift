@@ -1,8 +1,8 @@
-/// Where `SQLDatabase.open` connects: "sqlite:<path>[?busy_timeout_ms=N]" or a libpq "postgres://" /
-/// "postgresql://" URL.
+/// Where `SQLDatabase.open` connects: "sqlite:<path>[?busy_timeout_ms=N]" or a libpq-style
+/// "postgres://" / "postgresql://" URL (`PostgresURL`).
 enum DatabaseURL: Sendable, Equatable {
     case sqlite(path: String, busyTimeoutMs: Int32)
-    case postgres(url: String)
+    case postgres(PostgresURL)
 
     /// How long an SQLite connection waits for another one's lock before failing as busy (transient).
     static let defaultBusyTimeoutMs: Int32 = 5_000
@@ -30,8 +30,7 @@ enum DatabaseURL: Sendable, Equatable {
             return .sqlite(path: path, busyTimeoutMs: busyTimeoutMs)
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            try PostgresConnectionInfo.validate(url)
-            return .postgres(url: url)
+            return .postgres(try PostgresURL.parse(url))
         }
         throw StoreError(.invalid, "database URL \(redactingPassword(url)) is neither sqlite:<path> nor postgres://...")
     }

@@ -7,25 +7,11 @@ public protocol SQLConnection: AnyObject {
     func query(_ sql: String, _ params: [SQLValue]) throws(StoreError) -> [SQLRow]
     /// Runs one statement and returns how many rows it inserted, updated or deleted.
     @discardableResult func execute(_ sql: String, _ params: [SQLValue]) throws(StoreError) -> Int
-    /// Runs the statements in order and returns each one's changed-row count, as `execute` would,
-    /// but without waiting for each answer where the backend allows: PostgreSQL sends them in
-    /// pipeline mode, a round trip per batch instead of per statement. The first failure throws
-    /// and, as always, dooms the transaction.
-    @discardableResult func executeBatch(_ statements: [SQLStatement]) throws(StoreError) -> [Int]
 }
 
 extension SQLConnection {
     public func query(_ sql: String) throws(StoreError) -> [SQLRow] { try query(sql, []) }
     @discardableResult public func execute(_ sql: String) throws(StoreError) -> Int { try execute(sql, []) }
-
-    /// One after the other: right for SQLite, where a statement is a function call, not a round trip.
-    @discardableResult
-    public func executeBatch(_ statements: [SQLStatement]) throws(StoreError) -> [Int] {
-        var counts: [Int] = []
-        counts.reserveCapacity(statements.count)
-        for statement in statements { counts.append(try execute(statement.sql, statement.params)) }
-        return counts
-    }
 }
 
 /// What a backend's connection adds for the lanes that drive it.

@@ -20,8 +20,9 @@ public final class SQLDatabase: Sendable {
     }
 
     /// Opens "sqlite:<path>[?busy_timeout_ms=N]" (creating the parent directory; WAL, synchronous=FULL,
-    /// busy timeout 5 s unless given, foreign keys on) or "postgres://..." / "postgresql://..." (given
-    /// to libpq as is, with connect_timeout=5 and statement_timeout=30s unless the URL says otherwise).
+    /// busy timeout 5 s unless given, foreign keys on) or "postgres://..." / "postgresql://..." (read by
+    /// `PostgresURL`, connected through postgres-nio, with connect_timeout=5, statement_timeout=30s and
+    /// application_name=tollgate unless the URL says otherwise).
     /// The write connection opens now; the read connection on first use.
     public static func open(url: String, logger: Logger) async throws(StoreError) -> SQLDatabase {
         let database: SQLDatabase
@@ -30,9 +31,10 @@ public final class SQLDatabase: Sendable {
             database = SQLDatabase(dialect: .sqlite, redactedURL: url, logger: logger) { role throws(StoreError) in
                 try SQLiteConnection(path: path, role: role, busyTimeoutMs: busyTimeoutMs)
             }
-        case .postgres(let url):
-            database = SQLDatabase(dialect: .postgres, redactedURL: redactingPassword(url), logger: logger) { _ throws(StoreError) in
-                try PostgresConnection(url: url)
+        case .postgres(let postgres):
+            let redacted = redactingPassword(url)
+            database = SQLDatabase(dialect: .postgres, redactedURL: redacted, logger: logger) { _ throws(StoreError) in
+                try PostgresDriverConnection(url: postgres, redactedURL: redacted, logger: logger)
             }
         }
         try await database.writer.perform { lane throws(StoreError) in _ = try lane.connected() }

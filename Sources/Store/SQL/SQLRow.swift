@@ -33,6 +33,11 @@ public struct SQLRow: Sendable {
         return nil
     }
 
+    public func blob(_ column: String) -> [UInt8]? {
+        if case .blob(let value) = self[column] { return value }
+        return nil
+    }
+
     public func double(_ column: String) -> Double? {
         switch self[column] {
         case .double(let value): return value

@@ -4,6 +4,12 @@ public enum SQLValue: Sendable, Equatable {
     case int(Int64)
     case text(String)
     case double(Double)
+    /// Bytes: an SQLite BLOB, a PostgreSQL bytea.
+    case blob([UInt8])
+    /// PostgreSQL only, as parameters: a text[] or bigint[] array, for set-based statements such as
+    /// `unnest($1::text[], $2::bigint[])`. SQLite refuses them.
+    case textArray([String?])
+    case intArray([Int64?])
 
     /// A boolean as the integer 0 or 1.
     public static func bool(_ value: Bool) -> SQLValue { .int(value ? 1 : 0) }
@@ -14,6 +20,7 @@ public enum SQLValue: Sendable, Equatable {
     public init(_ value: String?) { self = value.map { .text($0) } ?? .null }
     public init(_ value: Double?) { self = value.map { .double($0) } ?? .null }
     public init(_ value: Bool?) { self = value.map { .bool($0) } ?? .null }
+    public init(_ value: [UInt8]?) { self = value.map { .blob($0) } ?? .null }
 }
 
 extension SQLValue: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral, ExpressibleByFloatLiteral,

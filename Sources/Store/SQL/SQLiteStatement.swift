@@ -42,6 +42,9 @@ final class SQLiteStatement {
             case .int(let value): rc = sqlite3_bind_int64(handle, slot, value)
             case .double(let value): rc = sqlite3_bind_double(handle, slot, value)
             case .text(let value): rc = bindText(value, slot: slot)
+            case .blob(let value): rc = bindBlob(value, slot: slot)
+            case .textArray, .intArray:
+                throw StoreError(.invalid, "array parameter $\(index + 1) on SQLite, which has no arrays: \(sqlExcerpt(sql))")
             }
             guard rc == SQLITE_OK else { throw .sqlite(rc, sqlite3_db_handle(handle), context: sqlExcerpt(sql)) }
         }
@@ -57,6 +60,15 @@ final class SQLiteStatement {
                 guard let start = chars.baseAddress else { return sqlite3_bind_text(handle, slot, "", 0, transient) }
                 return sqlite3_bind_text(handle, slot, start, Int32(chars.count), transient)
             }
+        }
+    }
+
+    private func bindBlob(_ value: [UInt8], slot: Int32) -> Int32 {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        return value.withUnsafeBytes { bytes in
+            // sqlite3_bind_blob binds NULL for a nil pointer: an empty blob gets zeroblob(0) instead.
+            guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(handle, slot, 0) }
+            return sqlite3_bind_blob(handle, slot, start, Int32(bytes.count), transient)
         }
     }
 
@@ -81,8 +93,12 @@ final class SQLiteStatement {
             case SQLITE_NULL: values.append(.null)
             case SQLITE_INTEGER: values.append(.int(sqlite3_column_int64(handle, column)))
             case SQLITE_FLOAT: values.append(.double(sqlite3_column_double(handle, column)))
+            case SQLITE_BLOB:
+                // The pointer first, then its length, as SQLite asks.
+                let start = sqlite3_column_blob(handle, column)
+                let count = Int(sqlite3_column_bytes(handle, column))
+                values.append(.blob(start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []))
             default:
-                // Text, and blobs read as their bytes.
                 let bytes = sqlite3_column_text(handle, column)
                 let count = Int(sqlite3_column_bytes(handle, column))
                 values.append(.text(bytes.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""))

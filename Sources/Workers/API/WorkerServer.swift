@@ -1,3 +1,6 @@
+import Entitlements
+import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import ServiceHost

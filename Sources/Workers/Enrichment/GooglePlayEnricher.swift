@@ -1,4 +1,5 @@
 import Config
+import Entitlements
 import Events
 import Logging
 import Senders

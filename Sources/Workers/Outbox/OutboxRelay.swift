@@ -1,9 +1,9 @@
+import Entitlements
 import Events
 import Foundation
 import Kafka
 import Logging
 import ServiceLifecycle
-import Store
 
 /// Publishes queued entitlement changes to the compacted `tollgate.entitlements` topic, in order, then
 /// removes them from the outbox: at-least-once. One replica relays at a time (a lease in the store),

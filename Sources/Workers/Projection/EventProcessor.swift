@@ -1,10 +1,12 @@
+import Entitlements
 import Events
 import Kafka
 import Logging
 import Store
 
 /// Decodes, enriches and applies a batch of event records: the work shared by the events consumer,
-/// the retry consumer and the benchmark.
+/// the retry consumer and the benchmark. The rules (what an event changes, how a batch is applied)
+/// are the Entitlements module's; this turns records into their input and outcomes into dispositions.
 struct EventProcessor: Sendable {
     enum Disposition: Sendable, Equatable {
         case done(ApplyOutcome)
@@ -22,11 +24,6 @@ struct EventProcessor: Sendable {
         let records: [KafkaRecord]
         fileprivate var dispositions: [Disposition?]
         fileprivate var changes: [(index: Int, change: PurchaseChange)]
-    }
-
-    /// One disposition per record, in order.
-    func process(_ records: [KafkaRecord]) async -> [Disposition] {
-        await apply(await prepare(records))
     }
 
     /// Decodes and enriches: everything before the store, so it can run while the store applies the
@@ -65,19 +62,12 @@ struct EventProcessor: Sendable {
         return dispositions.map { $0 ?? .failed(WorkerFailure(.internalError, message: "no outcome", isTransient: true)) }
     }
 
-    /// The batch in one transaction; if the database refuses it for good, each change alone, so one bad
-    /// event cannot hold back the others.
     private func apply(_ changes: [PurchaseChange]) async -> [Disposition] {
-        guard !changes.isEmpty else { return [] }
-        do {
-            return try await store.apply(changes, nowMs: now()).map { .done($0) }
-        } catch let error where error.isTransient {
-            return changes.map { _ in .failed(Self.failure(error)) }
-        } catch {
-            guard changes.count > 1 else { return [.failed(Self.failure(error))] }
-            var dispositions: [Disposition] = []
-            for change in changes { dispositions += await apply([change]) }
-            return dispositions
+        await store.applyIsolatingRejections(changes, nowMs: now()).map { result in
+            switch result {
+            case .success(let outcome): .done(outcome)
+            case .failure(let error): .failed(Self.failure(error))
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Entitlements
 import Events
 
 /// Looks up the state a sender's API reports for an event's purchase (Google's RTDN events carry none).

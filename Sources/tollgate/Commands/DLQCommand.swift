@@ -1,7 +1,7 @@
 import ArgumentParser
+import Entitlements
 import Events
 import Kafka
-import Store
 import Workers
 
 struct DLQCommand: AsyncParsableCommand {

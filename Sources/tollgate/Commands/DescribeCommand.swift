@@ -1,10 +1,10 @@
 import ArgumentParser
 import Config
+import Entitlements
 import Events
 import Foundation
 import Gateway
 import Senders
-import Store
 import Toolkit
 import ServiceHost
 import Workers

@@ -3,6 +3,7 @@ import Foundation
 import Gateway
 import Kafka
 import Senders
+import Spool
 import TestSupport
 import Testing
 

@@ -2,6 +2,8 @@ import Foundation
 @testable import Gateway
 import Kafka
 import Logging
+@testable import Spool
+import Store
 import Testing
 
 @Suite("Delivery spool: fsynced SQLite, order, bounds, restarts")
@@ -106,6 +108,59 @@ struct SpoolTests {
         let oldest = try await spool.oldest(limit: 1)
         try await spool.settle(published: oldest.map(\.id))
         try await spool.append(Self.messages(1_000, bodyBytes: 500))
+        await spool.close()
+    }
+
+    @Test("records are stored as BLOBs of their encoding, and the bytes counted are the BLOBs' sizes")
+    func blobRows() async throws {
+        let path = try Self.temporaryPath()
+        let spool = try await DeliverySpool.open(path: path, maxBytes: 1_000_000, logger: Self.logger)
+        try await spool.append(Self.messages(3))
+        #expect(spool.stats.bytes == SpoolEncoding.encode(Self.messages(3)).count)
+        await spool.close()
+        let database = try await SQLDatabase.open(url: "sqlite:" + path, logger: Self.logger)
+        let row = try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT typeof(records) AS type, records, bytes FROM spool").first
+        }
+        await database.close()
+        #expect(row?.text("type") == "blob")
+        #expect(row?.blob("records") == SpoolEncoding.encode(Self.messages(3)))
+    }
+
+    @Test("a spool written by the previous version (records as base64 text) is migrated and relayed in order")
+    func upgradesTextRows() async throws {
+        let path = try Self.temporaryPath()
+        // Version 1 as the previous release created and filled it, one row not base64 at all.
+        let old = try await SQLDatabase.open(url: "sqlite:" + path, logger: Self.logger)
+        try await old.migrate([Migration(version: 1, name: "spool") { _ in
+            """
+            CREATE TABLE spool (id INTEGER PRIMARY KEY AUTOINCREMENT, spooled_at INTEGER NOT NULL, bytes INTEGER NOT NULL,
+                                records TEXT NOT NULL);
+            CREATE TABLE spool_damaged (id INTEGER PRIMARY KEY, spooled_at INTEGER NOT NULL, bytes INTEGER NOT NULL,
+                                        records TEXT NOT NULL);
+            """
+        }])
+        let rows = (0..<3).map { Data(SpoolEncoding.encode(Self.messages($0))).base64EncodedString() } + ["not base64 !"]
+        try await old.transaction { connection throws(StoreError) in
+            for (index, row) in rows.enumerated() {
+                try connection.execute("INSERT INTO spool (spooled_at, bytes, records) VALUES ($1, $2, $3)",
+                                       [.int(Int64(1_000 + index)), .int(Int64(row.utf8.count)), .text(row)])
+            }
+        }
+        await old.close()
+
+        let spool = try await DeliverySpool.open(path: path, maxBytes: 1_000_000, logger: Self.logger)
+        #expect(spool.stats.records == 4)
+        let expectedBytes = (0..<3).reduce(0) { $0 + SpoolEncoding.encode(Self.messages($1)).count } + rows[3].utf8.count
+        #expect(spool.stats.bytes == expectedBytes, "the upgraded rows count their BLOBs' sizes")
+        let waiting = try await spool.oldest(limit: 10)
+        #expect(waiting.map { $0.messages.first?.headers.string("ce_id") } == ["apple:0", "apple:1", "apple:2"])
+        #expect(waiting.first?.messages.first?.value == Self.messages(0).first?.value)
+        #expect(spool.stats.records == 3, "the row that was not base64 is set aside, not relayed")
+        try await spool.settle(published: waiting.map(\.id))
+        #expect(spool.isEmpty)
+        try await spool.append(Self.messages(9))
+        #expect(try await spool.oldest(limit: 10).count == 1)
         await spool.close()
     }
 

@@ -6,6 +6,7 @@ import Kafka
 import Logging
 import Senders
 import ServiceLifecycle
+import Spool
 import TestSupport
 import Testing
 import Toolkit

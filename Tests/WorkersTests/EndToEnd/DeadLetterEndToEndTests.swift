@@ -1,7 +1,7 @@
+import Entitlements
 import Events
 import Gateway
 import Kafka
-import Store
 import StoreTestSupport
 import Testing
 @testable import Workers

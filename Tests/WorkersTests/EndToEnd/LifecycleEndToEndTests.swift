@@ -1,5 +1,5 @@
+import Entitlements
 import Events
-import Store
 import StoreTestSupport
 import Testing
 @testable import Workers

@@ -1,5 +1,5 @@
 import Dispatch
-@testable import Store
+@testable import Entitlements
 
 /// Holds a store's transaction open: its `change` goes last in a batch (a no-op, `.unchanged`) and
 /// `hold`, given to `apply` as `beforeCommit`, waits until released with the whole batch written and

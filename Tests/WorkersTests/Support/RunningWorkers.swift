@@ -1,6 +1,7 @@
+import Entitlements
+import Gateway
 import Logging
 import ServiceLifecycle
-import Store
 import Workers
 
 /// One worker instance as `tollgate work` runs it: `EntitlementWorkers` (its own producer and

@@ -1,4 +1,4 @@
-import Store
+import Entitlements
 import StoreTestSupport
 
 /// Runs `body` with the entitlement store at `url` (migrated on open), then closes it: for tests that

@@ -1,3 +1,5 @@
+import Store
+
 /// The entitlement tables, as versioned migrations. Never edit a released migration: add one.
 /// Times are milliseconds since 1970 (BIGINT), booleans are 0/1, so one SQL text serves both backends.
 enum EntitlementSchema {

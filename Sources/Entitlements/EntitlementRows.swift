@@ -1,3 +1,5 @@
+import Store
+
 /// Reading, locking and writing the `entitlements` table, which holds each key's deciding purchase.
 enum EntitlementRows {
     /// The first key of the PostgreSQL advisory locks that serialize refreshes of one entitlement.
@@ -16,7 +18,7 @@ enum EntitlementRows {
         _ = try connection.query("""
             SELECT pg_advisory_xact_lock(\(lockClass), hashtext(name))
             FROM unnest($1::text[]) WITH ORDINALITY AS t(name, ord) ORDER BY ord
-            """, [PostgresArray.text(names)])
+            """, [.textArray(names)])
     }
 
     /// The purchase that decides an entitlement: one that entitles now, the latest-expiring first;
@@ -91,10 +93,10 @@ enum EntitlementRows {
                                             $7::bigint[], $8::bigint[])
             \(upsert)
             """, [
-                PostgresArray.text(entitlements.map(\.app)), PostgresArray.text(entitlements.map(\.user)),
-                PostgresArray.text(entitlements.map(\.product)), PostgresArray.text(entitlements.map(\.source)),
-                PostgresArray.text(entitlements.map(\.subject)), PostgresArray.text(entitlements.map(\.state.rawValue)),
-                PostgresArray.int(entitlements.map(\.expiresAtMs)), PostgresArray.int(entitlements.map(\.gracePeriodExpiresAtMs)),
+                .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.user)),
+                .textArray(entitlements.map(\.product)), .textArray(entitlements.map(\.source)),
+                .textArray(entitlements.map(\.subject)), .textArray(entitlements.map(\.state.rawValue)),
+                .intArray(entitlements.map(\.expiresAtMs)), .intArray(entitlements.map(\.gracePeriodExpiresAtMs)),
                 .int(nowMs),
             ])
     }

@@ -1,3 +1,5 @@
+import Store
+
 /// The `processed_events` table: every event id applied, so each is applied once.
 enum ProcessedEventRows {
     /// Records the ids as processed; true at the positions whose event is new: not recorded before,
@@ -21,7 +23,7 @@ enum ProcessedEventRows {
             INSERT INTO processed_events (event_id, processed_at_ms)
             SELECT id, $2::bigint FROM unnest($1::text[]) AS t(id)
             ON CONFLICT (event_id) DO NOTHING RETURNING event_id
-            """, [PostgresArray.text(unique), .int(nowMs)])
+            """, [.textArray(unique), .int(nowMs)])
         var new = Set(inserted.compactMap { $0.text("event_id") })
         // The first occurrence takes the id: a repeat later in the batch is a duplicate.
         return ids.map { new.remove($0) != nil }

@@ -1,3 +1,5 @@
+import Store
+
 /// One product a user is (or was) entitled to in an app, from the purchase that decides it.
 public struct Entitlement: Sendable, Equatable {
     public var app: String

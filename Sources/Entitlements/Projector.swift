@@ -1,12 +1,11 @@
 import Events
-import Store
 
 /// Turns one normalized event into its change of one purchase. Pure: the store applies the change in
 /// its transaction, with the stored state as input.
-enum Projector {
+public enum Projector {
     /// The change `event` makes, or nil when it concerns no purchase (tests, unmapped notifications).
     /// `snapshot` is the purchase's state as the sender's API reports it now (Google), which wins.
-    static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
+    public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
         guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
         let key = PurchaseKey(source: sourceName(of: event), app: event.app, subject: event.subject)
         let occurredAtMs = Timestamp(rfc3339: event.occurredAt)?.millisecondsSince1970 ?? 0
@@ -107,19 +106,30 @@ enum Projector {
     }
 
     /// `/apple/<bundleId>` -> `apple`.
-    static func sourceName(of event: NormalizedEvent) -> String {
+    public static func sourceName(of event: NormalizedEvent) -> String {
         event.source.split(separator: "/").first.map(String.init) ?? event.source
     }
 }
 
 /// A purchase's state as the sender's API reports it (Google Play Developer API).
-struct PurchaseSnapshot: Sendable, Equatable {
-    var kind: Purchase.Kind
-    var state: PurchaseState
-    var user: String?
-    var product: String?
-    var expiresAtMs: Int64?
-    var autoRenew: Bool?
+public struct PurchaseSnapshot: Sendable, Equatable {
+    public var kind: Purchase.Kind
+    public var state: PurchaseState
+    public var user: String?
+    public var product: String?
+    public var expiresAtMs: Int64?
+    public var autoRenew: Bool?
     /// The purchase this one replaced (upgrade, downgrade, resubscribe).
-    var linkedPurchaseToken: String?
+    public var linkedPurchaseToken: String?
+
+    public init(kind: Purchase.Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
+                expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil) {
+        self.kind = kind
+        self.state = state
+        self.user = user
+        self.product = product
+        self.expiresAtMs = expiresAtMs
+        self.autoRenew = autoRenew
+        self.linkedPurchaseToken = linkedPurchaseToken
+    }
 }

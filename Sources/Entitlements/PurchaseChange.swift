@@ -1,3 +1,5 @@
+import Store
+
 /// One event's effect on one purchase, applied by `EntitlementStore.apply` in a transaction.
 public struct PurchaseChange: Sendable {
     /// The event's `ce_id`: applied once, whatever the redeliveries and replays.

@@ -1,3 +1,5 @@
+import Store
+
 /// One entitlement change on its way into the outbox.
 struct OutboxEntry: Equatable {
     var entitlement: Entitlement
@@ -25,11 +27,11 @@ enum OutboxRows {
                 AS t(app, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms, event_id, ord)
             ORDER BY ord
             """, [
-                PostgresArray.text(rows.map(\.app)), PostgresArray.text(rows.map(\.user)), PostgresArray.text(rows.map(\.product)),
-                PostgresArray.text(rows.map(\.source)), PostgresArray.text(rows.map(\.subject)),
-                PostgresArray.text(rows.map(\.state.rawValue)), PostgresArray.int(entries.map { $0.active ? 1 : 0 }),
-                PostgresArray.int(rows.map(\.expiresAtMs)), PostgresArray.int(rows.map(\.gracePeriodExpiresAtMs)),
-                PostgresArray.text(entries.map(\.eventId)), .int(nowMs),
+                .textArray(rows.map(\.app)), .textArray(rows.map(\.user)), .textArray(rows.map(\.product)),
+                .textArray(rows.map(\.source)), .textArray(rows.map(\.subject)),
+                .textArray(rows.map(\.state.rawValue)), .intArray(entries.map { $0.active ? 1 : 0 }),
+                .intArray(rows.map(\.expiresAtMs)), .intArray(rows.map(\.gracePeriodExpiresAtMs)),
+                .textArray(entries.map(\.eventId)), .int(nowMs),
             ])
     }
 

@@ -1,10 +1,8 @@
 import Foundation
 import Kafka
 import Logging
-import Senders
 import Store
 import Synchronization
-import Toolkit
 
 /// A delivery's records waiting in the spool for the relay.
 public struct SpooledDelivery: Sendable {
@@ -28,7 +26,9 @@ public struct SpoolStats: Sendable, Equatable {
 /// Deliveries Kafka did not acknowledge in time, kept on local disk until the relay publishes them:
 /// an SQLite file in WAL mode with `synchronous=FULL`, so a row is on disk (fsynced) before the
 /// sender gets its 2xx. Concurrent appends share one transaction (group commit): one fsync for
-/// every delivery that arrived while the previous one was being written.
+/// every delivery that arrived while the previous one was being written. A row is one delivery:
+/// its records in `SpoolEncoding`'s layout, stored as a BLOB (bodies, keys and header values byte
+/// for byte), and `bytes`, that BLOB's size, which `maxBytes` bounds.
 public final class DeliverySpool: Sendable {
     public let path: String
     public let maxBytes: Int
@@ -45,7 +45,7 @@ public final class DeliverySpool: Sendable {
     }
 
     private struct Pending {
-        let row: String
+        let row: [UInt8]
         let bytes: Int
         let spooledAtMs: Int64
         let done: CheckedContinuation<SpoolError?, Never>
@@ -69,7 +69,8 @@ public final class DeliverySpool: Sendable {
         let lock = try SpoolLock(path: path)
         do {
             let database = try await SQLDatabase.open(url: "sqlite:" + path, logger: logger)
-            try await database.migrate([schema])
+            try await database.migrate(schema)
+            try await upgradeTextRows(database, path: path, logger: logger)
             let stats = try await database.read { connection throws(StoreError) in
                 let row = try connection.query("SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b, MIN(spooled_at) AS t FROM spool").first
                 return SpoolStats(records: Int(row?.int("n") ?? 0), bytes: Int(row?.int("b") ?? 0), maxBytes: maxBytes,
@@ -86,32 +87,80 @@ public final class DeliverySpool: Sendable {
         }
     }
 
-    private static let schema = Migration(version: 1, name: "spool") { _ in
-        """
-        CREATE TABLE spool (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            spooled_at INTEGER NOT NULL,
-            bytes INTEGER NOT NULL,
-            records TEXT NOT NULL
-        );
-        CREATE TABLE spool_damaged (
-            id INTEGER PRIMARY KEY,
-            spooled_at INTEGER NOT NULL,
-            bytes INTEGER NOT NULL,
-            records TEXT NOT NULL
-        );
-        """
+    /// Never edit a released migration: add one.
+    private static let schema = [
+        // Versions up to 0.x: records as base64 text.
+        Migration(version: 1, name: "spool") { _ in
+            """
+            CREATE TABLE spool (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                spooled_at INTEGER NOT NULL,
+                bytes INTEGER NOT NULL,
+                records TEXT NOT NULL
+            );
+            CREATE TABLE spool_damaged (
+                id INTEGER PRIMARY KEY,
+                spooled_at INTEGER NOT NULL,
+                bytes INTEGER NOT NULL,
+                records TEXT NOT NULL
+            );
+            """
+        },
+        // Records as BLOBs. The rows move over as they are (SQLite keeps a text value in a BLOB column
+        // as text); `upgradeTextRows` then decodes them, which SQL cannot do.
+        Migration(version: 2, name: "spool records as blobs") { _ in
+            """
+            CREATE TABLE spool_v2 (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                spooled_at INTEGER NOT NULL,
+                bytes INTEGER NOT NULL,
+                records BLOB NOT NULL
+            );
+            INSERT INTO spool_v2 (id, spooled_at, bytes, records) SELECT id, spooled_at, bytes, records FROM spool;
+            DROP TABLE spool;
+            ALTER TABLE spool_v2 RENAME TO spool;
+            CREATE TABLE spool_damaged_v2 (
+                id INTEGER PRIMARY KEY,
+                spooled_at INTEGER NOT NULL,
+                bytes INTEGER NOT NULL,
+                records BLOB NOT NULL
+            );
+            INSERT INTO spool_damaged_v2 SELECT * FROM spool_damaged;
+            DROP TABLE spool_damaged;
+            ALTER TABLE spool_damaged_v2 RENAME TO spool_damaged;
+            """
+        },
+    ]
+
+    /// Rewrites the rows an older tollgate wrote (base64 text) as BLOBs, in one transaction, so a
+    /// spool left by the previous version is relayed after the upgrade. A row that is not base64 stays
+    /// as it is: `oldest` then moves it to `spool_damaged`, as any row that does not decode.
+    private static func upgradeTextRows(_ database: SQLDatabase, path: String, logger: Logger) async throws(StoreError) {
+        let upgraded = try await database.transaction { connection throws(StoreError) in
+            var upgraded = 0
+            for row in try connection.query("SELECT id, records FROM spool WHERE typeof(records) = 'text' ORDER BY id") {
+                guard let id = row.int("id"), let text = row.text("records"), let data = Data(base64Encoded: text) else { continue }
+                try connection.execute("UPDATE spool SET records = $1, bytes = $2 WHERE id = $3",
+                                       [.blob(Array(data)), .int(Int64(data.count)), .int(id)])
+                upgraded += 1
+            }
+            return upgraded
+        }
+        if upgraded > 0 {
+            logger.notice("spool rows from the previous version rewritten as blobs", metadata: ["rows": "\(upgraded)", "spool": "\(path)"])
+        }
     }
 
     public var stats: SpoolStats { state.withLock { $0.stats } }
 
-    /// True when deliveries wait (or are being written): new ones must queue behind them to keep order.
+    /// True when no delivery waits or is being written. When false, new deliveries must queue behind
+    /// the waiting ones to keep order.
     public var isEmpty: Bool { state.withLock { $0.stats.records == 0 } }
 
     /// Writes one delivery's records and returns once they are on disk.
     public func append(_ messages: [KafkaMessage]) async throws(SpoolError) {
-        let row = Base64.encodeStandard(SpoolEncoding.encode(messages))
-        let bytes = row.utf8.count
+        let row = SpoolEncoding.encode(messages)
+        let bytes = row.count
         let now = Self.nowMs()
         let failure: SpoolError? = await withCheckedContinuation { continuation in
             enum Next { case refuse(SpoolError), wait, write }
@@ -153,7 +202,7 @@ public final class DeliverySpool: Sendable {
                 try await database.transaction { connection throws(StoreError) in
                     for (row, bytes, at) in rows {
                         try connection.execute("INSERT INTO spool (spooled_at, bytes, records) VALUES ($1, $2, $3)",
-                                               [.int(at), .int(Int64(bytes)), .text(row)])
+                                               [.int(at), .int(Int64(bytes)), .blob(row)])
                     }
                 }
             } catch {
@@ -184,8 +233,7 @@ public final class DeliverySpool: Sendable {
         var damaged: [Int64] = []
         for row in rows {
             guard let id = row.int("id") else { continue }
-            guard let text = row.text("records"), let bytes = Base64.decodeStandard(text),
-                  let messages = SpoolEncoding.decode(bytes) else {
+            guard let bytes = row.blob("records"), let messages = SpoolEncoding.decode(bytes) else {
                 logger.critical("a spooled delivery cannot be decoded; it is moved to the spool_damaged table for inspection",
                                 metadata: ["id": "\(id)", "spool": "\(path)"])
                 damaged.append(id)
@@ -206,7 +254,7 @@ public final class DeliverySpool: Sendable {
     /// `setAside`: rows that no longer decode (a damaged disk), moved out of the relay's way but kept.
     private func settle(published: [Int64], remaining: [Int64: [KafkaMessage]] = [:], setAside: [Int64]) async throws(SpoolError) {
         guard !published.isEmpty || !remaining.isEmpty || !setAside.isEmpty else { return }
-        let updates = remaining.map { ($0.key, Base64.encodeStandard(SpoolEncoding.encode($0.value))) }
+        let updates = remaining.map { ($0.key, SpoolEncoding.encode($0.value)) }
         let result: (removedRecords: Int, bytesDelta: Int, oldest: Int64?)
         do {
             result = try await database.transaction { connection throws(StoreError) in
@@ -226,8 +274,8 @@ public final class DeliverySpool: Sendable {
                     let rows = try connection.query("SELECT bytes FROM spool WHERE id = $1", [.int(id)])
                     guard let old = rows.first?.int("bytes") else { continue }
                     try connection.execute("UPDATE spool SET records = $1, bytes = $2 WHERE id = $3",
-                                           [.text(row), .int(Int64(row.utf8.count)), .int(id)])
-                    bytesDelta += row.utf8.count - Int(old)
+                                           [.blob(row), .int(Int64(row.count)), .int(id)])
+                    bytesDelta += row.count - Int(old)
                 }
                 let oldest = try connection.query("SELECT MIN(spooled_at) AS t FROM spool").first?.int("t")
                 return (removed, bytesDelta, oldest)

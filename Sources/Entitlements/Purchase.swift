@@ -1,3 +1,5 @@
+import Store
+
 /// Which purchase a row is: one per sender, app and subject (the Kafka key of its events).
 public struct PurchaseKey: Sendable, Hashable, CustomStringConvertible {
     public var source: String

@@ -1,4 +1,5 @@
 import Logging
+import Store
 
 /// The entitlement store: purchases, the entitlements they decide, processed event ids and the outbox
 /// of entitlement changes, on SQLite or PostgreSQL behind one interface.
@@ -23,6 +24,22 @@ public final class EntitlementStore: Sendable {
     /// entitlements, and the outbox's rows with their event ids), in a handful of statements per batch.
     public func apply(_ changes: [PurchaseChange], nowMs: Int64) async throws(StoreError) -> [ApplyOutcome] {
         try await apply(changes, nowMs: nowMs, beforeCommit: nil)
+    }
+
+    /// The batch in one transaction; if the database refuses it for good (not a transient failure),
+    /// each change alone, so one bad event cannot hold back the others. One result per change, in order.
+    public func applyIsolatingRejections(_ changes: [PurchaseChange], nowMs: Int64) async -> [Result<ApplyOutcome, StoreError>] {
+        guard !changes.isEmpty else { return [] }
+        do {
+            return try await apply(changes, nowMs: nowMs).map { .success($0) }
+        } catch let error where error.isTransient {
+            return changes.map { _ in .failure(error) }
+        } catch {
+            guard changes.count > 1 else { return [.failure(error)] }
+            var results: [Result<ApplyOutcome, StoreError>] = []
+            for change in changes { results += await applyIsolatingRejections([change], nowMs: nowMs) }
+            return results
+        }
     }
 
     /// `beforeCommit` runs on the store's thread with the batch written and not yet committed (tests hold

@@ -1,3 +1,5 @@
+import Store
+
 /// A batch's fresh changes applied in order in memory, against the purchases loaded (and locked) for
 /// them: what each change writes and which entitlements it refreshes, exactly as applying the changes
 /// one per transaction would. A later change of a purchase sees the earlier one's result.

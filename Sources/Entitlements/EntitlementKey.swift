@@ -1,3 +1,5 @@
+import Store
+
 /// One user's product in an app: the key of an entitlement and of its compacted topic record.
 struct EntitlementKey: Hashable, Comparable {
     var app: String
@@ -16,6 +18,6 @@ struct EntitlementKey: Hashable, Comparable {
 
     /// The keys as three PostgreSQL arrays (app, user, product), for `unnest($1::text[], $2::text[], $3::text[])`.
     static func arrays(_ keys: [EntitlementKey]) -> [SQLValue] {
-        [PostgresArray.text(keys.map(\.app)), PostgresArray.text(keys.map(\.user)), PostgresArray.text(keys.map(\.product))]
+        [.textArray(keys.map(\.app)), .textArray(keys.map(\.user)), .textArray(keys.map(\.product))]
     }
 }

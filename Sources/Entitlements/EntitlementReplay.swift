@@ -1,3 +1,5 @@
+import Store
+
 /// The entitlement refreshes of a batch replayed in memory, step by step in the order the changes made
 /// them, so the outbox gets the same changes (and event ids) as applying one change per transaction.
 /// Candidates come from the store, overlaid with the batch's own purchases as they stand at each step.

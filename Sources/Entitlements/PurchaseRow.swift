@@ -1,3 +1,5 @@
+import Store
+
 /// Reading and writing `purchases` rows.
 enum PurchaseRow {
     static let columns = """
@@ -48,7 +50,7 @@ enum PurchaseRow {
             SELECT \(columns) FROM purchases
             WHERE (source, app, subject) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
             ORDER BY source, app, subject\(lock)
-            """, [PostgresArray.text(keys.map(\.source)), PostgresArray.text(keys.map(\.app)), PostgresArray.text(keys.map(\.subject))])
+            """, [.textArray(keys.map(\.source)), .textArray(keys.map(\.app)), .textArray(keys.map(\.subject))])
         for row in rows {
             guard let purchase = decode(row) else {
                 let key = "\(row.text("source") ?? "?")/\(row.text("app") ?? "?")/\(row.text("subject") ?? "?")"
@@ -86,14 +88,14 @@ enum PurchaseRow {
                                              $14::text[], $15::text[])
             \(upsert)
             """, [
-                PostgresArray.text(purchases.map(\.key.source)), PostgresArray.text(purchases.map(\.key.app)),
-                PostgresArray.text(purchases.map(\.key.subject)), PostgresArray.text(purchases.map(\.kind.rawValue)),
-                PostgresArray.text(purchases.map(\.state.rawValue)), PostgresArray.text(purchases.map(\.user)),
-                PostgresArray.text(purchases.map(\.product)), PostgresArray.text(purchases.map(\.environment)),
-                PostgresArray.int(purchases.map(\.expiresAtMs)), PostgresArray.int(purchases.map(\.gracePeriodExpiresAtMs)),
-                PostgresArray.int(purchases.map { $0.autoRenew.map { $0 ? 1 : 0 } }), PostgresArray.text(purchases.map(\.supersededBy)),
-                PostgresArray.int(purchases.map(\.lastEventAtMs)), PostgresArray.text(purchases.map(\.lastEventId)),
-                PostgresArray.text(purchases.map(\.lastEventType)), .int(nowMs),
+                .textArray(purchases.map(\.key.source)), .textArray(purchases.map(\.key.app)),
+                .textArray(purchases.map(\.key.subject)), .textArray(purchases.map(\.kind.rawValue)),
+                .textArray(purchases.map(\.state.rawValue)), .textArray(purchases.map(\.user)),
+                .textArray(purchases.map(\.product)), .textArray(purchases.map(\.environment)),
+                .intArray(purchases.map(\.expiresAtMs)), .intArray(purchases.map(\.gracePeriodExpiresAtMs)),
+                .intArray(purchases.map { $0.autoRenew.map { $0 ? 1 : 0 } }), .textArray(purchases.map(\.supersededBy)),
+                .intArray(purchases.map(\.lastEventAtMs)), .textArray(purchases.map(\.lastEventId)),
+                .textArray(purchases.map(\.lastEventType)), .int(nowMs),
             ])
     }
 
