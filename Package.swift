@@ -62,11 +62,12 @@ let package = Package(
             dependencies: ["Toolkit"],
             swiftSettings: strict
         ),
-        // What every Tollgate process runs its services with: the stop order over ServiceGroup, and the
-        // `/healthz`, `/readyz`, `/metrics` routes the gateway's and the workers' servers share.
+        // What every Tollgate process runs its services with: the stop order over ServiceGroup, the
+        // `/healthz`, `/readyz`, `/metrics` routes, the 404/405 answers and the error response every server shares.
         .target(
             name: "ServiceHost",
             dependencies: [
+                "Senders",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -186,7 +187,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Senders", "Toolkit", "TestSupport", "Spool", "Store",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Senders", "Toolkit", "TestSupport", "Spool", "Store", "ServiceHost",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

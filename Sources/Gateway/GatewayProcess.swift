@@ -28,7 +28,7 @@ public struct GatewayProcess: Service {
     /// `onListening`: receives the bound port once the listener is open; `senders`: the catalog the
     /// configuration was read with (tests add senders of their own).
     public init(config: TollgateConfig, kafka: KafkaClientConfig, metrics: GatewayMetrics, fetcher: (any HTTPFetcher)? = URLSessionFetcher(),
-                logger: Logger, additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in },
+                logger: Logger, additionalRoutes: RouteGroup = .none,
                 senders: SenderCatalog = .standard, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let registry = try senders.registry(config.sources, fetcher: fetcher)
         for warning in senders.startupWarnings(config.sources, process: .gateway) {

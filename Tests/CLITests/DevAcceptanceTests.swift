@@ -57,6 +57,11 @@ extension DevEndToEndTests {
             let unknown = try await dev.entitlements(user: user)
             #expect(unknown.status == 404)
             #expect(unknown.body.contains(#""error":"unknown_user""#))
+
+            // The gateway's server carries the API here, and answers its wrong methods as its own.
+            let delete = try await HTTP.request("DELETE", dev.baseURL + "/v1/users/\(user)/entitlements?app=x")
+            #expect(delete.status == 405)
+            #expect(delete.body.contains(#""error":"method_not_allowed""#))
         }
     }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import Metrics
 import Senders
+import ServiceHost
 
 /// Admission of one sender's webhook requests, decided before the body is read so a flood cannot
 /// make the gateway buffer bodies: first the sender's rate (429 `rate_limited`), then a slot among
@@ -59,7 +60,7 @@ final class SourceAdmission: Sendable {
         refusals.record(rejection)
         var headers = HTTPFields()
         headers[.retryAfter] = String(retryAfter)
-        return AdmissionTicket(admitted: nil, refusal: ErrorBody.response(rejection, extraHeaders: headers))
+        return AdmissionTicket(admitted: nil, refusal: rejection.response(extraHeaders: headers))
     }
 
     private static func format(_ perSecond: Double?) -> String {

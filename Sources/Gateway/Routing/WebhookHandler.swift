@@ -6,6 +6,7 @@ import Kafka
 import Logging
 import NIOCore
 import Senders
+import ServiceHost
 import Toolkit
 
 /// `POST /webhooks/<source>`: read the body within the limit, verify and normalize through the
@@ -35,7 +36,7 @@ struct WebhookHandler: Sendable {
             if error.reason == .bodyTooLarge { headers[.connection] = "close" }
             logger.notice("delivery rejected", metadata: [
                 "source": .string(name.rawValue), "reason": .string(error.reason.rawValue), "detail": .string(error.message)])
-            return ErrorBody.response(error, extraHeaders: headers)
+            return error.response(extraHeaders: headers)
         }
     }
 

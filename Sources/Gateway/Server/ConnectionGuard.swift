@@ -257,7 +257,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             "source": .string(source), "reason": .string(rejection.reason.rawValue), "detail": .string(rejection.message)])
         phase = .closing
         arm(.now() + settings.linger)
-        let body = ErrorBody.json(rejection)
+        let body = ByteBuffer(bytes: rejection.jsonBody)
         var fields = HTTPFields()
         fields[.contentType] = "application/json"
         fields[.contentLength] = String(body.readableBytes)

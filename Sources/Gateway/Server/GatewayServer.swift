@@ -19,11 +19,11 @@ public struct GatewayServer: Sendable {
     public let logger: Logger
     public let limits: LimitSettings
     /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
-    let additionalRoutes: @Sendable (Router<BasicRequestContext>) -> Void
+    let additionalRoutes: RouteGroup
 
     public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter, readiness: Readiness,
                 metrics: GatewayMetrics = GatewayMetrics(), logger: Logger, limits: LimitSettings = LimitSettings(),
-                additionalRoutes: @escaping @Sendable (Router<BasicRequestContext>) -> Void = { _ in }) {
+                additionalRoutes: RouteGroup = .none) {
         self.limits = limits
         self.additionalRoutes = additionalRoutes
         self.settings = settings
@@ -39,11 +39,14 @@ public struct GatewayServer: Sendable {
 
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        var routes = HealthRoutes.methods
+        var routes = HealthRoutes.methods.merging(additionalRoutes.methods) { first, _ in first }
         let webhooks = WebhookRoutes(registry)
         for path in webhooks.paths { routes[path] = [.post] }
+        for path in webhooks.accountPaths { routes[path + "/:account"] = [.post] }
         router.add(middleware: MetricsMiddleware(metrics: metrics))
-        router.add(middleware: ProtocolErrorMiddleware(routes: routes, webhooks: webhooks, metrics: metrics))
+        router.add(middleware: ProtocolErrorMiddleware(methods: routes) { [metrics] path, reason in
+            metrics.rejection(source: webhooks.sourceLabel(path: path), reason: reason.rawValue)
+        })
 
         let allSenders = InFlightLimiter(limit: limits.maxInFlight)
         for sender in registry.senders {
@@ -65,7 +68,7 @@ public struct GatewayServer: Sendable {
             metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
             return metrics.exposition()
         }).register(on: router)
-        additionalRoutes(router)
+        additionalRoutes.register(on: router)
         return router
     }
 

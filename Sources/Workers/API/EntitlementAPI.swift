@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Senders
+import ServiceHost
 import Store
 import Toolkit
 
@@ -23,15 +24,11 @@ public struct EntitlementAPI: Sendable {
         self.logger = logger
     }
 
-    public func register<Context: RequestContext>(on router: Router<Context>) {
-        router.get(RouterPath(Self.path)) { request, context in
-            await respond(request, user: context.parameters.get("user"))
-        }
-        for method in [HTTPRequest.Method.post, .put, .patch, .delete] {
-            router.on(RouterPath(Self.path), method: method) { request, _ in
-                var headers = HTTPFields()
-                headers[.allow] = "GET"
-                return Self.error(.methodNotAllowed, "\(request.method.rawValue) is not allowed here", headers: headers)
+    /// Its one route, for the server that carries it (the workers' own, or the gateway's in `tollgate dev`).
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.path: [.get]]) { router in
+            router.get(RouterPath(Self.path)) { request, context in
+                await respond(request, user: context.parameters.get("user"))
             }
         }
     }
@@ -88,9 +85,7 @@ public struct EntitlementAPI: Sendable {
     }()
 
     static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
-        var response = json(HTTPResponse.Status(code: reason.httpStatus), Data(Rejection(reason, message).jsonBody))
-        for field in headers { response.headers.append(field) }
-        return response
+        Rejection(reason, message).response(extraHeaders: headers)
     }
 
     static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {

@@ -18,7 +18,9 @@ struct WorkerServer: Sendable {
 
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        api.register(on: router)
+        let routes = api.routes
+        router.add(middleware: ProtocolErrorMiddleware(methods: HealthRoutes.methods.merging(routes.methods) { first, _ in first }))
+        routes.register(on: router)
         HealthRoutes(readiness: { [store] in
             await store.ping()
                 ? ReadinessAnswer(ready: true, json: #"{"ready":true,"detail":"ok"}"#)

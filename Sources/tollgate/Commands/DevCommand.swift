@@ -35,7 +35,7 @@ struct DevCommand: AsyncParsableCommand {
                                                         playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, logger: logger)
         let api = workers.api
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
-                                               logger: logger, additionalRoutes: { api.register(on: $0) }) { port in
+                                               logger: logger, additionalRoutes: api.routes) { port in
             Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
         }
         Output.line("store: \(workers.store.database.redactedURL)")
