@@ -31,7 +31,7 @@ enum Components {
         let producer = try KafkaProducer(config: ProducerConfig(
             client: config.kafka.client(brokers: brokers), deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let metrics = GatewayMetrics(registry: ProcessMetrics.registry)
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: config.kafka.topicNames), spool: spool,
+        let writer = DeliveryWriter(producer: producer, records: DeliveryRecordBuilder(topics: config.kafka.topicNames), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(config.dedup.windowSeconds), capacity: config.dedup.maxEntries),
                                     logger: logger)
         let server = GatewayServer(settings: config.http, registry: registry, writer: writer, metrics: metrics, logger: logger,
@@ -39,7 +39,7 @@ enum Components {
         server.logLimits()
         var services: [any Service] = []
         if let spool { services.append(SpoolService(spool: spool)) }
-        services.append(ProducerService(producer: producer))
+        services.append(producer)
         if let spool { services.append(SpoolRelay(spool: spool, producer: producer, metrics: metrics, logger: logger)) }
         services.append(server.makeApplication(onListening: onListening))
         services.append(ReadinessService(readiness: server.readiness, drainDelay: .milliseconds(config.shutdown.drainDelayMs)))
@@ -63,7 +63,7 @@ enum Components {
         let workers = try EntitlementWorkers(client: config.kafka.client(brokers: brokers), topics: config.kafka.topicNames,
                                              consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                              store: store, playAPI: enricher, metrics: metrics, logger: logger)
-        return ([ProducerService(producer: workers.producer)] + workers.services,
+        return ([workers.producer as any Service] + workers.services,
                 EntitlementAPI(store: store, tokens: config.api.tokens, logger: logger), store)
     }
 

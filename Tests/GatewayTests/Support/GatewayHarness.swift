@@ -51,7 +51,7 @@ final class GatewayHarness: Sendable {
             try await DeliverySpool.open(path: options.path, maxBytes: options.maxBytes, logger: logger)
         }
         self.spool = spool
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics), spool: spool,
+        let writer = DeliveryWriter(producer: producer, records: DeliveryRecordBuilder(topics: topics), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(600), capacity: 10_000), logger: logger)
         let server = GatewayServer(settings: http, registry: try SourceRegistry(settings: sources, fetcher: fetcher),
                                    writer: writer, metrics: metrics, logger: logger, limits: limits)

@@ -17,7 +17,7 @@ final class RunningWorkers: Sendable {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
                                          store: store, metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         // The producer's service first, as in `tollgate work`: it is shut down last and flushes what the others sent.
-        group = ServiceGroup(services: [ProducerService(producer: workers.producer)] + workers.services, logger: harness.logger)
+        group = ServiceGroup(services: [workers.producer as any Service] + workers.services, logger: harness.logger)
         running = Task { [group] in try await group.run() }
     }
 

@@ -1,22 +1,4 @@
-import Kafka
 import ServiceLifecycle
-
-/// Keeps the producer open for the life of the service group and flushes it on shutdown.
-/// Listed before the HTTP server, so it shuts down after it: in-flight requests still publish.
-public struct ProducerService: Service {
-    let producer: KafkaProducer
-    let flushTimeoutMs: Int32
-
-    public init(producer: KafkaProducer, flushTimeoutMs: Int32 = 10_000) {
-        self.producer = producer
-        self.flushTimeoutMs = flushTimeoutMs
-    }
-
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await producer.drainAndClose(flushTimeoutMs: flushTimeoutMs)
-    }
-}
 
 /// Lets senders load what they need at start-up (Google's key set), then flips `/readyz` to
 /// failing as soon as shutdown starts, and holds the listener open for `drainDelay` so load
