@@ -1,4 +1,3 @@
-import CRdKafka
 import ServiceLifecycle
 import Synchronization
 
@@ -16,7 +15,7 @@ public final class KafkaProducer: Sendable, Service {
 
     public init(config: ProducerConfig) throws(KafkaError) {
         self.config = config
-        client = try RDKafkaProducerClient(properties: config.properties, deliveryReport: deliveryReportCallback)
+        client = try RDKafkaProducerClient(properties: config.properties)
     }
 
     deinit {
@@ -46,16 +45,12 @@ public final class KafkaProducer: Sendable, Service {
         return await withCheckedContinuation { continuation in
             let waiter = DeliveryWaiter(count: messages.count, continuation: continuation)
             for (index, message) in messages.enumerated() {
-                let slot = Unmanaged.passRetained(DeliverySlot(waiter: waiter, index: index))
                 let refusal: KafkaError? = closed.withLock { isClosed in
                     if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
-                    return client.produce(message, opaque: slot.toOpaque())
+                    return client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index))
                 }
-                if let refusal {
-                    // librdkafka did not take the record: no delivery report will come.
-                    slot.release()
-                    waiter.complete(index, .failure(refusal))
-                }
+                // Not taken: no delivery report will come.
+                if let refusal { waiter.complete(index, .failure(refusal)) }
             }
         }
     }
@@ -99,8 +94,8 @@ public final class KafkaProducer: Sendable, Service {
     }
 }
 
-/// One record's place in its `sendEach` call, carried through librdkafka's per-message opaque pointer.
-private final class DeliverySlot {
+/// One record's place in its `sendEach` call.
+private final class DeliverySlot: DeliveryReceiver {
     let waiter: DeliveryWaiter
     let index: Int
 
@@ -108,6 +103,8 @@ private final class DeliverySlot {
         self.waiter = waiter
         self.index = index
     }
+
+    override func delivered(_ result: Result<KafkaDelivery, KafkaError>) { waiter.complete(index, result) }
 }
 
 /// The reports of one `sendEach` call; resumes its caller when the last one arrives.
@@ -132,17 +129,5 @@ private final class DeliveryWaiter: Sendable {
             return state.results.map { $0 ?? .failure(KafkaError(kind: .closed, message: "no delivery report")) }
         }
         if let finished { continuation.resume(returning: finished) }
-    }
-}
-
-/// Runs on the producer client's worker (inside `rd_kafka_poll`) for each record's report.
-private let deliveryReportCallback: RDKafkaProducerClient.DeliveryReportCallback = { _, message, _ in
-    guard let message, let opaque = message.pointee._private else { return }
-    let slot = Unmanaged<DeliverySlot>.fromOpaque(opaque).takeRetainedValue()
-    let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
-    if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-        slot.waiter.complete(slot.index, .success(KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
-    } else {
-        slot.waiter.complete(slot.index, .failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
     }
 }

@@ -10,10 +10,9 @@ final class RDKafkaProducerClient: Sendable {
     nonisolated(unsafe) private let handle: OpaquePointer
     private let worker: ClientWorker
 
-    /// `deliveryReport` receives each record's outcome with the opaque pointer given to `produce`.
-    init(properties: [String: String], deliveryReport: DeliveryReportCallback) throws(KafkaError) {
+    init(properties: [String: String]) throws(KafkaError) {
         let handle = try RDKafkaConfig.makeHandle(type: RD_KAFKA_PRODUCER, properties: properties) { conf in
-            rd_kafka_conf_set_dr_msg_cb(conf, deliveryReport)
+            rd_kafka_conf_set_dr_msg_cb(conf, deliveryReportCallback)
         }
         self.handle = handle
         // The worker ends (stop in deinit) before the handle is destroyed, so these never outlive it.
@@ -21,16 +20,23 @@ final class RDKafkaProducerClient: Sendable {
         worker = ClientWorker(name: "kafka-producer", idle: { _ = rd_kafka_poll(rk, 100) }, wake: { rd_kafka_yield(rk) })
     }
 
-    typealias DeliveryReportCallback = @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void
-
     deinit {
         worker.stop()
         rd_kafka_destroy(handle)
     }
 
-    /// Hands one record to librdkafka (never blocks: librdkafka queues it); `opaque` comes back with
-    /// its delivery report. nil when taken; the error when refused, and then no report will come.
-    func produce(_ message: KafkaMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
+    /// Hands one record to librdkafka (never blocks: librdkafka queues it). nil when taken, and then
+    /// `receiver` gets the record's delivery report on the worker; the error when refused, and then no
+    /// report will come.
+    func produce(_ message: KafkaMessage, receiver: DeliveryReceiver) -> KafkaError? {
+        // Retained until the report's callback takes it back.
+        let opaque = Unmanaged.passRetained(receiver).toOpaque()
+        let refusal = enqueue(message, opaque: opaque)
+        if refusal != nil { Unmanaged<DeliveryReceiver>.fromOpaque(opaque).release() }
+        return refusal
+    }
+
+    private func enqueue(_ message: KafkaMessage, opaque: UnsafeMutableRawPointer) -> KafkaError? {
         guard let headers = rd_kafka_headers_new(message.headers.count) else {
             return KafkaError(kind: .configuration, message: "rd_kafka_headers_new failed")
         }
@@ -134,4 +140,21 @@ final class RDKafkaProducerClient: Sendable {
 private func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
     guard let bytes else { return body(nil) }
     return bytes.withUnsafeBytes { body($0) }
+}
+
+/// Receives one record's delivery report; carried through librdkafka's per-message opaque pointer.
+class DeliveryReceiver {
+    func delivered(_ result: Result<KafkaDelivery, KafkaError>) {}
+}
+
+/// Runs on the producer client's worker (inside `rd_kafka_poll` or the closing flush) for each record's report.
+private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void = { _, message, _ in
+    guard let message, let opaque = message.pointee._private else { return }
+    let receiver = Unmanaged<DeliveryReceiver>.fromOpaque(opaque).takeRetainedValue()
+    let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+    if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+        receiver.delivered(.success(KafkaDelivery(topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
+    } else {
+        receiver.delivered(.failure(KafkaError(code: message.pointee.err, context: "delivery to \(topic)")))
+    }
 }
