@@ -11,7 +11,8 @@ import Synchronization
 /// (`rd_kafka_yield`) so a submitted job starts at once.
 final class ClientWorker: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        /// Run jobs are set to nil at once: a job captures its client, which owns this worker.
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
         var stopping = false
     }
@@ -45,6 +46,7 @@ final class ClientWorker: Sendable {
             let job: (@Sendable () -> Void)? = state.withLock { state in
                 guard state.head < state.jobs.count else { return nil }
                 let job = state.jobs[state.head]
+                state.jobs[state.head] = nil
                 state.head += 1
                 if state.head > 64, state.head * 2 > state.jobs.count {
                     state.jobs.removeFirst(state.head)

@@ -19,6 +19,8 @@ final class RDKafkaConsumerClient: Sendable {
     private let state = Mutex(State.open)
     /// What calls after `close` throw.
     private let closedError: KafkaError
+    /// Set while a poll waits for records, the only time a submitted job needs to interrupt it.
+    private let pollBlocked = PollBlockedFlag()
 
     /// `topics` nil: a group-less reader, whose partitions are assigned with `assign`. `role` names
     /// the client in errors and its worker thread ("consumer", "topic reader").
@@ -37,7 +39,11 @@ final class RDKafkaConsumerClient: Sendable {
         self.handle = handle
         closedError = KafkaError(kind: .closed, message: "\(role) is closed")
         nonisolated(unsafe) let rk = handle
-        worker = ClientWorker(name: "kafka-\(role.replacingOccurrences(of: " ", with: "-"))", wake: { rd_kafka_yield(rk) })
+        let blocked = pollBlocked
+        // Only a poll that waits is interrupted: a yield reaching a poll that takes what is already
+        // fetched (timeout 0) would end its batch early.
+        worker = ClientWorker(name: "kafka-\(role.replacingOccurrences(of: " ", with: "-"))",
+                              wake: { if blocked.isSet { rd_kafka_yield(rk) } })
     }
 
     deinit {
@@ -136,7 +142,10 @@ final class RDKafkaConsumerClient: Sendable {
     /// Polls the consumer queue once, blocking up to `timeoutMs`; decodes the event so no librdkafka
     /// pointer outlives the call. Only from a job.
     private func pollOnce(timeoutMs: Int32) -> ConsumerEvent? {
-        guard let message = rd_kafka_consumer_poll(handle, timeoutMs) else { return nil }
+        if timeoutMs > 0 { pollBlocked.set(true) }
+        let polled = rd_kafka_consumer_poll(handle, timeoutMs)
+        if timeoutMs > 0 { pollBlocked.set(false) }
+        guard let message = polled else { return nil }
         defer { rd_kafka_message_destroy(message) }
         return ConsumerEvent(message)
     }
@@ -326,4 +335,11 @@ private final class RecordPoll: @unchecked Sendable {
     }
 
     func finish(_ result: Result<[KafkaRecord], KafkaError>) { continuation.resume(returning: result) }
+}
+
+/// Whether the consumer's worker is blocked in a poll that waits.
+private final class PollBlockedFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set(_ blocked: Bool) { value.store(blocked, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }
