@@ -9,8 +9,8 @@ import Synchronization
 /// Every call that can block runs as a job on the client's worker, in submission order. A poll that
 /// waits for records polls in slices of at most 100 ms and gives way between slices to the jobs
 /// queued behind it (a commit, a lag read), then resumes waiting; submitting a job also interrupts
-/// the slice in progress (`rd_kafka_yield`). So pause, seek and resume take effect between two
-/// polls, never during one, and a commit never waits out a whole poll timeout.
+/// a slice that waits for records (`rd_kafka_yield`). So pause, seek and resume take effect between
+/// two polls, never during one, and a commit never waits out a whole poll timeout.
 final class RDKafkaConsumerClient: Sendable {
     enum State { case open, closing, closed }
 
