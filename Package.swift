@@ -40,7 +40,8 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .target(
             name: "Kafka",
-            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CRdKafka", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),
         .target(name: "Events", swiftSettings: strict),

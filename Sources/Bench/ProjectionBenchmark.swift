@@ -73,7 +73,7 @@ struct ProjectionBenchmark {
                 user: "user-\(subscription)", product: "pro.monthly",
                 transaction: NormalizedEvent.Transaction(expiresAt: Timestamp(millisecondsSince1970: at + 30 * 86_400_000).rfc3339),
                 sourceType: "DID_RENEW")
-            batch.append(EventPublisher.eventMessage(event, topic: topic))
+            batch.append(DeliveryRecordBuilder.eventRecord(event, topic: topic))
             if batch.count == 1_000 {
                 _ = try await producer.sendAll(batch)
                 batch.removeAll(keepingCapacity: true)

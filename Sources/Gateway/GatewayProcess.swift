@@ -42,7 +42,7 @@ public struct GatewayProcess: Service {
         }
         let producer = try KafkaProducer(config: ProducerConfig(client: kafka, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let topics = TopicNames(prefix: config.kafka.topicPrefix, retryDelaysMs: config.kafka.retryDelaysMs, sources: registry.names)
-        let writer = DeliveryWriter(publisher: EventPublisher(producer: producer, topics: topics, senders: registry), spool: spool,
+        let writer = DeliveryWriter(producer: producer, records: DeliveryRecordBuilder(topics: topics, senders: registry), spool: spool,
                                     recent: RecentDeliveries(window: .seconds(config.dedup.windowSeconds), capacity: config.dedup.maxEntries),
                                     logger: logger)
         // A delivery's records take about twice its body in the spool (raw body, events, base64).

@@ -1,195 +1,172 @@
 import CRdKafka
-import Dispatch
 import Synchronization
 
 /// A consumer in a consumer group. Offsets are committed only by `commit`, after the caller's
 /// work is durable, so a crash redelivers rather than loses.
+///
+/// Records come as an `AsyncSequence` of batches (`batches(maxRecords:idleTimeoutMs:)`), or one
+/// poll at a time (`poll`, `next`). Nothing is fetched ahead of the caller's request beyond what
+/// librdkafka prefetches itself, so `pause`, `seek` and `resume` between two requests take effect
+/// on the next one.
 public final class KafkaConsumer: Sendable {
-    let handle: RDKafkaHandle
-    /// Blocking polls and commits run here, off the Swift pool and NIO's event loops. Pause, seek
-    /// and resume run on `pollQueue` too, so they take effect between two polls, never during one.
-    let pollQueue = DispatchQueue(label: "kafka-consumer-poll")
-    private let commitQueue = DispatchQueue(label: "kafka-consumer-commit")
-    /// Assignment and lag reads: short, but they wait on librdkafka's threads, so not on the pool,
-    /// and not behind a long poll or commit either.
-    let infoQueue = DispatchQueue(label: "kafka-consumer-info")
-    private let state = Mutex(State.open)
+    private let client: RDKafkaConsumerClient
     /// Where `seek` put each partition, until a record from it is returned: librdkafka 2.0.2's
     /// `rd_kafka_position` forgets the position on seek, and `lag()` should still count a held record.
-    let seekPositions = Mutex<[PartitionKey: Int64]>([:])
-
-    private enum State { case open, closing, closed }
-
-    struct PartitionKey: Hashable, Sendable {
-        var topic: String
-        var partition: Int32
-    }
+    private let seekPositions = Mutex<[TopicPartition: Int64]>([:])
 
     public init(config: ConsumerConfig, topics: [String]) throws(KafkaError) {
-        handle = try RDKafkaHandle(type: RD_KAFKA_CONSUMER, properties: config.properties)
-        rd_kafka_poll_set_consumer(handle.pointer)
-        guard let list = rd_kafka_topic_partition_list_new(Int32(topics.count)) else {
-            throw KafkaError(kind: .configuration, message: "rd_kafka_topic_partition_list_new failed")
-        }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        for topic in topics { rd_kafka_topic_partition_list_add(list, topic, RD_KAFKA_PARTITION_UA) }
-        let err = rd_kafka_subscribe(handle.pointer, list)
-        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            // deinit still runs (every property is set) and closes; the handle frees itself.
-            throw KafkaError(code: err, context: "subscribe to \(topics.joined(separator: ","))")
-        }
+        client = try RDKafkaConsumerClient(properties: config.properties, subscribing: topics, role: "consumer")
     }
-
-    deinit { shutDown() }
 
     /// The next record, or nil once the consumer is closed or the task is cancelled.
     /// Transient broker errors are retried by librdkafka and do not end the stream.
     public func next() async throws(KafkaError) -> KafkaRecord? {
-        try await pollRecord(timeoutMs: nil)
+        try await pollRecords(max: 1, timeoutMs: nil).first
     }
 
     /// The next record, or nil when none arrived within `timeoutMs`, so a loop can do timed work
     /// (such as resuming paused partitions) between records. Also nil once the consumer is closed
     /// or the task is cancelled: `isClosed` tells a closed consumer from a quiet one.
     public func poll(timeoutMs: Int32) async throws(KafkaError) -> KafkaRecord? {
-        try await pollRecord(timeoutMs: max(0, timeoutMs))
+        try await pollRecords(max: 1, timeoutMs: max(0, timeoutMs)).first
     }
 
-    /// True once `close` has begun: `poll` and `next` return nil from then on.
-    public var isClosed: Bool { state.withLock { $0 != .open } }
-
-    var isOpen: Bool { state.withLock { $0 == .open } }
-
-    /// Up to `maxRecords` records: waits up to `timeoutMs` for the first, then takes the ones already
-    /// fetched, all in one trip to the poll queue (a trip per record cost more than decoding it).
-    /// Empty when none arrived in time, the consumer is closed or the task is cancelled.
-    public func poll(upTo maxRecords: Int, timeoutMs: Int32) async throws(KafkaError) -> [KafkaRecord] {
-        try await pollRecords(max: max(1, maxRecords), timeoutMs: max(0, timeoutMs))
+    /// The records as batches of up to `maxRecords`; see `KafkaRecordBatches`.
+    public func batches(maxRecords: Int, idleTimeoutMs: Int32? = nil) -> KafkaRecordBatches {
+        KafkaRecordBatches(consumer: self, maxRecords: Swift.max(1, maxRecords), idleTimeoutMs: idleTimeoutMs.map { Swift.max(0, $0) })
     }
 
-    private func pollRecord(timeoutMs: Int32?) async throws(KafkaError) -> KafkaRecord? {
-        try await pollRecords(max: 1, timeoutMs: timeoutMs).first
-    }
+    /// True once `close` has begun: polls return nothing from then on.
+    public var isClosed: Bool { !client.isOpen }
 
-    /// Polls in slices of at most 100 ms so that close and cancellation are seen promptly;
-    /// `timeoutMs` nil waits until a record arrives. After the first record, only what is already
-    /// fetched (timeout 0).
-    private func pollRecords(max maxRecords: Int, timeoutMs: Int32?) async throws(KafkaError) -> [KafkaRecord] {
-        let cancelled = AtomicFlag()
-        let result: Result<[KafkaRecord], KafkaError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                pollQueue.async { [self] in
-                    let deadline = timeoutMs.map { DispatchTime.now().uptimeNanoseconds + UInt64($0) * 1_000_000 }
-                    var records: [KafkaRecord] = []
-                    while true {
-                        guard isOpen, !cancelled.isSet else {
-                            continuation.resume(returning: .success(records)); return
-                        }
-                        var slice: Int32 = 100
-                        if !records.isEmpty {
-                            slice = 0
-                        } else if let deadline {
-                            let now = DispatchTime.now().uptimeNanoseconds
-                            slice = now >= deadline ? 0 : Int32(min(100, (deadline - now + 999_999) / 1_000_000))
-                        }
-                        switch pollConsumer(handle, timeoutMs: slice) {
-                        case .record(let record)?:
-                            seekPositions.withLock { positions in
-                                if !positions.isEmpty { positions[PartitionKey(topic: record.topic, partition: record.partition)] = nil }
-                            }
-                            records.append(record)
-                            if records.count >= maxRecords { continuation.resume(returning: .success(records)); return }
-                            continue
-                        case .failure(let error, fatal: true)?:
-                            // The records taken so far are not handed out: uncommitted, they are redelivered.
-                            continuation.resume(returning: .failure(error)); return
-                        case .failure(let error, fatal: false)?:
-                            librdkafkaLogger.warning("consumer error", metadata: ["error": .string(error.message)])
-                        case .partitionEnd?, nil:
-                            if !records.isEmpty { continuation.resume(returning: .success(records)); return }
-                        }
-                        if let deadline, DispatchTime.now().uptimeNanoseconds >= deadline {
-                            continuation.resume(returning: .success(records)); return
-                        }
-                    }
-                }
-            }
+    /// Up to `maxRecords` records: waits up to `timeoutMs` (nil: until one arrives) for the first, then
+    /// takes the ones already fetched, all in one job on the client's worker (a job per record cost
+    /// more than decoding it). Empty when none arrived in time, the consumer is closed or the task is cancelled.
+    func pollRecords(max maxRecords: Int, timeoutMs: Int32?) async throws(KafkaError) -> [KafkaRecord] {
+        let cancelled = Atomic<Bool>(false)
+        let result = await withTaskCancellationHandler {
+            await client.poll(maxRecords: maxRecords, timeoutMs: timeoutMs) { cancelled.load(ordering: .acquiring) }
         } onCancel: {
-            cancelled.set()
+            cancelled.store(true, ordering: .releasing)
         }
-        return try result.get()
+        let records = try result.get()
+        if !records.isEmpty {
+            seekPositions.withLock { positions in
+                guard !positions.isEmpty else { return }
+                for record in records { positions[TopicPartition(topic: record.topic, partition: record.partition)] = nil }
+            }
+        }
+        return records
     }
 
     /// Commits `record.offset + 1` for its partition and waits for the broker's answer.
     public func commit(_ record: KafkaRecord) async throws(KafkaError) {
-        try await commit([(record.topic, record.partition, record.offset + 1)])
+        try await commit([TopicPartition(topic: record.topic, partition: record.partition): record.offset + 1])
     }
 
     /// Commits the given next-offsets to consume, synchronously with the group coordinator.
-    public func commit(_ offsets: [(topic: String, partition: Int32, nextOffset: Int64)]) async throws(KafkaError) {
-        let result: Result<Void, KafkaError> = await withCheckedContinuation { continuation in
-            commitQueue.async { [self] in
-                guard state.withLock({ $0 != .closed }) else {
-                    continuation.resume(returning: .failure(KafkaError(kind: .closed, message: "consumer is closed")))
-                    return
-                }
-                guard let list = rd_kafka_topic_partition_list_new(Int32(offsets.count)) else {
-                    continuation.resume(returning: .failure(KafkaError(kind: .configuration, message: "partition list")))
-                    return
-                }
-                defer { rd_kafka_topic_partition_list_destroy(list) }
-                for entry in offsets {
-                    rd_kafka_topic_partition_list_add(list, entry.topic, entry.partition).pointee.offset = entry.nextOffset
-                }
-                let err = rd_kafka_commit(handle.pointer, list, 0)
-                continuation.resume(returning: err == RD_KAFKA_RESP_ERR_NO_ERROR
-                    ? .success(()) : .failure(KafkaError(code: err, context: "commit")))
-            }
-        }
-        try result.get()
+    /// Commits queued before `close` still run.
+    public func commit(_ nextOffsets: [TopicPartition: Int64]) async throws(KafkaError) {
+        try await client.commit(nextOffsets)
     }
 
     /// The committed next-offset of a partition, or nil if the group has none.
     public func committedOffset(topic: String, partition: Int32, timeoutMs: Int32 = 5_000) async throws(KafkaError) -> Int64? {
-        let result: Result<Int64?, KafkaError> = await withCheckedContinuation { continuation in
-            commitQueue.async { [self] in
-                guard state.withLock({ $0 != .closed }), let list = rd_kafka_topic_partition_list_new(1) else {
-                    continuation.resume(returning: .failure(KafkaError(kind: .closed, message: "consumer is closed")))
-                    return
-                }
-                defer { rd_kafka_topic_partition_list_destroy(list) }
-                rd_kafka_topic_partition_list_add(list, topic, partition)
-                let err = rd_kafka_committed(handle.pointer, list, timeoutMs)
-                guard err == RD_KAFKA_RESP_ERR_NO_ERROR else {
-                    continuation.resume(returning: .failure(KafkaError(code: err, context: "committed")))
-                    return
-                }
-                let offset = list.pointee.elems[0].offset
-                continuation.resume(returning: .success(offset >= 0 ? offset : nil))
-            }
-        }
-        return try result.get()
+        try await client.committedOffset(TopicPartition(topic: topic, partition: partition), timeoutMs: timeoutMs)
     }
 
     /// Leaves the group cleanly (so partitions move at once). Commits already queued finish first.
     public func close() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            // Behind any running poll, which sees the state change within 100 ms.
-            state.withLock { if $0 == .open { $0 = .closing } }
-            pollQueue.async { [self] in
-                commitQueue.sync { shutDown() }
-                continuation.resume()
-            }
-        }
+        await client.close()
     }
 
-    private func shutDown() {
-        let shouldClose = state.withLock { value in
-            defer { value = .closed }
-            return value != .closed
+    // MARK: Flow control
+
+    // For consumers that hold a record back (the retry consumer pauses a partition whose next record
+    // is not due yet, seeks back to it, resumes when it is due). Call them between polls, from the
+    // task that polls; once one returns, the next poll sees its effect:
+    // - `pause` stops fetching the partition and drops the records librdkafka had prefetched for it;
+    //   other partitions keep flowing.
+    // - `seek` on a paused partition moves where fetching restarts and waits until librdkafka has
+    //   discarded what it fetched from the old position, so no stale record follows.
+    // - `resume` fetches again from the seeked offset, or, without a seek, from the record after the
+    //   last one returned for that partition (nothing skipped, nothing repeated).
+    // After a rebalance, assume nothing about pauses: check `assignment()` and pause again what must wait.
+
+    public func pause(topic: String, partition: Int32) async throws(KafkaError) {
+        try await client.pause(TopicPartition(topic: topic, partition: partition))
+    }
+
+    public func resume(topic: String, partition: Int32) async throws(KafkaError) {
+        try await client.resume(TopicPartition(topic: topic, partition: partition))
+    }
+
+    /// Moves an assigned partition to `offset`, the next record to return for it. Waits up to
+    /// `timeoutMs` for librdkafka to purge what it prefetched from the old position; throws
+    /// `.timedOut` if it did not (the partition's position is then unknown: seek again).
+    public func seek(topic: String, partition: Int32, offset: Int64, timeoutMs: Int32 = 10_000) async throws(KafkaError) {
+        let id = TopicPartition(topic: topic, partition: partition)
+        try await client.seek(id, offset: offset, timeoutMs: timeoutMs)
+        seekPositions.withLock { $0[id] = offset }
+    }
+
+    /// The partitions currently assigned to this member (empty before the first rebalance, after
+    /// close, or on error).
+    public func assignment() async -> [TopicPartition] {
+        await client.assignment()
+    }
+
+    /// Lag of every assigned partition, from librdkafka's local state only (rd_kafka_position and
+    /// the cached watermarks): no broker round trip, so it is cheap enough for every scrape.
+    public func lag() async -> [PartitionLag] {
+        let positions = await client.positions()
+        // Seeks on partitions no longer assigned are stale: a new assignment starts elsewhere.
+        let assigned = Set(positions.map(\.id))
+        let seeked = seekPositions.withLock { seeked in
+            seeked = seeked.filter { assigned.contains($0.key) }
+            return seeked
         }
-        guard shouldClose else { return }
-        _ = rd_kafka_consumer_close(handle.pointer)
+        return positions.map { entry in
+            PartitionLag(topic: entry.id.topic, partition: entry.id.partition,
+                         position: seeked[entry.id] ?? entry.position, highWatermark: entry.highWatermark)
+        }
     }
 }
 
+/// A consumer's records as an `AsyncSequence` of batches: each element is up to `maxRecords` records
+/// in offset order per partition, taken in one job on the consumer's worker. The sequence ends
+/// (nil) once the consumer closes or the task is cancelled; a fatal consumer error is thrown.
+///
+/// With `idleTimeoutMs`, an empty batch comes when nothing arrived for that long, so a loop can do
+/// timed work (report lag, resume partitions); without it, `next()` waits for a record.
+/// `next(waitingAtMostMs:)` overrides the wait once (the retry consumer wakes when a paused
+/// partition is due). The iterator is a value: it can be handed to a child task to poll the next
+/// batch while the caller applies the current one.
+public struct KafkaRecordBatches: AsyncSequence, Sendable {
+    public typealias Element = [KafkaRecord]
+
+    let consumer: KafkaConsumer
+    let maxRecords: Int
+    let idleTimeoutMs: Int32?
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(consumer: consumer, maxRecords: maxRecords, idleTimeoutMs: idleTimeoutMs)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let consumer: KafkaConsumer
+        let maxRecords: Int
+        let idleTimeoutMs: Int32?
+
+        public mutating func next() async throws(KafkaError) -> [KafkaRecord]? {
+            try await next(waitingAtMostMs: idleTimeoutMs)
+        }
+
+        /// The next batch, waiting at most `timeoutMs` (nil: until a record arrives) for its first record.
+        public mutating func next(waitingAtMostMs timeoutMs: Int32?) async throws(KafkaError) -> [KafkaRecord]? {
+            let records = try await consumer.pollRecords(max: maxRecords, timeoutMs: timeoutMs.map { Swift.max(0, $0) })
+            if records.isEmpty, consumer.isClosed || Task.isCancelled { return nil }
+            return records
+        }
+    }
+}

@@ -3,26 +3,29 @@ import CRdKafka
 /// librdkafka's in-process mock cluster: a real Kafka-protocol broker on loopback ports that any
 /// client (ours, `kcat`) can use. For development and tests only: it keeps everything in memory.
 public final class MockCluster: Sendable {
-    /// The mock cluster lives inside a client handle of its own.
-    private let host: RDKafkaHandle
+    /// The mock cluster lives inside a client handle of its own, which only this type uses.
+    nonisolated(unsafe) private let host: OpaquePointer
     nonisolated(unsafe) private let cluster: OpaquePointer
     public let brokerCount: Int
     public let bootstrapServers: String
 
     public init(brokers: Int = 1) throws(KafkaError) {
         // log_level 4 keeps the host handle's "no bootstrap.servers" notice out of the logs.
-        host = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: ["log_level": "4", "client.id": "tollgate-mock-cluster"])
-        guard let cluster = rd_kafka_mock_cluster_new(host.pointer, Int32(brokers)) else {
+        let host = try RDKafkaConfig.makeHandle(type: RD_KAFKA_PRODUCER, properties: ["log_level": "4", "client.id": "tollgate-mock-cluster"])
+        guard let cluster = rd_kafka_mock_cluster_new(host, Int32(brokers)) else {
+            rd_kafka_destroy(host)
             throw KafkaError(kind: .configuration, message: "could not start the mock cluster")
         }
+        self.host = host
         self.cluster = cluster
         self.brokerCount = brokers
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
     }
 
-    /// The cluster must go before its host handle, which the stored property then releases.
+    /// The cluster must go before its host handle.
     deinit {
         rd_kafka_mock_cluster_destroy(cluster)
+        rd_kafka_destroy(host)
     }
 
     /// Creates a topic directly in the mock (its controller does not serve the admin API).

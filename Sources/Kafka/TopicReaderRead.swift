@@ -1,5 +1,4 @@
 import CRdKafka
-import Dispatch
 
 extension TopicReader {
     /// Where one partition's read starts, and the end (exclusive) it stops at.
@@ -29,10 +28,10 @@ extension TopicReader {
         handler: @Sendable (KafkaRecord) async throws -> Bool
     ) async throws {
         try beginRead()
-        defer { state.withLock { if $0 == .reading { $0 = .idle } } }
-        let ranges = try await onQueue { [self] in plan(start, untilHigh: untilHigh) }
+        defer { reading.withLock { $0 = false } }
+        let ranges = try await plan(start, untilHigh: untilHigh)
         if ranges.isEmpty { return }
-        try await onQueue { [self] in assign(ranges) }
+        try await client.assign(ranges.map { (TopicPartition(topic: topic, partition: $0.partition), offset: $0.start) })
         let outcome: Result<Void, any Error>
         do {
             try await consume(ranges, untilHigh: untilHigh, stallTimeoutMs: stallTimeoutMs, handler: handler)
@@ -41,61 +40,34 @@ extension TopicReader {
             outcome = .failure(error)
         }
         // Unassign even after a failure, so the reader can read again; a closed reader has nothing left to undo.
-        _ = try? await onQueue { [self] in unassign(ranges) }
+        _ = try? await client.unassign(resuming: ranges.map { TopicPartition(topic: topic, partition: $0.partition) })
         try outcome.get()
     }
 
     private func beginRead() throws(KafkaError) {
-        let previous = state.withLock { value in
-            defer { if value == .idle { value = .reading } }
-            return value
+        if client.isOpen == false { throw KafkaError(kind: .closed, message: "topic reader is closed") }
+        let busy = reading.withLock { reading in
+            defer { reading = true }
+            return reading
         }
-        switch previous {
-        case .idle: return
-        case .reading: throw KafkaError(kind: .configuration, message: "a read of \(topic) is already in progress on this reader")
-        case .closed: throw KafkaError(kind: .closed, message: "topic reader is closed")
-        }
+        if busy { throw KafkaError(kind: .configuration, message: "a read of \(topic) is already in progress on this reader") }
     }
 
-    /// Measures the watermarks and decides each partition's range (blocking; on the queue).
-    private func plan(_ start: [Int32: Int64], untilHigh: Bool) -> Result<[PartitionRange], KafkaError> {
-        let partitions: [Int32]
-        switch fetchPartitions() {
-        case .success(let found): partitions = found
-        case .failure(let error): return .failure(error)
-        }
+    /// Measures the watermarks and decides each partition's range.
+    private func plan(_ start: [Int32: Int64], untilHigh: Bool) async throws(KafkaError) -> [PartitionRange] {
+        let partitions = try await partitions()
         if let unknown = start.keys.sorted().first(where: { !partitions.contains($0) }) {
-            return .failure(KafkaError(kind: .configuration, message: "\(topic) has no partition \(unknown)"))
+            throw KafkaError(kind: .configuration, message: "\(topic) has no partition \(unknown)")
         }
         var ranges: [PartitionRange] = []
         for partition in partitions {
-            let low: Int64, high: Int64
-            switch queryWatermarks(partition) {
-            case .success(let marks): (low, high) = marks
-            case .failure(let error): return .failure(error)
-            }
+            let (low, high) = try await watermarks(partition: partition)
             let requested = start[partition] ?? low
             let first = requested == Int64(RD_KAFKA_OFFSET_END) ? high : min(max(requested, low), high)
             if untilHigh && first >= high { continue }
             ranges.append(PartitionRange(partition: partition, start: first, end: untilHigh ? high : .max))
         }
-        return .success(ranges)
-    }
-
-    private func assign(_ ranges: [PartitionRange]) -> Result<Void, KafkaError> {
-        withPartitionList(ranges.map { (topic, $0.partition, $0.start) }) { list in
-            let err = rd_kafka_assign(handle.pointer, list)
-            return err == RD_KAFKA_RESP_ERR_NO_ERROR ? .success(()) : .failure(KafkaError(code: err, context: "assign \(topic)"))
-        }
-    }
-
-    /// Resumes what `consume` paused (pauses could outlive the assignment) and drops the assignment.
-    private func unassign(_ ranges: [PartitionRange]) -> Result<Void, KafkaError> {
-        _ = withPartitionList(ranges.map { (topic, $0.partition, Int64(RD_KAFKA_OFFSET_INVALID)) }) { list in
-            .success(rd_kafka_resume_partitions(handle.pointer, list))
-        }
-        let err = rd_kafka_assign(handle.pointer, nil)
-        return err == RD_KAFKA_RESP_ERR_NO_ERROR ? .success(()) : .failure(KafkaError(code: err, context: "unassign \(topic)"))
+        return ranges
     }
 
     private func consume(
@@ -108,9 +80,9 @@ extension TopicReader {
         var lastProgress = ContinuousClock.now
         while !untilHigh || !open.isEmpty {
             try Task.checkCancellation()
-            let toPause = finished
+            let toPause = finished.map { TopicPartition(topic: topic, partition: $0) }
             finished = []
-            let events = try await onQueue { [self] in .success(pollBatch(pausing: toPause)) }
+            let events = try await client.pollEvents(pausing: toPause)
             for event in events {
                 switch event {
                 case .record(let record):
@@ -148,19 +120,5 @@ extension TopicReader {
         guard case .broker(let code, _) = error.kind else { return false }
         return [RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION, RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART,
                 RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED, RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET].contains { $0.rawValue == code }
-    }
-
-    /// Waits up to 100 ms for one event, then takes whatever else is already queued (up to 500),
-    /// so one queue hop serves a burst. Partitions already read to their end are paused first.
-    private func pollBatch(pausing finished: [Int32]) -> [ConsumerEvent] {
-        if !finished.isEmpty {
-            _ = withPartitionList(finished.map { (topic, $0, Int64(RD_KAFKA_OFFSET_INVALID)) }) { list in
-                .success(rd_kafka_pause_partitions(handle.pointer, list))
-            }
-        }
-        guard let first = pollConsumer(handle, timeoutMs: 100) else { return [] }
-        var events = [first]
-        while events.count < 500, let more = pollConsumer(handle, timeoutMs: 0) { events.append(more) }
-        return events
     }
 }

@@ -48,7 +48,7 @@ struct WorkerCrashTests {
         let events = Self.events(run: run)
         let producer = try KafkaProducer(config: ProducerConfig(client: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers), lingerMs: 5))
         for chunk in stride(from: 0, to: events.count, by: 1_000) {
-            try await producer.sendAll(events[chunk..<min(chunk + 1_000, events.count)].map { EventPublisher.eventMessage($0, topic: topics.events) })
+            try await producer.sendAll(events[chunk..<min(chunk + 1_000, events.count)].map { DeliveryRecordBuilder.eventRecord($0, topic: topics.events) })
         }
         producer.close()
 

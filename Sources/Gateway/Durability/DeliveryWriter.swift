@@ -12,30 +12,30 @@ public final class DeliveryWriter: Sendable {
         case published, spooled, duplicate
     }
 
-    public let publisher: EventPublisher
+    public let producer: KafkaProducer
+    public let records: DeliveryRecordBuilder
     public let spool: DeliverySpool?
     public let recent: RecentDeliveries
     private let logger: Logger
 
-    public init(publisher: EventPublisher, spool: DeliverySpool?, recent: RecentDeliveries, logger: Logger) {
-        self.publisher = publisher
+    public init(producer: KafkaProducer, records: DeliveryRecordBuilder, spool: DeliverySpool?, recent: RecentDeliveries, logger: Logger) {
+        self.producer = producer
+        self.records = records
         self.spool = spool
         self.recent = recent
         self.logger = logger
     }
-
-    public var producer: KafkaProducer { publisher.producer }
 
     public func write(_ delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) async throws(Rejection) -> Outcome {
         // Quarantined deliveries have no ce_id; they are rare enough to publish every time.
         let ids = delivery.quarantine == nil ? delivery.events.map(\.id) : []
         if recent.containsAll(ids) { return .duplicate }
 
-        var pending = publisher.messages(for: delivery, source: source, request: request)
+        var pending = records.records(for: delivery, source: source, request: request)
         // While the spool holds deliveries, new ones queue behind them: the relay publishes in
         // order, so a later event of a purchase never overtakes an earlier one.
         if spool?.isEmpty ?? true {
-            let results = await publisher.producer.sendEach(pending)
+            let results = await producer.sendEach(pending)
             var failed: [KafkaMessage] = []
             var firstError: KafkaError?
             for (message, result) in zip(pending, results) {

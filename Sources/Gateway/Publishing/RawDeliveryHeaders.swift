@@ -3,7 +3,7 @@ import Senders
 import Toolkit
 
 /// The headers of a raw record besides its CloudEvents ones: the kept request headers (`http_<name>`),
-/// when and where the delivery arrived. Written by `EventPublisher`, read back here for `tollgate replay`,
+/// when and where the delivery arrived. Written by `DeliveryRecordBuilder`, read back here for `tollgate replay`,
 /// so the format lives in one place.
 public enum RawDeliveryHeaders {
     static let requestHeaderPrefix = "http_"

@@ -20,20 +20,24 @@ public struct ProjectionService: Service {
         self.logger = logger
     }
 
-    /// Up to `maxBatch` records (none after 500 ms without any), decoded and enriched. One trip to the
-    /// poll queue for the whole batch: a trip per record cost more than the store.
-    private static func fetch(_ consumer: KafkaConsumer, handler: RecordHandler, maxBatch: Int) async throws -> EventProcessor.Prepared {
-        await handler.processor.prepare(try await consumer.poll(upTo: maxBatch, timeoutMs: 500))
+    /// The next batch of up to `maxBatch` records (empty after 500 ms without any), decoded and enriched,
+    /// with the iterator to take the following one from; nil once the consumer closed. The iterator
+    /// travels by value, so the loop can fetch the next batch in a child task while it applies this one.
+    private static func fetch(_ batches: KafkaRecordBatches.Iterator, handler: RecordHandler)
+        async throws -> (batch: EventProcessor.Prepared, rest: KafkaRecordBatches.Iterator)? {
+        var batches = batches
+        guard let records = try await batches.next() else { return nil }
+        return (await handler.processor.prepare(records), batches)
     }
 
     public func run() async throws {
         try await runConsumer(config, topics: [topic], role: "projection", metrics: handler.metrics, logger: logger) {
             [handler, maxBatch, logger] consumer, lagReporter in
-            var batch = try await Self.fetch(consumer, handler: handler, maxBatch: maxBatch)
-            while !Task.isCancelled {
+            var fetched = try await Self.fetch(consumer.batches(maxRecords: maxBatch, idleTimeoutMs: 500).makeAsyncIterator(), handler: handler)
+            while let (batch, rest) = fetched, !Task.isCancelled {
                 // The next batch is polled and decoded while this one is applied: decoding is CPU work on the
                 // pool, applying waits on the store's thread. Only this loop applies and commits, in order.
-                async let following = Self.fetch(consumer, handler: handler, maxBatch: maxBatch)
+                async let following = Self.fetch(rest, handler: handler)
                 if !batch.records.isEmpty {
                     let started = ContinuousClock.now
                     // Not committed unless handled: on shutdown mid-way the batch is redelivered.
@@ -45,7 +49,7 @@ public struct ProjectionService: Service {
                     }
                 }
                 await lagReporter.tick()
-                batch = try await following
+                fetched = try await following
             }
         }
     }

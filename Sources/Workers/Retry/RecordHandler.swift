@@ -56,13 +56,11 @@ struct RecordHandler: Sendable {
 extension KafkaConsumer {
     /// Commits the next offset of every partition in `records`.
     func commitAll(_ records: [KafkaRecord]) async throws(KafkaError) {
-        var next: [String: (topic: String, partition: Int32, nextOffset: Int64)] = [:]
+        var next: [TopicPartition: Int64] = [:]
         for record in records {
-            let id = "\(record.topic)/\(record.partition)"
-            if (next[id]?.nextOffset ?? -1) < record.offset + 1 {
-                next[id] = (record.topic, record.partition, record.offset + 1)
-            }
+            let id = TopicPartition(topic: record.topic, partition: record.partition)
+            next[id] = Swift.max(next[id] ?? -1, record.offset + 1)
         }
-        try await commit(Array(next.values))
+        try await commit(next)
     }
 }

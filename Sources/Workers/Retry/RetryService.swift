@@ -18,16 +18,13 @@ public struct RetryService: Service {
         self.logger = logger
     }
 
-    private struct PartitionID: Hashable {
-        var topic: String
-        var partition: Int32
-    }
-
     public func run() async throws {
         guard !topics.isEmpty else { return }
         try await runConsumer(config, topics: topics, role: "retry consumer", metrics: handler.metrics, logger: logger) {
             [handler, logger] consumer, lagReporter in
-            var paused: [PartitionID: Int64] = [:]
+            // One record at a time: a record not due yet pauses its partition before the next is taken.
+            var records = consumer.batches(maxRecords: 1).makeAsyncIterator()
+            var paused: [TopicPartition: Int64] = [:]
             while !Task.isCancelled {
                 await lagReporter.tick()
                 let now = handler.processor.now()
@@ -36,10 +33,11 @@ public struct RetryService: Service {
                     try await consumer.resume(topic: id.topic, partition: id.partition)
                 }
                 let wait = paused.values.min().map { Int32(clamping: max(0, min($0 - now, 200))) } ?? 200
-                guard let record = try await consumer.poll(timeoutMs: wait) else { continue }
+                guard let batch = try await records.next(waitingAtMostMs: wait) else { return }
+                guard let record = batch.first else { continue }
                 let due = record.headers.integer(SpringHeaders.backoffTimestamp) ?? 0
                 if due > handler.processor.now() {
-                    let id = PartitionID(topic: record.topic, partition: record.partition)
+                    let id = TopicPartition(topic: record.topic, partition: record.partition)
                     try await consumer.pause(topic: id.topic, partition: id.partition)
                     try await consumer.seek(topic: id.topic, partition: id.partition, offset: record.offset)
                     paused[id] = due

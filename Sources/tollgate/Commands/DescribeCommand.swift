@@ -45,7 +45,7 @@ struct DescribeCommand: AsyncParsableCommand {
             "senders": registry.senders.map { sender -> [String: Any] in
                 ["name": sender.source.name.rawValue, "route": GatewayServer.webhookPath(sender.source.name),
                  "accountRoute": sender.routesAccounts, "rawTopic": config.topicNames.raw(sender.source.name),
-                 "keptRequestHeaders": EventPublisher.commonRequestHeaders + sender.keptRequestHeaders]
+                 "keptRequestHeaders": DeliveryRecordBuilder.commonRequestHeaders + sender.keptRequestHeaders]
             },
             "routes": routes,
             "reasons": RejectionReason.allCases.map { ["code": $0.rawValue, "status": $0.httpStatus] },

@@ -62,7 +62,7 @@ struct ReplayCommand: AsyncParsableCommand {
             for event in events {
                 if let producer {
                     // A publish failure stops the replay: what was published is idempotent, run it again.
-                    _ = try await producer.send(EventPublisher.eventMessage(event, topic: topics.events))
+                    _ = try await producer.send(DeliveryRecordBuilder.eventRecord(event, topic: topics.events))
                 } else {
                     Output.line("\(event.id)  \(event.type.rawValue)  \(event.subject)")
                 }

@@ -22,9 +22,9 @@ struct DeadLetterEndToEndTests {
                     func event(_ id: String) -> NormalizedEvent {
                         ProjectionTests.event(id, .subscriptionStarted, at: now - Self.day, expiresMs: now + 29 * Self.day, subject: "otx-dlt")
                     }
-                    var notJSON = EventPublisher.eventMessage(event("bad-json"), topic: harness.topics.events)
+                    var notJSON = DeliveryRecordBuilder.eventRecord(event("bad-json"), topic: harness.topics.events)
                     notJSON.value = Array("{not json".utf8)
-                    var newVersion = EventPublisher.eventMessage(event("bad-version"), topic: harness.topics.events)
+                    var newVersion = DeliveryRecordBuilder.eventRecord(event("bad-version"), topic: harness.topics.events)
                     newVersion.headers = newVersion.headers.map {
                         $0.name == CloudEventHeaders.specVersion ? KafkaHeader(name: $0.name, string: "2.0") : $0
                     }

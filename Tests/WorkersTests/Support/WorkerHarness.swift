@@ -61,13 +61,13 @@ final class WorkerHarness: Sendable {
     /// Publishes `event` as the gateway does (CloudEvents binary mode, keyed by subject).
     @discardableResult
     func publish(_ event: NormalizedEvent) async throws -> KafkaDelivery {
-        try await producer.send(EventPublisher.eventMessage(event, topic: topics.events))
+        try await producer.send(DeliveryRecordBuilder.eventRecord(event, topic: topics.events))
     }
 
     /// Publishes `events` concurrently: only for events of different subjects, whose order does not matter.
     @discardableResult
     func publishAll(_ events: [NormalizedEvent]) async throws -> [KafkaDelivery] {
-        try await producer.sendAll(events.map { EventPublisher.eventMessage($0, topic: topics.events) })
+        try await producer.sendAll(events.map { DeliveryRecordBuilder.eventRecord($0, topic: topics.events) })
     }
 
     // MARK: Reading

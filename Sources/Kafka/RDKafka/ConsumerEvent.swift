@@ -9,21 +9,20 @@ enum ConsumerEvent: Sendable {
     case failure(KafkaError, fatal: Bool)
 }
 
-/// Polls the consumer queue once, blocking up to `timeoutMs`. Call it only from a dedicated
-/// queue or thread, never from the Swift concurrency pool.
-func pollConsumer(_ handle: RDKafkaHandle, timeoutMs: Int32) -> ConsumerEvent? {
-    guard let message = rd_kafka_consumer_poll(handle.pointer, timeoutMs) else { return nil }
-    defer { rd_kafka_message_destroy(message) }
-    let err = message.pointee.err
-    switch err {
-    case RD_KAFKA_RESP_ERR_NO_ERROR:
-        return .record(KafkaRecord(message))
-    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
-        return .partitionEnd(partition: message.pointee.partition, offset: message.pointee.offset)
-    default:
-        let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) }
-        let context = topic.map { "consume \($0) [\(message.pointee.partition)]" } ?? "consumer"
-        return .failure(KafkaError(code: err, context: context), fatal: err == RD_KAFKA_RESP_ERR__FATAL)
+extension ConsumerEvent {
+    /// Decodes one message of `rd_kafka_consumer_poll`; the caller destroys the message.
+    init(_ message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let err = message.pointee.err
+        switch err {
+        case RD_KAFKA_RESP_ERR_NO_ERROR:
+            self = .record(KafkaRecord(message))
+        case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+            self = .partitionEnd(partition: message.pointee.partition, offset: message.pointee.offset)
+        default:
+            let topic = message.pointee.rkt.map { String(cString: rd_kafka_topic_name($0)) }
+            let context = topic.map { "consume \($0) [\(message.pointee.partition)]" } ?? "consumer"
+            self = .failure(KafkaError(code: err, context: context), fatal: err == RD_KAFKA_RESP_ERR__FATAL)
+        }
     }
 }
 

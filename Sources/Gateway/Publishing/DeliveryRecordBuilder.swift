@@ -2,10 +2,10 @@ import Events
 import Kafka
 import Senders
 
-/// The records of one accepted delivery: the raw body for `raw.<source>` and each event for
-/// `events`, or a quarantined one for `quarantine` alone. `DeliveryWriter` makes them durable.
-public struct EventPublisher: Sendable {
-    public let producer: KafkaProducer
+/// Builds the Kafka records of one accepted delivery: the raw body for `raw.<source>` and each event
+/// for `events`, or a quarantined one for `quarantine` alone. It sends nothing: `DeliveryWriter`
+/// makes the records durable.
+public struct DeliveryRecordBuilder: Sendable {
     public let topics: TopicNames
 
     /// Request headers worth keeping beside every raw body; each sender adds its own
@@ -14,15 +14,14 @@ public struct EventPublisher: Sendable {
     /// Per sender: the common headers and its own.
     private let keptRequestHeaders: [SourceName: [String]]
 
-    public init(producer: KafkaProducer, topics: TopicNames, senders: SourceRegistry) {
-        self.producer = producer
+    public init(topics: TopicNames, senders: SourceRegistry) {
         self.topics = topics
         keptRequestHeaders = Dictionary(uniqueKeysWithValues: senders.senders.map {
             ($0.source.name, Self.commonRequestHeaders + $0.keptRequestHeaders)
         })
     }
 
-    func messages(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
+    func records(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
         if let quarantine = delivery.quarantine {
             // No key: nothing downstream groups quarantined deliveries by purchase.
             let headers = [KafkaHeader(name: "tollgate_source", string: source.rawValue),
@@ -41,12 +40,12 @@ public struct EventPublisher: Sendable {
         rawHeaders += requestHeaders(request, source: source)
 
         var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: request.body, headers: rawHeaders)]
-        for event in delivery.events { messages.append(Self.eventMessage(event, topic: topics.events)) }
+        for event in delivery.events { messages.append(Self.eventRecord(event, topic: topics.events)) }
         return messages
     }
 
     /// One normalized event as a CloudEvents binary-mode record, keyed by its subject.
-    public static func eventMessage(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
+    public static func eventRecord(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
         KafkaMessage(topic: topic, key: event.subject, value: EventCoding.encode(event),
                      headers: CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) })
     }

@@ -1,14 +1,13 @@
 import CRdKafka
 import Logging
 
-/// Owns one `rd_kafka_t`. librdkafka handles are thread-safe, so the pointer alone is
-/// `nonisolated(unsafe)`; code captures this wrapper, never the raw pointer, and the handle is
-/// destroyed only when the last capture is gone, so no call can reach a freed handle.
-final class RDKafkaHandle: Sendable {
-    nonisolated(unsafe) let pointer: OpaquePointer
-
-    /// Builds the configuration and the handle; `configure` may add callbacks before creation.
-    init(type: rd_kafka_type_t, properties: [String: String], configure: (OpaquePointer) -> Void = { _ in }) throws(KafkaError) {
+/// Builds a librdkafka configuration and creates a handle from it. Only the client types call it
+/// (`RDKafkaProducerClient`, `RDKafkaConsumerClient`, `RDKafkaAdminClient`, `MockCluster`), and
+/// each keeps the handle it gets private and destroys it in its `deinit`.
+enum RDKafkaConfig {
+    /// `configure` may add callbacks before creation. The caller owns the returned handle.
+    static func makeHandle(type: rd_kafka_type_t, properties: [String: String],
+                           configure: (OpaquePointer) -> Void = { _ in }) throws(KafkaError) -> OpaquePointer {
         guard let conf = rd_kafka_conf_new() else {
             throw KafkaError(kind: .configuration, message: "rd_kafka_conf_new failed")
         }
@@ -26,18 +25,7 @@ final class RDKafkaHandle: Sendable {
             rd_kafka_conf_destroy(conf)
             throw KafkaError(kind: .configuration, message: cString(errorText))
         }
-        self.pointer = handle
-    }
-
-    deinit {
-        rd_kafka_destroy(pointer)
-    }
-
-    /// The producer's fatal error (idempotence broken), after which nothing more can be produced.
-    var fatalError: String? {
-        var text = [CChar](repeating: 0, count: 512)
-        let code = rd_kafka_fatal_error(pointer, &text, text.count)
-        return code == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : cString(text)
+        return handle
     }
 }
 
@@ -69,4 +57,18 @@ private let forwardLibrdkafkaError: @convention(c) (OpaquePointer?, Int32, Unsaf
 /// The text of a NUL-terminated error buffer filled by librdkafka.
 func cString(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+extension KafkaError {
+    /// An `rd_kafka_error_t` (which this destroys) as a KafkaError; `.timedOut` for librdkafka's timeout.
+    init(taking error: OpaquePointer, context: String) {
+        let code = rd_kafka_error_code(error)
+        let text = String(cString: rd_kafka_error_string(error))
+        rd_kafka_error_destroy(error)
+        if code == RD_KAFKA_RESP_ERR__TIMED_OUT {
+            self.init(kind: .timedOut, message: "\(context): \(text)")
+        } else {
+            self.init(kind: .broker(code: code.rawValue, name: String(cString: rd_kafka_err2name(code))), message: "\(context): \(text)")
+        }
+    }
 }
