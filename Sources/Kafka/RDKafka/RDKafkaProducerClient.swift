@@ -105,24 +105,40 @@ final class RDKafkaProducerClient: Sendable {
     }
 
     /// One metadata request per topic, so the first records to them need not wait for it (librdkafka
-    /// keeps the answers). The first topic without metadata is the error; a stopped client is `closed`.
-    func fetchMetadata(topics: [String], timeoutMs: Int32) async -> KafkaError? {
-        await worker.run(whenStopped: KafkaError(kind: .closed, message: "the producer is closed")) { [self] in
-            for topic in topics {
-                guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
-                    return KafkaError(kind: .configuration, message: "rd_kafka_topic_new failed for \(topic)")
+    /// keeps the answers). The first topic without metadata within `timeoutMs` is the error; a stopped
+    /// client is `closed`. Each request waits at most `slice` on the worker: delivery reports (and the
+    /// spooling of deliveries Kafka does not take) are served between two, even while brokers are down.
+    func fetchMetadata(topics: [String], timeoutMs: Int32, slice: Int32 = 100) async -> KafkaError? {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMs))
+        for topic in topics {
+            while true {
+                let left = deadline - ContinuousClock.now
+                let wait = min(slice, max(1, Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000)))
+                let err = await worker.run(whenStopped: KafkaError(kind: .closed, message: "the producer is closed")) { [self] in
+                    topicMetadata(topic, timeoutMs: wait)
                 }
-                defer { rd_kafka_topic_destroy(topicHandle) }
-                var metadata: UnsafePointer<rd_kafka_metadata>?
-                let err = rd_kafka_metadata(handle, 0, topicHandle, &metadata, timeoutMs)
-                defer { if let metadata { rd_kafka_metadata_destroy(metadata) } }
-                guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { return KafkaError(code: err, context: "metadata of \(topic)") }
-                if metadata.pointee.topic_cnt > 0, metadata.pointee.topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                    return KafkaError(code: metadata.pointee.topics[0].err, context: "metadata of \(topic)")
+                guard let err else { break }
+                guard case .broker(let code, _) = err.kind, code == RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue, ContinuousClock.now < deadline else {
+                    return err
                 }
             }
-            return nil
         }
+        return nil
+    }
+
+    private func topicMetadata(_ topic: String, timeoutMs: Int32) -> KafkaError? {
+        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
+            return KafkaError(kind: .configuration, message: "rd_kafka_topic_new failed for \(topic)")
+        }
+        defer { rd_kafka_topic_destroy(topicHandle) }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let err = rd_kafka_metadata(handle, 0, topicHandle, &metadata, timeoutMs)
+        defer { if let metadata { rd_kafka_metadata_destroy(metadata) } }
+        guard err == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { return KafkaError(code: err, context: "metadata of \(topic)") }
+        if metadata.pointee.topic_cnt > 0, metadata.pointee.topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            return KafkaError(code: metadata.pointee.topics[0].err, context: "metadata of \(topic)")
+        }
+        return nil
     }
 
     /// Flushes for up to `flushTimeoutMs`, purges what is left and serves every delivery report,
