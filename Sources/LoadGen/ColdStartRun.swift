@@ -24,7 +24,7 @@ struct ColdStartRun {
     }
 
     struct Result: Codable {
-        var sender = "apple"
+        var sender = AppleSender.name.rawValue
         /// `readyz`: driven from the moment `/readyz` answered 200; `listening`: from the moment the port was open.
         var drivenFrom: String
         var connections: Int

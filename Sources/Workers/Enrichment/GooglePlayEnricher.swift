@@ -22,7 +22,7 @@ public struct GooglePlayEnricher: PurchaseEnricher {
     }
 
     func snapshot(for event: NormalizedEvent) async throws(WorkerFailure) -> PurchaseSnapshot? {
-        guard Projector.sourceName(of: event) == "google", event.type != .storeTest, event.type != .storeOther else { return nil }
+        guard Projector.sourceName(of: event) == GoogleSender.name.rawValue, event.type != .storeTest, event.type != .storeOther else { return nil }
         do throws(PlayAPIError) {
             if event.type.rawValue.hasPrefix("subscription.") {
                 guard let purchase = try await client.subscription(packageName: event.app, token: event.subject) else {
