@@ -1,5 +1,5 @@
 /// Outbound HTTP for the few checks that need the network (OCSP responders, key sets).
-/// Verifiers only see this protocol, so the sender code stays free of I/O and tests can
+/// Senders only see this protocol, so the sender code stays free of I/O and tests can
 /// point it at local servers; the gateway injects the real client.
 public protocol HTTPFetcher: Sendable {
     func fetch(_ request: HTTPFetchRequest) async throws(HTTPFetchError) -> HTTPFetchResponse

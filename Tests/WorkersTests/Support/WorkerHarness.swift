@@ -39,7 +39,7 @@ final class WorkerHarness: Sendable {
         let harness = try WorkerHarness(retryDelaysMs: retryDelaysMs)
         let result: Result<T, any Error>
         do { result = .success(try await body(harness)) } catch { result = .failure(error) }
-        // Closing joins the producer's poll thread: not on the pool.
+        // Closing joins the producer's worker thread: not on the pool.
         _ = try? await offPool { harness.producer.close() }
         return try result.get()
     }
