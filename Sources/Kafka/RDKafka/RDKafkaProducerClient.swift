@@ -106,24 +106,32 @@ final class RDKafkaProducerClient: Sendable {
 
     /// One metadata request per topic, so the first records to them need not wait for it (librdkafka
     /// keeps the answers). The first topic without metadata within `timeoutMs` is the error; a stopped
-    /// client is `closed`. Each request waits at most `slice` on the worker: delivery reports (and the
-    /// spooling of deliveries Kafka does not take) are served between two, even while brokers are down.
-    func fetchMetadata(topics: [String], timeoutMs: Int32, slice: Int32 = 100) async -> KafkaError? {
+    /// client is `closed`.
+    func fetchMetadata(topics: [String], timeoutMs: Int32) async -> KafkaError? {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMs))
         for topic in topics {
-            while true {
-                let left = deadline - ContinuousClock.now
-                let wait = min(slice, max(1, Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000)))
-                let err = await worker.run(whenStopped: KafkaError(kind: .closed, message: "the producer is closed")) { [self] in
-                    topicMetadata(topic, timeoutMs: wait)
-                }
-                guard let err else { break }
-                guard case .broker(let code, _) = err.kind, code == RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue, ContinuousClock.now < deadline else {
-                    return err
-                }
-            }
+            let left = deadline - ContinuousClock.now
+            let leftMs = max(1, Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000))
+            if let error = await sliced(timeoutMs: leftMs, { [self] wait in topicMetadata(topic, timeoutMs: wait) }) { return error }
         }
         return nil
+    }
+
+    /// Runs `request` on the worker, each attempt waiting at most `slice` ms and tried again while it
+    /// times out and `timeoutMs` is not over: delivery reports (and the spooling of deliveries Kafka does
+    /// not take) are served between two attempts, even while every broker is down. (A cluster slower to
+    /// answer than `slice` then never completes the warm-up, which only gates readiness while it runs.)
+    private func sliced(timeoutMs: Int32, slice: Int32 = 250, _ request: @escaping @Sendable (Int32) -> KafkaError?) async -> KafkaError? {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeoutMs))
+        while true {
+            let left = deadline - ContinuousClock.now
+            let wait = min(slice, max(1, Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000)))
+            let error = await worker.run(whenStopped: KafkaError(kind: .closed, message: "the producer is closed")) { request(wait) }
+            guard let error else { return nil }
+            guard case .broker(let code, _) = error.kind, code == RD_KAFKA_RESP_ERR__TIMED_OUT.rawValue, ContinuousClock.now < deadline else {
+                return error
+            }
+        }
     }
 
     private func topicMetadata(_ topic: String, timeoutMs: Int32) -> KafkaError? {
