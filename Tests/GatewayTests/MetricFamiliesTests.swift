@@ -1,5 +1,6 @@
 @testable import Gateway
 @testable import Spool
+import TestSupport
 import Testing
 import Toolkit
 
@@ -18,22 +19,10 @@ struct GatewayMetricFamiliesTests {
         metrics.spoolRelayed(2)
         metrics.durabilityState(spool: SpoolStats(records: 1, bytes: 10, maxBytes: 100, oldestSpooledAtMs: 0), kafkaReachable: true)
         metrics.inFlightGauge(source: "iaptic").increment()
-        #expect(ExposedFamilies(metrics.exposition()).all == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.kind) }))
+        let exposed = ExposedFamilies(metrics.exposition())
+        #expect(exposed.all == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.kind) }))
+        // Every family's HELP line is its listed text (promtool refuses a family without one).
+        #expect(exposed.help == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.help) }))
         #expect(GatewayMetrics.families.allSatisfy { !$0.help.isEmpty })
-    }
-}
-
-/// `# TYPE name kind` lines of a Prometheus exposition.
-struct ExposedFamilies {
-    let all: [String: MetricFamily.Kind]
-
-    init(_ text: String) {
-        var all: [String: MetricFamily.Kind] = [:]
-        for line in text.split(separator: "\n") where line.hasPrefix("# TYPE ") {
-            let parts = line.split(separator: " ")
-            guard parts.count == 4 else { continue }
-            all[String(parts[2])] = MetricFamily.Kind(rawValue: String(parts[3]))
-        }
-        self.all = all
     }
 }

@@ -1,4 +1,6 @@
 import Prometheus
+import ServiceHost
+import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
@@ -10,7 +12,7 @@ struct WorkerMetricFamiliesTests {
     @Test("every function's families are listed, with their types, and nothing listed is missing")
     func listedEqualsEmitted() {
         let registry = PrometheusCollectorRegistry()
-        let factory = PrometheusMetricsFactory(registry: registry)
+        let factory = PrometheusFamiliesFactory(registry: registry, families: WorkerMetrics.families)
         let metrics = WorkerMetrics(factory: factory)
         metrics.processed(type: "subscription.renewed", outcome: "applied")
         metrics.failed(type: "subscription.renewed", route: "retry", failure: WorkerFailure.Kind.storeUnavailable.rawValue)
@@ -24,12 +26,9 @@ struct WorkerMetricFamiliesTests {
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(PlayAPIError(call: .subscription, kind: .timeout, message: "timed out"))
 
-        var exposed: [String: MetricFamily.Kind] = [:]
-        for line in registry.emitToString().split(separator: "\n") where line.hasPrefix("# TYPE ") {
-            let parts = line.split(separator: " ")
-            if parts.count == 4 { exposed[String(parts[2])] = MetricFamily.Kind(rawValue: String(parts[3])) }
-        }
-        #expect(exposed == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.kind) }))
+        let exposed = ExposedFamilies(registry.emitToString())
+        #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.kind) }))
+        #expect(exposed.help == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.help) }))
         #expect(WorkerMetrics.families.allSatisfy { !$0.help.isEmpty })
     }
 }

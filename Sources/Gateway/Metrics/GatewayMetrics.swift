@@ -1,5 +1,6 @@
 import Metrics
 import Prometheus
+import ServiceHost
 import Spool
 import Toolkit
 
@@ -7,17 +8,11 @@ import Toolkit
 /// process (tests, `tollgate dev`) keep separate counts.
 public struct GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
+    private let factory: PrometheusFamiliesFactory
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
-            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
-            .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
-        ]
-        self.factory = factory
+        self.factory = PrometheusFamiliesFactory(registry: registry, families: Self.families)
     }
 
     /// Every HTTP request, by route template and status code.
