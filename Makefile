@@ -6,11 +6,12 @@ CONFIG       ?= examples/dev.yaml
 APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat libsqlite3-dev postgresql
 SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_LOG    := .build/tollgate-build.log
-## What scripts/validate-deploy.py needs besides the build: Debian packages, and Python tools in a venv.
-DEPLOY_APT   := docker-compose python3-venv openssl
+## What scripts/validate-deploy.py and scripts/check-interfaces.py need besides the build: Debian packages
+## (prometheus for promtool), and Python tools in a venv.
+DEPLOY_APT   := docker-compose python3-venv openssl prometheus
 DEPLOY_VENV  := .build/deploy-venv
 
-.PHONY: deps deploy-tools build build-tests run test validate-deploy conformance bench bench-soak bench-projection profile fuzz fuzz-build fuzz-corpus clean
+.PHONY: deps deploy-tools build build-tests run test validate-deploy interfaces conformance bench bench-soak bench-projection profile fuzz fuzz-build fuzz-corpus clean
 
 ## Install the system packages Tollgate builds and tests against, when missing.
 deps:
@@ -21,9 +22,10 @@ deps:
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH (expected the Swift 6 toolchain)"; exit 1; }
 
-## The deployment checks' tools, when missing: docker-compose (parses compose files without a Docker
-## engine), and kubernetes-validate, openapi-spec-validator, jsonschema (scripts/deploy-requirements.txt)
-## in a venv under .build, reinstalled only when the requirements change.
+## The deployment and interface checks' tools, when missing: docker-compose (parses compose files without
+## a Docker engine), promtool (Debian's prometheus package), and kubernetes-validate,
+## openapi-spec-validator, jsonschema, schemathesis, aiokafka, the CloudEvents SDK
+## (scripts/deploy-requirements.txt) in a venv under .build, reinstalled only when the requirements change.
 deploy-tools: $(DEPLOY_VENV)/requirements.txt
 	@missing=""; for p in $(DEPLOY_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -53,19 +55,27 @@ run: build
 
 ## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, the
 ## conformance checks against ../shared/conformance when it is present (as it is in CI), then the
-## deployment artifacts and interface documents against the built binary (validate-deploy).
+## deployment artifacts and interface documents against the built binary (validate-deploy), then the
+## interfaces held by the tools their users run (schemathesis, promtool, aiokafka + CloudEvents SDK).
 ## Serial: each test starts its own brokers, gateways and child processes, and on two cores the
 ## parallel run's timing depended on what else the machine was doing (about 90 s either way).
 test: build-tests deploy-tools
 	scripts/conformance.sh
 	scripts/with-postgres.sh $(SWIFT) test --skip-build --no-parallel
 	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
+	$(DEPLOY_VENV)/bin/python scripts/check-interfaces.py
 
 ## deploy/ (compose, Kubernetes, Dockerfile, alerts) and docs/openapi.yaml, docs/asyncapi.yaml against
 ## the real `tollgate` (scripts/validate-deploy.py says what each check does).
 validate-deploy: deploy-tools
 	$(SWIFT) build --product tollgate
 	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
+
+## docs/openapi.yaml, /metrics, deploy/alerts.yaml and the topics against the real `tollgate dev` and
+## `tollgate work`, with schemathesis, promtool, aiokafka and the CloudEvents SDK (docs/interfaces.md).
+interfaces: deploy-tools
+	$(SWIFT) build --product tollgate
+	$(DEPLOY_VENV)/bin/python scripts/check-interfaces.py
 
 ## Third-party sender data only: the Swift conformance suites and `tollgate verify` over the real files.
 conformance: build-tests

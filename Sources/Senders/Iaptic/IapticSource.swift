@@ -21,6 +21,7 @@ public struct IapticSource: WebhookSource {
         guard let type = object["type"]?.string else {
             throw Rejection(.missingField, "type is missing or not a string")
         }
+        try Self.checkTypes(object)
         let normalizer = IapticNormalizer(app: app, body: body, rawBody: request.body, receivedAt: request.receivedAt)
         let events: [NormalizedEvent]
         switch type.lowercased() {
@@ -30,6 +31,29 @@ public struct IapticSource: WebhookSource {
         }
         let rawKey = events.first?.subject ?? object["applicationUsername"]?.string ?? app
         return AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))
+    }
+
+    /// The types docs/openapi.yaml gives the body's fields, for every `type`: a value of another type is
+    /// refused, never silently ignored.
+    private static func checkTypes(_ body: [String: JSONValue]) throws(Rejection) {
+        if let user = body["applicationUsername"], user.string == nil {
+            throw Rejection(.invalidField, "applicationUsername is not a string")
+        }
+        if let value = body["notification"] {
+            guard let notification = value.object else { throw Rejection(.invalidField, "notification is not an object") }
+            for name in ["id", "reason", "date", "productId", "purchaseId", "transactionId"] where notification[name].map({ $0.string == nil }) ?? false {
+                throw Rejection(.invalidField, "notification.\(name) is not a string")
+            }
+        }
+        if let value = body["purchases"] {
+            guard let purchases = value.object else { throw Rejection(.invalidField, "purchases must be an object keyed by product id") }
+            for key in purchases.keys.sorted(by: UTF8Order.precedes) {
+                guard let purchase = purchases[key]?.object else { throw Rejection(.invalidField, "purchases.\(key) must be an object") }
+                guard let purchaseId = purchase["purchaseId"]?.string, !purchaseId.isEmpty else {
+                    throw Rejection(.missingField, "purchases.\(key).purchaseId is missing or not a non-empty string")
+                }
+            }
+        }
     }
 
     /// The name of the app whose secret equals `password`.
