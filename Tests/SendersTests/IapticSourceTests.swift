@@ -58,6 +58,25 @@ struct IapticVerificationTests {
         #expect(await reject(IapticFixtures.updated(purchases: [("p", #"{"productId":"p"}"#)])) == .missingField)
     }
 
+    /// docs/openapi.yaml types these fields; a value of another type is refused, for every `type`, never
+    /// ignored (schemathesis found `notification.transactionId` as an object accepted).
+    @Test("a field of another type than the document gives is 400 invalid_field", arguments: [
+        #"{"type":"purchases.updated","password":"new-secret","notification":{"transactionId":{}}}"#,
+        #"{"type":"purchases.updated","password":"new-secret","notification":{"id":5}}"#,
+        #"{"type":"purchases.updated","password":"new-secret","notification":[]}"#,
+        #"{"type":"purchases.updated","password":"new-secret","applicationUsername":42}"#,
+        #"{"type":"test","password":"new-secret","purchases":5}"#,
+        #"{"type":"test","password":"new-secret","notification":{"date":null}}"#,
+    ])
+    func mistypedFields(body: String) async {
+        #expect(await reject(body) == .invalidField)
+    }
+
+    @Test("every purchase needs a purchaseId, whatever the type")
+    func purchaseIdForEveryType() async {
+        #expect(await reject(#"{"type":"test","password":"new-secret","purchases":{"p":{"productId":"p"}}}"#) == .missingField)
+    }
+
     @Test("a contradicting content type is 415; missing or generic ones are not")
     func contentTypes() async {
         let body = IapticFixtures.updated()
