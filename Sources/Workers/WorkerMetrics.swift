@@ -60,6 +60,10 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_consumer_lag", .gauge, labels: ["topic", "partition"], help: "Records not yet consumed, by topic and partition."),
         MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
         MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
+        MetricFamily("tollgate_app_store_api_request_duration_seconds", .histogram, labels: ["call"],
+                     help: "App Store Server API requests, answered or not, by endpoint."),
+        MetricFamily("tollgate_app_store_api_errors_total", .counter, labels: ["call", "kind"],
+                     help: "App Store Server API calls that failed, by endpoint and kind (http_<status>, rate_limited, timeout, network, decode, signing)."),
         MetricFamily("tollgate_play_api_request_duration_seconds", .histogram, labels: ["call"], help: "Play Developer API exchanges, answered or not, by call."),
         MetricFamily("tollgate_play_api_errors_total", .counter, labels: ["call", "kind"], help: "Failed Play Developer API calls, by call and kind."),
     ]

@@ -25,6 +25,9 @@ struct WorkerMetricFamiliesTests {
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(PlayAPIError(call: .subscription, kind: .timeout, message: "timed out"))
+        let appStore = AppStoreAPIMetrics(factory: factory)
+        appStore.requestDuration(.transactionInfo, .milliseconds(30))
+        appStore.error(AppStoreAPIError(call: .transactionInfo, kind: .rateLimited(retryAfterSeconds: 60), message: "rate limited"))
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.kind) }))

@@ -32,8 +32,31 @@ public enum AppleSender: SenderDefinition {
             if environments.contains("Production"), appAppleId == nil {
                 throw ConfigError(key: app.name("appAppleId"), message: "is required when Production is enabled")
             }
-            return AppleSettings.App(bundleId: try app.requiredString("bundleId"),
-                                     appAppleId: appAppleId, environments: environments)
+            var settings = AppleSettings.App(bundleId: try app.requiredString("bundleId"),
+                                             appAppleId: appAppleId, environments: environments)
+            settings.serverAPI = try app.section("serverApi") { (s) throws(ConfigError) in
+                let issuerId = try s.string("issuerId"), keyId = try s.string("keyId"), keyFile = try s.string("privateKeyFile")
+                guard let issuerId, let keyId, let keyFile else {
+                    if issuerId == nil, keyId == nil, keyFile == nil { return nil }
+                    throw ConfigError(key: s.name("issuerId"), message: "issuerId, keyId and privateKeyFile are given together")
+                }
+                for (name, value) in [("issuerId", issuerId), ("keyId", keyId), ("privateKeyFile", keyFile)] where value.isEmpty {
+                    throw ConfigError(key: s.name(name), message: "is empty")
+                }
+                return AppleSettings.App.ServerAPIKey(issuerId: issuerId, keyId: keyId, privateKeyFile: keyFile)
+            }
+            return settings
+        }
+        apple.serverAPI = try a.section("serverApi") { (s) throws(ConfigError) in
+            var api = AppleSettings.ServerAPI()
+            api.productionURL = try s.string("productionURL", default: api.productionURL)
+            api.sandboxURL = try s.string("sandboxURL", default: api.sandboxURL)
+            for (name, url) in [("productionURL", api.productionURL), ("sandboxURL", api.sandboxURL)]
+            where !(url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://")) {
+                throw ConfigError(key: s.name(name), message: "expected an http:// or https:// URL")
+            }
+            api.timeoutMs = try s.int("timeoutMs", default: api.timeoutMs, range: 100...120_000)
+            return api
         }
         return apple
     }
@@ -59,19 +82,40 @@ extension SourcesSettings {
 
 public struct AppleSettings: Sendable {
     public struct App: Sendable {
+        /// The app's In-App Purchase key for the App Store Server API (App Store Connect, Users and
+        /// Access, Integrations): the workers call the API with it.
+        public struct ServerAPIKey: Sendable {
+            public var issuerId: String
+            public var keyId: String
+            /// The `.p8` file; read at start-up, never logged.
+            public var privateKeyFile: String
+            public init(issuerId: String, keyId: String, privateKeyFile: String) {
+                self.issuerId = issuerId
+                self.keyId = keyId
+                self.privateKeyFile = privateKeyFile
+            }
+        }
         public var bundleId: String
         public var appAppleId: Int64?
         public var environments: [String]
+        public var serverAPI: ServerAPIKey?
         public init(bundleId: String, appAppleId: Int64?, environments: [String]) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId
             self.environments = environments
         }
     }
+    /// Where the App Store Server API is, and how long one request may take.
+    public struct ServerAPI: Sendable {
+        public var productionURL = "https://api.storekit.apple.com"
+        public var sandboxURL = "https://api.storekit-sandbox.apple.com"
+        public var timeoutMs = 10_000
+    }
     /// Where operators install Apple Root CA - G3 (docs/senders/apple.md); the container image puts it here.
     public static let defaultRoot = "/etc/tollgate/apple/AppleRootCA-G3.cer"
     public var roots: [String] = [defaultRoot]
     public var apps: [App] = []
+    public var serverAPI = ServerAPI()
     /// OCSP for leaf and intermediate, validity at "now" instead of signedDate.
     public var onlineChecks = false
     public var ocspTimeoutMs = 5_000

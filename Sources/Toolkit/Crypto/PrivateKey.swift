@@ -76,6 +76,9 @@ public final class PrivateKey: @unchecked Sendable {
 
     public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
 
+    /// An EC key on a 256-bit curve, as ES256 needs (P-256 is the only one OpenSSL gives 256 bits here).
+    public var isP256: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC && bits == 256 }
+
     /// The key size in bits (the modulus for RSA).
     public var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
 

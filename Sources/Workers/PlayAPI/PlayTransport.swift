@@ -12,20 +12,12 @@ struct PlayTransport: Sendable {
 
     /// One HTTP exchange; no answer becomes a network or timeout error.
     func exchange(_ call: PlayAPICall, _ request: HTTPFetchRequest) async throws(PlayAPIError) -> HTTPFetchResponse {
-        let clock = ContinuousClock()
-        let start = clock.now
-        do {
-            let response = try await fetcher.fetch(request)
-            metrics.requestDuration(call, clock.now - start)
-            return response
-        } catch {
-            let elapsed = clock.now - start
-            metrics.requestDuration(call, elapsed)
-            // The fetcher reports only text; having waited the whole deadline is what makes it a timeout.
-            if elapsed >= timeout {
-                throw failure(call, .timeout, "no answer within \(Self.milliseconds(timeout)) ms")
-            }
-            throw failure(call, .network, error.description)
+        let (outcome, elapsed) = await fetcher.timedFetch(request)
+        metrics.requestDuration(call, elapsed)
+        switch outcome {
+        case .success(let response): return response
+        case .failure(.timeout): throw failure(call, .timeout, "no answer within \(timeout.wholeMilliseconds) ms")
+        case .failure(.network(let message)): throw failure(call, .network, message)
         }
     }
 
@@ -37,10 +29,5 @@ struct PlayTransport: Sendable {
             "call": .string(call.rawValue), "kind": .string(error.kindLabel),
             "transient": .stringConvertible(error.isTransient), "error": .string(message)])
         return error
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
