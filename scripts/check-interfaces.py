@@ -124,6 +124,7 @@ def start_dev():
     alipay, jwks = sender_keys()
     config = write("dev.yaml", f"""http: {{ host: 127.0.0.1, port: 0 }}
 api: {{ tokens: [{API_TOKEN}] }}
+silence: {{ iaptic: 86400, citcon: 604800 }}
 store: {{ url: "sqlite:{WORK}/dev.sqlite" }}
 spool: {{ path: {WORK}/dev-spool.sqlite }}
 sources:

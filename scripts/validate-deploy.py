@@ -891,6 +891,7 @@ def check_answer(spec, registry, label, spec_path, method, status, headers, body
 def start_dev():
     config = write("dev.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
                    "api: { tokens: [validate-deploy-token-0123] }\n"
+                   "silence: { iaptic: 86400 }\n"
                    "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
                    "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n")
     bootstrap = os.path.join(WORK, "bootstrap")

@@ -146,6 +146,18 @@ public enum ConfigLoader {
             return shutdown
         }
         c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s, senders: senders.map(\.name)) }
+        c.silence = try r.section("silence") { (s) throws(ConfigError) in
+            var silence = SilenceSettings()
+            for sender in senders.map(\.name) {
+                if let seconds = try s.optionalInt(sender.rawValue) {
+                    guard (60...31_536_000).contains(seconds) else {
+                        throw ConfigError(key: s.name(sender.rawValue), message: "expected seconds in 60...31536000, got \"\(seconds)\"")
+                    }
+                    silence.afterSeconds[sender] = seconds
+                }
+            }
+            return silence
+        }
         return c
     }
 }

@@ -12,6 +12,7 @@ public struct TollgateConfig: Sendable {
     public var dedup = DedupSettings()
     public var shutdown = ShutdownSettings()
     public var limits = LimitSettings()
+    public var silence = SilenceSettings()
 
     public init() {}
 }
@@ -139,4 +140,11 @@ extension TollgateConfig {
     public var topicNames: TopicNames {
         TopicNames(prefix: kafka.topicPrefix, retryDelaysMs: kafka.retryDelaysMs, sources: sources.names)
     }
+}
+
+/// How long each sender may go without an authentic delivery before `TollgateSenderSilent` fires
+/// (deploy/alerts.yaml): `silence.<sender>` in seconds. A sender without an entry is not watched.
+public struct SilenceSettings: Sendable {
+    public var afterSeconds: [SourceName: Int] = [:]
+    public init() {}
 }

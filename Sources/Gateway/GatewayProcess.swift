@@ -52,6 +52,9 @@ public struct GatewayProcess: Service {
         let server = GatewayServer(settings: config.http, registry: registry, writer: writer, readiness: readiness, metrics: metrics,
                                    logger: logger, limits: config.limits, additionalRoutes: additionalRoutes)
         server.logLimits()
+        metrics.watchSilence(senders: registry.names.map(\.rawValue),
+                             thresholds: Dictionary(uniqueKeysWithValues: config.silence.afterSeconds.map { ($0.key.rawValue, $0.value) }),
+                             nowSeconds: Double(Timestamp.now.millisecondsSince1970) / 1000)
 
         var steps: [StopOrder.Step] = [
             // `/readyz` fails, then `shutdown.drainDelayMs` passes while load balancers stop sending.

@@ -123,3 +123,21 @@ struct LimitsConfigTests {
         }
     }
 }
+
+@Suite("Configuration: sender silence")
+struct SilenceConfigTests {
+    @Test("silence.<sender> in seconds, for the catalog's senders only, within a minute and a year")
+    func silence() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: "silence: { google: 21600, apple: 86400 }")
+        #expect(config.silence.afterSeconds == [.google: 21_600, .apple: 86_400])
+        #expect(try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_SILENCE_IAPTIC": "3600"]).silence.afterSeconds == [.iaptic: 3_600])
+        for (yaml, key) in [("silence: { google: 10 }", "silence.google"), ("silence: { nobody: 3600 }", "silence.nobody")] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("\(yaml) was accepted")
+            } catch {
+                #expect(error.key == key)
+            }
+        }
+    }
+}

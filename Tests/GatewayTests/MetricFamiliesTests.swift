@@ -19,10 +19,33 @@ struct GatewayMetricFamiliesTests {
         metrics.spoolRelayed(2)
         metrics.durabilityState(spool: SpoolStats(records: 1, bytes: 10, maxBytes: 100, oldestSpooledAtMs: 0), kafkaReachable: true)
         metrics.inFlightGauge(source: "iaptic").increment()
+        metrics.watchSilence(senders: ["iaptic", "google"], thresholds: ["google": 21_600], nowSeconds: 1_000)
+        metrics.delivered(source: "iaptic", app: "demo", atSeconds: 1_100)
+        metrics.silenceState(nowSeconds: 1_200)
         let exposed = ExposedFamilies(metrics.exposition())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.kind) }))
         // Every family's HELP line is its listed text (promtool refuses a family without one).
         #expect(exposed.help == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.help) }))
         #expect(GatewayMetrics.families.allSatisfy { !$0.help.isEmpty })
+    }
+}
+
+@Suite("Gateway sender silence")
+struct SenderSilenceTests {
+    @Test("silence counts from the start until a sender's first authentic delivery, then from its last; thresholds as configured")
+    func silence() {
+        let metrics = GatewayMetrics()
+        metrics.watchSilence(senders: ["iaptic", "google"], thresholds: ["google": 21_600], nowSeconds: 1_000)
+        metrics.delivered(source: "iaptic", app: "demo", atSeconds: 1_100)
+        // A delivery that names no app (a quarantined push) restarts the sender's clock only.
+        metrics.delivered(source: "google", app: "", atSeconds: 1_050)
+        metrics.silenceState(nowSeconds: 1_400)
+        let text = metrics.exposition()
+        #expect(text.contains(#"tollgate_sender_silence_seconds{source="iaptic"} 300.0"#))
+        #expect(text.contains(#"tollgate_sender_silence_seconds{source="google"} 350.0"#))
+        #expect(text.contains(#"tollgate_last_delivery_timestamp_seconds{source="iaptic",app="demo"} 1100.0"#))
+        #expect(!text.contains(#"tollgate_last_delivery_timestamp_seconds{source="google""#))
+        #expect(text.contains(#"tollgate_sender_silence_threshold_seconds{source="google"} 21600.0"#))
+        #expect(!text.contains(#"tollgate_sender_silence_threshold_seconds{source="iaptic"}"#))
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Metrics
 import Prometheus
 import ServiceHost
@@ -9,6 +10,7 @@ import Toolkit
 public struct GatewayMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusFamiliesFactory
+    private let silence = DeliverySilence()
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -75,6 +77,31 @@ public struct GatewayMetrics: Sendable {
         Meter(label: "tollgate_http_in_flight", dimensions: [("source", source)], factory: factory)
     }
 
+    /// An authentic delivery (accepted, duplicate or quarantined) of `app` (empty when it names none) at
+    /// `seconds` since the epoch: the per-app timestamp, and the sender's silence clock restarted.
+    func delivered(source: String, app: String, atSeconds seconds: Double) {
+        silence.delivered(source, atSeconds: seconds)
+        guard !app.isEmpty else { return }
+        Gauge(label: "tollgate_last_delivery_timestamp_seconds", dimensions: [("source", source), ("app", app)], factory: factory)
+            .record(seconds)
+    }
+
+    /// The senders whose silence is measured from now (the process start), and the configured
+    /// `silence.<sender>` thresholds the alert compares it with.
+    func watchSilence(senders: [String], thresholds: [String: Int], nowSeconds: Double) {
+        silence.start(senders, atSeconds: nowSeconds)
+        for (source, seconds) in thresholds {
+            Gauge(label: "tollgate_sender_silence_threshold_seconds", dimensions: [("source", source)], factory: factory).record(seconds)
+        }
+    }
+
+    /// Seconds since each watched sender's last authentic delivery (or the start), refreshed before each scrape.
+    func silenceState(nowSeconds: Double) {
+        for (source, seconds) in silence.silentFor(nowSeconds: nowSeconds) {
+            Gauge(label: "tollgate_sender_silence_seconds", dimensions: [("source", source)], factory: factory).record(seconds)
+        }
+    }
+
     public func exposition() -> String { registry.emitToString() }
 
     /// Every family the gateway emits (held to what it emits by GatewayTests).
@@ -93,6 +120,12 @@ public struct GatewayMetrics: Sendable {
         MetricFamily("tollgate_spool_max_bytes", .gauge, help: "spool.maxBytes: past it deliveries Kafka does not take are answered 503."),
         MetricFamily("tollgate_spool_oldest_age_seconds", .gauge, help: "Age of the oldest record in the spool."),
         MetricFamily("tollgate_http_in_flight", .gauge, labels: ["source"], help: "Webhook requests admitted and not yet answered, by sender."),
+        MetricFamily("tollgate_last_delivery_timestamp_seconds", .gauge, labels: ["source", "app"],
+                     help: "When this gateway last accepted an authentic delivery of the app, in seconds since the epoch."),
+        MetricFamily("tollgate_sender_silence_seconds", .gauge, labels: ["source"],
+                     help: "Seconds since this gateway's last authentic delivery of the sender, or since it started."),
+        MetricFamily("tollgate_sender_silence_threshold_seconds", .gauge, labels: ["source"],
+                     help: "silence.<sender>: how long the sender may be silent before TollgateSenderSilent fires."),
     ]
 }
 
@@ -100,5 +133,24 @@ extension Duration {
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+/// When each sender last delivered something authentic to this gateway (or when watching began),
+/// for `tollgate_sender_silence_seconds`.
+final class DeliverySilence: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: [String: Double] = [:]
+
+    func start(_ senders: [String], atSeconds seconds: Double) {
+        lock.withLock { for sender in senders where last[sender] == nil { last[sender] = seconds } }
+    }
+
+    func delivered(_ sender: String, atSeconds seconds: Double) {
+        lock.withLock { last[sender] = max(last[sender] ?? seconds, seconds) }
+    }
+
+    func silentFor(nowSeconds: Double) -> [(String, Double)] {
+        lock.withLock { last.map { ($0.key, max(0, nowSeconds - $0.value)) } }
     }
 }

@@ -50,6 +50,8 @@ struct WebhookHandler: Sendable {
         let delivery = try await source.handle(webhookRequest)
         let outcome = try await writer.write(delivery, source: name, request: webhookRequest)
         metrics.written(source: name.rawValue, outcome: outcome.rawValue)
+        metrics.delivered(source: name.rawValue, app: delivery.events.first?.app ?? "",
+                          atSeconds: Double(received.millisecondsSince1970) / 1000)
         if outcome == .duplicate {
             logger.info("delivery already accepted", metadata: [
                 "source": .string(name.rawValue), "ce_id": .string(delivery.events.first?.id ?? "")])

@@ -66,6 +66,7 @@ public struct GatewayServer: Sendable {
             return ReadinessAnswer(ready: report.ready, json: Self.readinessJSON(report))
         }, exposition: { [metrics, writer] in
             metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
+            metrics.silenceState(nowSeconds: Double(Timestamp.now.millisecondsSince1970) / 1000)
             return metrics.exposition()
         }).register(on: router)
         additionalRoutes.register(on: router)
