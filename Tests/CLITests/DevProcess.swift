@@ -130,11 +130,19 @@ final class DevProcess: @unchecked Sendable {
 /// Apple notifications the gateway accepted (200), by notificationUUID, in order.
 actor DeliveryLog {
     private(set) var notificationUUIDs: [String] = []
+    /// Those that change no purchase (TEST notifications): the projection never records them as
+    /// applied, so a replay finds them `unchanged` again rather than `duplicate`.
+    private(set) var stateless: Set<String> = []
 
-    func append(_ uuid: String) { notificationUUIDs.append(uuid) }
+    func append(_ uuid: String, changesPurchases: Bool = true) {
+        notificationUUIDs.append(uuid)
+        if !changesPurchases { stateless.insert(uuid) }
+    }
 
     /// The ce_ids their events carry: `apple:<notificationUUID>`.
     var eventIds: [String] { notificationUUIDs.map { "apple:\($0)" } }
+    /// The ce_ids of those that change a purchase.
+    var purchaseEventIds: [String] { notificationUUIDs.filter { !stateless.contains($0) }.map { "apple:\($0)" } }
 }
 
 struct DevFailure: Error, CustomStringConvertible {

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,31 +6,37 @@ import Glibc
 /// A small HTTP/1.1 server on a loopback port, for playing a remote service in tests. Each
 /// connection gets its own thread (never the Swift concurrency pool) and one request, answered by
 /// `respond` and closed; when `respond` returns nil the connection is held unanswered until `stop()`.
-final class LoopbackHTTPServer: @unchecked Sendable {
-    struct Request: Sendable {
-        var method: String
+public final class LoopbackHTTPServer: @unchecked Sendable {
+    public struct Request: Sendable {
+        public var method: String
         /// The request target exactly as sent, percent-escapes included.
-        var target: String
-        var headers: [(name: String, value: String)]
-        var body: [UInt8]
+        public var target: String
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
 
-        func header(_ name: String) -> String? {
+        public func header(_ name: String) -> String? {
             headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
     }
 
-    struct Reply: Sendable {
-        var status: Int
-        var headers: [(name: String, value: String)] = []
-        var body: [UInt8]
+    public struct Reply: Sendable {
+        public var status: Int
+        public var headers: [(name: String, value: String)] = []
+        public var body: [UInt8]
 
-        static func json(_ status: Int = 200, _ text: String) -> Reply {
+        public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        public static func json(_ status: Int = 200, _ text: String) -> Reply {
             Reply(status: status, headers: [("Content-Type", "application/json; charset=UTF-8")], body: Array(text.utf8))
         }
     }
 
-    let port: Int
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public let port: Int
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private let listener = LoopbackListener()
     private let respond: @Sendable (Request) -> Reply?
@@ -39,13 +44,13 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     private let stopped = NSCondition()
     private var isStopped = false
 
-    init(respond: @escaping @Sendable (Request) -> Reply?) {
+    public init(respond: @escaping @Sendable (Request) -> Reply?) {
         self.respond = respond
         port = listener.port
         Thread { [self] in acceptLoop() }.start()
     }
 
-    func stop() {
+    public func stop() {
         stopped.lock()
         isStopped = true
         stopped.broadcast()

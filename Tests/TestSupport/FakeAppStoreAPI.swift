@@ -7,40 +7,46 @@ import Toolkit
 /// body otherwise, as Apple does; then answers what the test stored or scripted for the request target,
 /// else 404 with Apple's TransactionIdNotFoundError body. One server plays both environments: the
 /// client's production URL is `<base>/production`, its sandbox URL `<base>/sandbox`.
-final class FakeAppStoreAPI: @unchecked Sendable {
-    struct Seen: Sendable {
-        var method: String
-        var target: String
-        var body: [UInt8]
-        var token: String
+public final class FakeAppStoreAPI: @unchecked Sendable {
+    public struct Seen: Sendable {
+        public var method: String
+        public var target: String
+        public var body: [UInt8]
+        public var token: String
     }
 
     private let server: LoopbackHTTPServer
     private let state: State
 
-    var productionURL: String { server.baseURL + "/production" }
-    var sandboxURL: String { server.baseURL + "/sandbox" }
+    public var productionURL: String { server.baseURL + "/production" }
+    public var sandboxURL: String { server.baseURL + "/sandbox" }
 
-    init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String) {
+    public init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String) {
         let state = State(publicKey: publicKey, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
         server = LoopbackHTTPServer { [state] request in state.handle(request) }
         self.state = state
     }
 
-    func stop() { server.stop() }
+    public func stop() { server.stop() }
+
+    /// Answers requests to `target` with `respond` (after the JWT check), before anything scripted or stored:
+    /// for an endpoint that acts, such as Request a Test Notification, which makes Apple send one.
+    public func handle(_ target: String, with respond: @escaping @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply?) {
+        state.locked { $0.handlers[target] = respond }
+    }
 
     /// The JSON answered at `target` (e.g. `/production/inApps/v1/transactions/1000`).
-    func store(_ json: String, at target: String) { state.locked { $0.stored[target] = json } }
+    public func store(_ json: String, at target: String) { state.locked { $0.stored[target] = json } }
     /// Replies for the next requests to `target`, before the stored answer (nil: accept and never answer).
-    func script(_ target: String, _ replies: LoopbackHTTPServer.Reply?...) {
+    public func script(_ target: String, _ replies: LoopbackHTTPServer.Reply?...) {
         state.locked { $0.scripted[target, default: []] += replies.map { Scripted(reply: $0) } }
     }
 
-    var requests: [Seen] { state.locked { $0.seen } }
+    public var requests: [Seen] { state.locked { $0.seen } }
     /// Why JWTs were refused; empty when every token was as Apple wants it.
-    var jwtProblems: [String] { state.locked { $0.problems } }
+    public var jwtProblems: [String] { state.locked { $0.problems } }
 
-    static let notFound = #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#
+    public static let notFound = #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#
 
     private struct Scripted { var reply: LoopbackHTTPServer.Reply? }
 
@@ -48,6 +54,7 @@ final class FakeAppStoreAPI: @unchecked Sendable {
         struct Values {
             var stored: [String: String] = [:]
             var scripted: [String: [Scripted]] = [:]
+            var handlers: [String: @Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply?] = [:]
             var seen: [Seen] = []
             var problems: [String] = []
         }
@@ -76,10 +83,11 @@ final class FakeAppStoreAPI: @unchecked Sendable {
                 locked { $0.problems.append(problem) }
                 return LoopbackHTTPServer.Reply(status: 401, body: [])
             }
-            let (scripted, stored) = locked { v -> (Scripted?, String?) in
+            let (handler, scripted, stored) = locked { v -> ((@Sendable (LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply?)?, Scripted?, String?) in
                 let next = v.scripted[request.target]?.isEmpty == false ? v.scripted[request.target]?.removeFirst() : nil
-                return (next, v.stored[request.target])
+                return (v.handlers[request.target], next, v.stored[request.target])
             }
+            if let handler { return handler(request) }
             if let scripted { return scripted.reply }
             guard let stored else { return .json(404, FakeAppStoreAPI.notFound) }
             return .json(200, stored)
