@@ -65,7 +65,7 @@ public struct HTTPSettings: Sendable {
 
 public struct APISettings: Sendable {
     /// Bearer tokens for the entitlement API; none configured refuses every call.
-    public var tokens: [String] = []
+    public var tokens: [APIToken] = []
     /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
     /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
     public var port = 8081
@@ -73,6 +73,20 @@ public struct APISettings: Sendable {
 }
 
 public struct KafkaSettings: Sendable {
+/// One bearer token of the entitlement API: `apps` nil answers for every app (the plain form,
+/// `- <token>`), otherwise only for the apps listed (`- {token: <token>, apps: [...]}`).
+public struct APIToken: Sendable, Equatable {
+    public var token: String
+    public var apps: Set<String>?
+
+    public init(_ token: String, apps: Set<String>? = nil) {
+        self.token = token
+        self.apps = apps
+    }
+
+    public func allows(app: String) -> Bool { apps?.contains(app) ?? true }
+}
+
     /// Nil means the embedded broker (development only).
     public var brokers: String?
     public var topicPrefix = "tollgate"

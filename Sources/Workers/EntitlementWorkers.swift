@@ -55,7 +55,7 @@ public struct EntitlementWorkers: Service {
     /// caller owns it, as the tests that run two instances on one store do).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
-                apiTokens: [String] = [], listener: APIListener = .elsewhere,
+                apiTokens: [APIToken] = [], listener: APIListener = .elsewhere,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let api = EntitlementAPI(store: store, tokens: apiTokens, logger: logger)
