@@ -105,10 +105,8 @@ public struct AppleSource: WebhookSource {
         // Online: it must be valid now, and not revoked.
         let effective = revocation != nil ? nowSeconds
             : Self.floorDiv(payloadJSON["signedDate"].flatMap(Self.millis) ?? now.millisecondsSince1970, 1000)
-        let signer = try chainVerifier.signer(for: jws, at: effective)
-        guard signer.publicKey.verifyES256(message: jws.signingInput, signature: jws.signature) else {
-            throw Rejection(.badSignature, "the ES256 signature does not match")
-        }
+        // The chain, then the ES256 signature with its leaf; only a JWS that passes both is cached.
+        let signer = try chainVerifier.verifiedSigner(for: jws, at: effective)
         if let revocation {
             try await revocation.check(signer.intermediate, issuer: signer.root, now: nowSeconds)
             try await revocation.check(signer.leaf, issuer: signer.intermediate, now: nowSeconds)
