@@ -69,6 +69,18 @@ public enum ConfigLoader {
             a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
         }
+        c.metrics = try r.section("metrics") { (s) throws(ConfigError) in
+            var m = MetricsSettings()
+            m.port = try s.optionalInt("port")
+            if let port = m.port, !(0...65_535).contains(port) {
+                throw ConfigError(key: s.name("port"), message: "expected an integer in 0...65535, got \"\(port)\"")
+            }
+            m.host = try s.string("host").flatMap { $0.isEmpty ? nil : $0 }
+            return m
+        }
+        if let port = c.metrics.port, port != 0, port == c.http.port || port == c.api.port {
+            throw ConfigError(key: "metrics.port", message: "must differ from http.port and api.port: /metrics gets a listener of its own")
+        }
         c.kafka = try r.section("kafka") { (s) throws(ConfigError) in
             var k = KafkaSettings()
             k.brokers = try s.string("brokers").flatMap { $0.isEmpty ? nil : $0 }

@@ -4,6 +4,7 @@ import Events
 public struct TollgateConfig: Sendable {
     public var http = HTTPSettings()
     public var api = APISettings()
+    public var metrics = MetricsSettings()
     public var kafka = KafkaSettings()
     public var store = StoreSettings()
     public var log = LogSettings()
@@ -72,7 +73,6 @@ public struct APISettings: Sendable {
     public init() {}
 }
 
-public struct KafkaSettings: Sendable {
 /// One bearer token of the entitlement API: `apps` nil answers for every app (the plain form,
 /// `- <token>`), otherwise only for the apps listed (`- {token: <token>, apps: [...]}`).
 public struct APIToken: Sendable, Equatable {
@@ -87,6 +87,7 @@ public struct APIToken: Sendable, Equatable {
     public func allows(app: String) -> Bool { apps?.contains(app) ?? true }
 }
 
+public struct KafkaSettings: Sendable {
     /// Nil means the embedded broker (development only).
     public var brokers: String?
     public var topicPrefix = "tollgate"
@@ -102,6 +103,17 @@ public struct APIToken: Sendable, Equatable {
     public static let managedProperties: Set<String> = ["enable.idempotence", "acks", "request.required.acks",
                                                         "message.timeout.ms", "delivery.timeout.ms", "bootstrap.servers",
                                                         "group.id", "enable.auto.commit", "enable.auto.offset.store"]
+    public init() {}
+}
+
+/// Where `/metrics` is served: beside the public routes (no port), or on a listener of its own, which
+/// the deployment keeps off the public network (only Prometheus reaches it).
+public struct MetricsSettings: Sendable {
+    /// The port of the process's own `/metrics` listener (the gateway's in `serve`, the workers' in
+    /// `work`, the one process's in `dev`); nil serves `/metrics` on `http.port` / `api.port` as before.
+    public var port: Int?
+    /// The address it binds; nil means `http.host`.
+    public var host: String?
     public init() {}
 }
 

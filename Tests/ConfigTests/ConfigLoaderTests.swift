@@ -142,6 +142,24 @@ struct ConfigLoaderTests {
         }
     }
 
+    @Test("metrics.port puts /metrics on a listener of its own; it may not take http.port or api.port")
+    func metricsPort() throws {
+        let defaults = try SenderCatalog.standard.parseConfig(yaml: "")
+        #expect(defaults.metrics.port == nil && defaults.metrics.host == nil)
+        let config = try SenderCatalog.standard.parseConfig(yaml: "metrics: { port: 9464, host: 10.0.0.5 }")
+        #expect(config.metrics.port == 9464 && config.metrics.host == "10.0.0.5")
+        let fromEnvironment = try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_METRICS_PORT": "9464"])
+        #expect(fromEnvironment.metrics.port == 9464)
+        for yaml in ["metrics: { port: 8080 }", "metrics: { port: 8081 }", "metrics: { port: 70000 }", "metrics: { port: x }"] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(error.key == "metrics.port", "\(yaml): \(error)")
+            }
+        }
+    }
+
     @Test("an unknown TOLLGATE_ variable fails and is named")
     func unknownVariable() {
         do {
