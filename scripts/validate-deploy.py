@@ -271,9 +271,11 @@ def check_compose():
         test = " ".join(config.get("healthcheck", {}).get("test", []))
         report(f"compose: {service} health check asks its port {port}", f"/dev/tcp/127.0.0.1/{port} " in test
                and re.search(r"GET /(healthz|readyz) ", test) is not None, test[:120])
+        # /metrics is on metrics.port when set (a listener of its own), else beside the rest.
+        metrics_port = str((config.get("environment") or {}).get("TOLLGATE_METRICS_PORT", port))
         jobs = [job for job in promfile["scrape_configs"] if job.get("metrics_path", "/metrics") == "/metrics"
-                and any(service in sd.get("names", []) and str(sd.get("port")) == port for sd in job.get("dns_sd_configs", []))]
-        report(f"compose: prometheus.yml scrapes {service} /metrics on {port}", len(jobs) == 1, ", ".join(j["job_name"] for j in jobs))
+                and any(service in sd.get("names", []) and str(sd.get("port")) == metrics_port for sd in job.get("dns_sd_configs", []))]
+        report(f"compose: prometheus.yml scrapes {service} /metrics on {metrics_port}", len(jobs) == 1, ", ".join(j["job_name"] for j in jobs))
     check_compose_spools(resolved, gateways)
     # docker stop sends SIGTERM, then SIGKILL after stop_grace_period (10 s unless set).
     for service in gateways + workers:
@@ -415,6 +417,11 @@ def check_kubernetes():
                     if probe.get("path") != path or probe.get("port") not in ("http", port):
                         problems.append(f"{kind} {probe or 'missing'}")
                 report(f"kubernetes: {name} port http is {key}.port ({port}), probes /readyz and /healthz on it", not problems, "; ".join(problems))
+                # With metrics.port, /metrics has a listener of its own: the container names it `metrics`.
+                metrics_port = env.get("TOLLGATE_METRICS_PORT") or (config.get("metrics") or {}).get("port")
+                if metrics_port is not None:
+                    report(f"kubernetes: {name} port metrics is metrics.port ({metrics_port})", ports.get("metrics") == int(metrics_port),
+                           f"containerPort metrics {ports.get('metrics')}")
                 # The kubelet sends SIGKILL terminationGracePeriodSeconds after SIGTERM (30 unless set).
                 budget, what = shutdown_budget_ms(config, env, args[0])
                 seconds = pod.get("terminationGracePeriodSeconds", 30)
@@ -475,6 +482,14 @@ def check_k8s_targets(by_kind, workloads):
         matched = [w["metadata"]["name"] for w in workloads if w["kind"] != "Job"
                    and selector <= w["spec"]["template"]["metadata"].get("labels", {}).items()]
         report(f"kubernetes: PDB {pdb['metadata']['name']} selects the pods of one workload", len(matched) == 1, ", ".join(matched))
+    # A ServiceMonitor scrapes a named port of the Services it selects (the `metrics` port: metrics.port).
+    for monitor in by_kind.get("ServiceMonitor", {}).values():
+        selector = monitor["spec"]["selector"]["matchLabels"].items()
+        services = [s for s in by_kind.get("Service", {}).values() if selector <= s["metadata"].get("labels", {}).items()]
+        names = {p.get("name") for s in services for p in s["spec"].get("ports", [])}
+        wanted = [e.get("port") for e in monitor["spec"].get("endpoints", [])]
+        report(f"kubernetes: ServiceMonitor {monitor['metadata']['name']} scrapes ports {wanted} its Services name",
+               bool(services) and all(w in names for w in wanted), f"Services {[s['metadata']['name'] for s in services]} name {sorted(n for n in names if n)}")
 
 
 def local_config_copy(config, pod, container, secrets):

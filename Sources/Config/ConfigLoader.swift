@@ -49,12 +49,37 @@ public enum ConfigLoader {
         }
         c.api = try r.section("api") { (s) throws(ConfigError) in
             var a = APISettings()
-            a.tokens = try s.strings("tokens")
-            if a.tokens.contains(where: { $0.count < 16 }) {
-                throw ConfigError(key: s.name("tokens"), message: "use tokens of at least 16 characters")
+            // A plain token answers for every app; `{token, apps}` only for the apps listed.
+            a.tokens = try s.list("tokens", scalar: { (text, itemName) throws(ConfigError) in
+                guard text.count >= 16 else { throw ConfigError(key: itemName, message: "use tokens of at least 16 characters") }
+                return APIToken(text)
+            }, mapping: { (t) throws(ConfigError) in
+                let token = try t.requiredString("token")
+                guard token.count >= 16 else { throw ConfigError(key: t.name("token"), message: "use tokens of at least 16 characters") }
+                let apps = try t.strings("apps")
+                guard !apps.isEmpty, !apps.contains(where: \.isEmpty) else {
+                    throw ConfigError(key: t.name("apps"), message: "list the apps this token may ask for (a token for every app is written without apps)")
+                }
+                return APIToken(token, apps: Set(apps))
+            })
+            var seen = Set<String>()
+            for token in a.tokens where !seen.insert(token.token).inserted {
+                throw ConfigError(key: s.name("tokens"), message: "a token is listed twice")
             }
             a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
+        }
+        c.metrics = try r.section("metrics") { (s) throws(ConfigError) in
+            var m = MetricsSettings()
+            m.port = try s.optionalInt("port")
+            if let port = m.port, !(0...65_535).contains(port) {
+                throw ConfigError(key: s.name("port"), message: "expected an integer in 0...65535, got \"\(port)\"")
+            }
+            m.host = try s.string("host").flatMap { $0.isEmpty ? nil : $0 }
+            return m
+        }
+        if let port = c.metrics.port, port != 0, port == c.http.port || port == c.api.port {
+            throw ConfigError(key: "metrics.port", message: "must differ from http.port and api.port: /metrics gets a listener of its own")
         }
         c.kafka = try r.section("kafka") { (s) throws(ConfigError) in
             var k = KafkaSettings()

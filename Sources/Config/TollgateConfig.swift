@@ -4,6 +4,7 @@ import Events
 public struct TollgateConfig: Sendable {
     public var http = HTTPSettings()
     public var api = APISettings()
+    public var metrics = MetricsSettings()
     public var kafka = KafkaSettings()
     public var store = StoreSettings()
     public var log = LogSettings()
@@ -66,11 +67,25 @@ public struct HTTPSettings: Sendable {
 
 public struct APISettings: Sendable {
     /// Bearer tokens for the entitlement API; none configured refuses every call.
-    public var tokens: [String] = []
+    public var tokens: [APIToken] = []
     /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
     /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
     public var port = 8081
     public init() {}
+}
+
+/// One bearer token of the entitlement API: `apps` nil answers for every app (the plain form,
+/// `- <token>`), otherwise only for the apps listed (`- {token: <token>, apps: [...]}`).
+public struct APIToken: Sendable, Equatable {
+    public var token: String
+    public var apps: Set<String>?
+
+    public init(_ token: String, apps: Set<String>? = nil) {
+        self.token = token
+        self.apps = apps
+    }
+
+    public func allows(app: String) -> Bool { apps?.contains(app) ?? true }
 }
 
 public struct KafkaSettings: Sendable {
@@ -89,6 +104,17 @@ public struct KafkaSettings: Sendable {
     public static let managedProperties: Set<String> = ["enable.idempotence", "acks", "request.required.acks",
                                                         "message.timeout.ms", "delivery.timeout.ms", "bootstrap.servers",
                                                         "group.id", "enable.auto.commit", "enable.auto.offset.store"]
+    public init() {}
+}
+
+/// Where `/metrics` is served: beside the public routes (no port), or on a listener of its own, which
+/// the deployment keeps off the public network (only Prometheus reaches it).
+public struct MetricsSettings: Sendable {
+    /// The port of the process's own `/metrics` listener (the gateway's in `serve`, the workers' in
+    /// `work`, the one process's in `dev`); nil serves `/metrics` on `http.port` / `api.port` as before.
+    public var port: Int?
+    /// The address it binds; nil means `http.host`.
+    public var host: String?
     public init() {}
 }
 

@@ -9,6 +9,19 @@ public struct Timestamp: Sendable, Hashable, Comparable {
 
     public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
 
+    /// 0000-01-01T00:00:00.000Z ... 9999-12-31T23:59:59.999Z: the times RFC 3339 can write (four-digit years).
+    public static let representableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// Nil outside `representableMilliseconds`: a time from a request that RFC 3339 cannot write.
+    public init?(representableMillisecondsSince1970 milliseconds: Int64) {
+        guard Self.representableMilliseconds.contains(milliseconds) else { return nil }
+        self.millisecondsSince1970 = milliseconds
+    }
+
+    /// Why a text is not a time: not RFC 3339 at all, or a time outside years 0000-9999 once its
+    /// offset is applied (`0000-01-01T00:00:00+01:00`).
+    public enum RFC3339Failure: Error, Sendable { case malformed, outsideYears }
+
     /// The wall clock, to the millisecond.
     public static var now: Timestamp {
         var spec = timespec()
@@ -51,8 +64,21 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         }
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`; `t` and `z` are accepted too.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`; `t` and `z` are accepted too. Nil
+    /// for a time outside years 0000-9999 in UTC, which could not be written back.
     public init?(rfc3339 text: String) {
+        guard case .success(let time) = Self.parse(rfc3339: text) else { return nil }
+        self = time
+    }
+
+    /// As `init?(rfc3339:)`, saying why not.
+    public static func parse(rfc3339 text: String) -> Result<Timestamp, RFC3339Failure> {
+        guard let milliseconds = millisecondsSince1970(rfc3339: text) else { return .failure(.malformed) }
+        guard let time = Timestamp(representableMillisecondsSince1970: milliseconds) else { return .failure(.outsideYears) }
+        return .success(time)
+    }
+
+    private static func millisecondsSince1970(rfc3339 text: String) -> Int64? {
         let b = Array(text.utf8)
         guard b.count >= 20 else { return nil }
         func num(_ start: Int, _ len: Int) -> Int64? {
@@ -94,7 +120,7 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         guard i == b.count else { return nil }
         let days = Self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
-        self.millisecondsSince1970 = seconds * 1000 + fractionMs
+        return seconds * 1000 + fractionMs
     }
 
     // Howard Hinnant's civil-from-days / days-from-civil algorithms.

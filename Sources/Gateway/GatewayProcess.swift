@@ -25,11 +25,13 @@ public struct GatewayProcess: Service {
     /// Opens the spool and the producer and builds the server. `kafka`: the cluster to publish to (its
     /// brokers come from `kafka.brokers` or the embedded broker); `fetcher`: what senders fetch key sets
     /// with; `additionalRoutes`: served beside the webhooks (the entitlement API in `tollgate dev`);
-    /// `onListening`: receives the bound port once the listener is open; `senders`: the catalog the
+    /// `onListening`: receives the bound port once the listener is open; `onMetricsListening`: the same
+    /// for `/metrics`'s own listener when `metrics.port` is set; `senders`: the catalog the
     /// configuration was read with (tests add senders of their own).
     public init(config: TollgateConfig, kafka: KafkaClientConfig, metrics: GatewayMetrics, fetcher: (any HTTPFetcher)? = URLSessionFetcher(),
-                logger: Logger, additionalRoutes: RouteGroup = .none,
-                senders: SenderCatalog = .standard, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+                logger: Logger, additionalRoutes: RouteGroup = .none, senders: SenderCatalog = .standard,
+                onMetricsListening: @escaping @Sendable (Int) async -> Void = { _ in },
+                onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let registry = try senders.registry(config.sources, fetcher: fetcher)
         for warning in senders.startupWarnings(config.sources, process: .gateway) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
@@ -50,7 +52,8 @@ public struct GatewayProcess: Service {
                                   topics: registry.names.map(topics.raw) + [topics.events, topics.quarantine],
                                   drainDelay: .milliseconds(config.shutdown.drainDelayMs))
         let server = GatewayServer(settings: config.http, registry: registry, writer: writer, readiness: readiness, metrics: metrics,
-                                   logger: logger, limits: config.limits, additionalRoutes: additionalRoutes)
+                                   logger: logger, limits: config.limits, additionalRoutes: additionalRoutes,
+                                   servesMetrics: config.metrics.port == nil)
         server.logLimits()
         metrics.watchSilence(senders: registry.names.map(\.rawValue),
                              thresholds: Dictionary(uniqueKeysWithValues: config.silence.afterSeconds.map { ($0.key.rawValue, $0.value) }),
@@ -62,6 +65,12 @@ public struct GatewayProcess: Service {
             // The listener closes; requests in flight finish, publishing or spooling their deliveries.
             .stop("http server", server.makeApplication(onListening: onListening)),
         ]
+        if let port = config.metrics.port {
+            // Scraped until the webhooks are done; stops before the relay's last pass.
+            let metricsServer = MetricsServer(host: config.metrics.host ?? config.http.host, port: port, exposition: server.exposition,
+                                              logger: logger)
+            steps.append(.stop("metrics server", metricsServer.makeApplication(onListening: onMetricsListening)))
+        }
         if let spool {
             // One last pass publishes what the final requests spooled.
             steps.append(.stop("spool relay", SpoolRelay(spool: spool, producer: producer, metrics: metrics, logger: logger)))

@@ -19,11 +19,17 @@ public struct HealthRoutes: Sendable {
     /// The methods each path answers; anything else is a 405 where the server says so.
     public static let methods: [String: [HTTPRequest.Method]] = ["/healthz": [.get, .head], "/readyz": [.get, .head], "/metrics": [.get]]
 
+    /// `methods` without `/metrics` when it is served on a port of its own (`MetricsServer`).
+    public static func methods(servingMetrics: Bool) -> [String: [HTTPRequest.Method]] {
+        servingMetrics ? methods : methods.filter { $0.key != "/metrics" }
+    }
+
     let readiness: @Sendable () async -> ReadinessAnswer
-    let exposition: @Sendable () -> String
+    /// Nil when `/metrics` is served elsewhere (`metrics.port`): the path is then unknown here (404).
+    let exposition: (@Sendable () -> String)?
 
     /// `readiness` runs on every GET or HEAD of `/readyz`; `exposition` on every GET of `/metrics`.
-    public init(readiness: @escaping @Sendable () async -> ReadinessAnswer, exposition: @escaping @Sendable () -> String) {
+    public init(readiness: @escaping @Sendable () async -> ReadinessAnswer, exposition: (@Sendable () -> String)?) {
         self.readiness = readiness
         self.exposition = exposition
     }
@@ -36,7 +42,11 @@ public struct HealthRoutes: Sendable {
             return Self.json(answer.ready ? .ok : .serviceUnavailable, answer.json)
         }
         router.head("/readyz") { [readiness] _, _ in Response(status: await readiness().ready ? .ok : .serviceUnavailable) }
-        router.get("/metrics") { [exposition] _, _ in
+        if let exposition { Self.registerMetrics(exposition, on: router) }
+    }
+
+    static func registerMetrics<Context: RequestContext>(_ exposition: @escaping @Sendable () -> String, on router: Router<Context>) {
+        router.get("/metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: exposition())))

@@ -20,8 +20,23 @@ public struct EntitlementWorkers: Service {
         /// On another server, which registers `api` (the gateway's in `tollgate dev`).
         case elsewhere
         /// On a server of the workers' own, with `/healthz`, `/readyz` (the store answers) and `/metrics`
-        /// (`exposition`); `onListening` receives the bound port.
-        case own(host: String, port: Int, exposition: @Sendable () -> String, onListening: @Sendable (Int) async -> Void)
+        /// (`exposition`); `onListening` receives the bound port. With `metrics` (`metrics.port`),
+        /// `/metrics` is served on a listener of its own there instead.
+        case own(host: String, port: Int, exposition: @Sendable () -> String, onListening: @Sendable (Int) async -> Void,
+                 metrics: MetricsListener? = nil)
+    }
+
+    /// `/metrics` on its own listener (`metrics.port`); `onListening` receives its bound port.
+    public struct MetricsListener: Sendable {
+        public let host: String
+        public let port: Int
+        public let onListening: @Sendable (Int) async -> Void
+
+        public init(host: String, port: Int, onListening: @escaping @Sendable (Int) async -> Void) {
+            self.host = host
+            self.port = port
+            self.onListening = onListening
+        }
     }
 
     public let store: EntitlementStore
@@ -55,7 +70,7 @@ public struct EntitlementWorkers: Service {
     /// caller owns it, as the tests that run two instances on one store do).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
-                apiTokens: [String] = [], listener: APIListener = .elsewhere,
+                apiTokens: [APIToken] = [], listener: APIListener = .elsewhere,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let api = EntitlementAPI(store: store, tokens: apiTokens, logger: logger)
@@ -65,10 +80,15 @@ public struct EntitlementWorkers: Service {
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
 
         var steps: [StopOrder.Step] = []
-        if case .own(let host, let port, let exposition, let onListening) = listener {
-            let server = WorkerServer(host: host, port: port, api: api, store: store, exposition: exposition, logger: logger)
+        if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
+            let server = WorkerServer(host: host, port: port, api: api, store: store,
+                                      exposition: metricsListener == nil ? exposition : nil, logger: logger)
             // The API stops answering first: nothing after it serves HTTP.
             steps.append(.stop("http server", server.makeApplication(onListening: onListening)))
+            if let metricsListener {
+                let metricsServer = MetricsServer(host: metricsListener.host, port: metricsListener.port, exposition: exposition, logger: logger)
+                steps.append(.stop("metrics server", metricsServer.makeApplication(onListening: metricsListener.onListening)))
+            }
         }
         steps += [
             .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, metrics: metrics, logger: logger)),

@@ -22,6 +22,20 @@ extension DevEndToEndTests {
             #expect(granted.entitlements == [EntitlementsBody.Item(
                 product: purchase.product, source: "apple", subject: purchase.originalTransactionId, state: "active",
                 expiresAt: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, gracePeriodExpiresAt: nil)])
+            // {user} is percent-decoded as app is: every byte escaped (user%2D42 style) names the same user.
+            let escapedUser = purchase.user.utf8.map { String(format: "%%%02X", $0) }.joined()
+            let escaped = try await HTTP.request("GET", dev.baseURL + "/v1/users/\(escapedUser)/entitlements?app=\(DevProcess.bundleId)",
+                                                 headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
+            #expect(escaped.status == 200, "\(escaped.body)")
+            #expect(try JSONDecoder().decode(EntitlementsBody.self, from: escaped.data) == granted)
+            let malformed = try await HTTP.request("GET", dev.baseURL + "/v1/users/%FF%FE/entitlements?app=\(DevProcess.bundleId)",
+                                                   headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
+            #expect(malformed.status == 400 && malformed.body.contains(#""error":"malformed_request""#), "\(malformed.body)")
+            // A token limited to another app gets 403 for this one, and answers for its own.
+            let limited = try await dev.entitlements(user: purchase.user, token: DevProcess.limitedToken)
+            #expect(limited.status == 403 && limited.body.contains(#""error":"app_not_allowed""#), "\(limited.body)")
+            let ownApp = try await dev.entitlements(user: purchase.user, app: DevProcess.limitedTokenApp, token: DevProcess.limitedToken)
+            #expect(ownApp.status == 404 && ownApp.body.contains(#""error":"unknown_user""#), "\(ownApp.body)")
 
             let expired = try purchase.expired(chain: dev.chain)
             let expiredResponse = try await dev.post(expired)

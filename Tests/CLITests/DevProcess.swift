@@ -15,6 +15,9 @@ final class DevProcess: @unchecked Sendable {
     @TaskLocal static var current: DevProcess?
 
     static let apiToken = "cli-tests-api-token-0123456789"
+    /// A token limited to `limitedTokenApp` (`api.tokens` long form).
+    static let limitedToken = "cli-tests-limited-token-0123456789"
+    static let limitedTokenApp = "com.example.other"
     static let bundleId = "com.example.cli"
 
     let directory: URL
@@ -47,7 +50,7 @@ final class DevProcess: @unchecked Sendable {
         // ./.tollgate/tollgate.sqlite, relative to the working directory.
         let config = """
             http: { host: 127.0.0.1, port: 0 }
-            api: { tokens: [\(apiToken)] }
+            api: { tokens: [\(apiToken), { token: \(limitedToken), apps: [\(limitedTokenApp)] }] }
             log: { level: info }
             sources:
               apple:

@@ -107,9 +107,57 @@ struct ConfigLoaderTests {
         #expect(config.http.port == 9100)
         #expect(config.kafka.brokers == "env:9092")
         #expect(config.http.maxBodyBytes == 4096)
-        #expect(config.api.tokens == ["token-one-0123456789", "token-two-0123456789"])
+        #expect(config.api.tokens == [APIToken("token-one-0123456789"), APIToken("token-two-0123456789")])
         #expect(config.sources.iaptic.apps.map(\.name) == ["envapp"])
         #expect(config.kafka.properties == ["ssl.ca.location": "/etc/ca.pem"])
+    }
+
+    @Test("api.tokens: plain tokens answer for every app, {token, apps} only for the apps listed")
+    func appLimitedTokens() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
+            api:
+              tokens:
+                - every-app-0123456789
+                - { token: only-shop-0123456789, apps: [com.example.shop, shop-eu] }
+            """)
+        #expect(config.api.tokens == [APIToken("every-app-0123456789"),
+                                      APIToken("only-shop-0123456789", apps: ["com.example.shop", "shop-eu"])])
+        #expect(config.api.tokens[0].allows(app: "anything"))
+        #expect(config.api.tokens[1].allows(app: "shop-eu") && !config.api.tokens[1].allows(app: "com.example.other"))
+        let fromEnvironment = try SenderCatalog.standard.parseConfig(yaml: "", environment: [
+            "TOLLGATE_API_TOKENS": "[plain-token-0123456789, {token: limited-0123456789, apps: [a]}]"])
+        #expect(fromEnvironment.api.tokens == [APIToken("plain-token-0123456789"), APIToken("limited-0123456789", apps: ["a"])])
+        for (yaml, key) in [("api: { tokens: [short] }", "api.tokens[0]"),
+                            ("api: { tokens: [{ token: limited-0123456789 }] }", "api.tokens[0].apps"),
+                            ("api: { tokens: [{ token: limited-0123456789, apps: [] }] }", "api.tokens[0].apps"),
+                            ("api: { tokens: [{ token: short, apps: [a] }] }", "api.tokens[0].token"),
+                            ("api: { tokens: [{ apps: [a] }] }", "api.tokens[0].token"),
+                            ("api: { tokens: [twice-0123456789, { token: twice-0123456789, apps: [a] }] }", "api.tokens")] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(error.key == key, "\(yaml): \(error)")
+            }
+        }
+    }
+
+    @Test("metrics.port puts /metrics on a listener of its own; it may not take http.port or api.port")
+    func metricsPort() throws {
+        let defaults = try SenderCatalog.standard.parseConfig(yaml: "")
+        #expect(defaults.metrics.port == nil && defaults.metrics.host == nil)
+        let config = try SenderCatalog.standard.parseConfig(yaml: "metrics: { port: 9464, host: 10.0.0.5 }")
+        #expect(config.metrics.port == 9464 && config.metrics.host == "10.0.0.5")
+        let fromEnvironment = try SenderCatalog.standard.parseConfig(yaml: "", environment: ["TOLLGATE_METRICS_PORT": "9464"])
+        #expect(fromEnvironment.metrics.port == 9464)
+        for yaml in ["metrics: { port: 8080 }", "metrics: { port: 8081 }", "metrics: { port: 70000 }", "metrics: { port: x }"] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(error.key == "metrics.port", "\(yaml): \(error)")
+            }
+        }
     }
 
     @Test("an unknown TOLLGATE_ variable fails and is named")

@@ -41,6 +41,12 @@ struct GoogleConfigTests {
         #expect(error("sources: { google: { serviceAccountEmail: b@c, packages: [p] } }")?.key == "sources.google.audience")
         #expect(error(#"sources: { google: { audience: a, serviceAccountEmail: b@c, packages: [""] } }"#)?.key == "sources.google.packages")
         #expect(error("sources: { google: { audience: a, serviceAccountEmail: b@c, packages: [p], jwks: 'ftp://x/certs' } }")?.key == "sources.google.jwks")
+        // Plain HTTP is refused at load, in any case of the scheme.
+        for url in ["http://www.googleapis.com/oauth2/v3/certs", "HTTP://127.0.0.1:8080/certs"] {
+            let refused = error("sources: { google: { audience: a, serviceAccountEmail: b@c, packages: [p], jwks: '\(url)' } }")
+            #expect(refused?.key == "sources.google.jwks", "\(url)")
+            #expect(refused?.message.contains("https://") == true)
+        }
         #expect(error("sources: { google: { audience: a, serviceAccountEmail: b@c, packages: [p], jwksUrl: x } }")?.key == "sources.google.jwksUrl")
         #expect(error("sources: { google: {} }") == nil)
     }

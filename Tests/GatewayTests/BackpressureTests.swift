@@ -115,4 +115,33 @@ struct BackpressureTests {
         #expect(try await Self.inFlight(harness) == 0)
         await harness.stop()
     }
+
+    @Test("a flood of unauthenticated requests on a sender's route takes none of its rate: authentic deliveries keep getting through")
+    func unauthenticatedFlood() async throws {
+        var limits = LimitSettings()
+        limits.rates[.iaptic] = LimitSettings.Rate(perSecond: 2, burst: 2)
+        let harness = try await GatewayHarness(limits: limits)
+
+        // Far more forged deliveries than the burst: each is refused for what it is, none spends a token.
+        for index in 0..<200 {
+            let forged = try await harness.postIaptic(Bodies.renewal(password: "not-the-secret", notificationId: "forged-\(index)"))
+            #expect(forged.status == 401, "forged delivery \(index): \(forged.status)")
+        }
+        #expect(try await harness.metric("tollgate_rejections_total", ["source": "iaptic", "reason": "wrong_password"]) == 200)
+        #expect(try await harness.metric("tollgate_rejections_total", ["source": "iaptic", "reason": "rate_limited"]) == 0)
+        // The authentic deliveries find the whole burst, interleaved with more forged ones.
+        for index in 0..<2 {
+            _ = try await harness.postIaptic(Bodies.renewal(password: "not-the-secret", notificationId: "forged-again-\(index)"))
+            let authentic = try await harness.postIaptic(Bodies.renewal(notificationId: "authentic-\(index)"))
+            #expect(authentic.status == 200, "authentic delivery \(index): \(authentic.status) \(authentic.body)")
+        }
+        // Authentic deliveries still meet the rate.
+        var limited = false
+        for index in 0..<20 where !limited {
+            limited = try await harness.postIaptic(Bodies.renewal(notificationId: "more-\(index)")).status == 429
+        }
+        #expect(limited)
+        #expect(try await Self.inFlight(harness) == 0)
+        await harness.stop()
+    }
 }

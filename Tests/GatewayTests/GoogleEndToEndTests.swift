@@ -162,7 +162,7 @@ struct GoogleEndToEndTests {
         let (harness, keys) = try await Self.harness(jwks: "https://keys.invalid/oauth2/v3/certs", fetcher: UnreachableFetcher())
         let ready = try await harness.client.request("GET", "/readyz")
         #expect(ready.status == 503)
-        #expect(ready.body.contains("Google signing keys not loaded from https://keys.invalid/oauth2/v3/certs: connection refused"), "\(ready.body)")
+        #expect(ready.body.contains("google_key_set: Google signing keys not loaded from https://keys.invalid/oauth2/v3/certs: connection refused"), "\(ready.body)")
         let push = try await harness.client.request("POST", "/webhooks/google",
                                                     headers: ["Authorization": "Bearer \(Self.token(keys))"], body: Self.envelope(Self.renewed))
         #expect(push.status == 503)

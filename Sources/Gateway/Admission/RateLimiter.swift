@@ -22,18 +22,34 @@ final class RateLimiter: Sendable {
     /// Takes one token: nil when admitted, else the whole seconds until a token is available (at least 1).
     func take(now: ContinuousClock.Instant = .now) -> Int? {
         bucket.withLock { bucket in
-            // A caller that read the clock earlier but got the lock later must not move time back.
-            if now > bucket.updated {
-                let (seconds, attoseconds) = (now - bucket.updated).components
-                let elapsed = Double(seconds) + Double(attoseconds) / 1e18
-                bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
-                bucket.updated = now
-            }
+            refill(&bucket, now: now)
             if bucket.tokens >= 1 {
                 bucket.tokens -= 1
                 return nil
             }
-            return max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
+            return retryAfter(bucket)
         }
+    }
+
+    /// As `take`, without taking: nil while a token is there.
+    func check(now: ContinuousClock.Instant = .now) -> Int? {
+        bucket.withLock { bucket in
+            refill(&bucket, now: now)
+            return bucket.tokens >= 1 ? nil : retryAfter(bucket)
+        }
+    }
+
+    private func refill(_ bucket: inout Bucket, now: ContinuousClock.Instant) {
+        // A caller that read the clock earlier but got the lock later must not move time back.
+        if now > bucket.updated {
+            let (seconds, attoseconds) = (now - bucket.updated).components
+            let elapsed = Double(seconds) + Double(attoseconds) / 1e18
+            bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
+            bucket.updated = now
+        }
+    }
+
+    private func retryAfter(_ bucket: Bucket) -> Int {
+        max(1, Int(((1 - bucket.tokens) / perSecond).rounded(.up)))
     }
 }

@@ -11,6 +11,11 @@ import ServiceHost
 /// make the gateway buffer bodies: first the sender's rate (429 `rate_limited`), then a slot among
 /// all senders' and among this sender's requests in flight (503 `overloaded`). It never waits or
 /// queues, and costs an atomic or two and, with a rate, one short lock.
+///
+/// The rate is a budget for authentic deliveries only: before the body it is only looked at (an
+/// empty bucket refuses), and a token is taken once the delivery verified (`chargeVerified`).
+/// Requests that fail verification take none, so a flood of unauthenticated requests on a sender's
+/// route cannot spend that sender's allowance and lock its real deliveries out (docs/durability.md).
 final class SourceAdmission: Sendable {
     let source: SourceName
     private let allSenders: InFlightLimiter
@@ -33,10 +38,7 @@ final class SourceAdmission: Sendable {
 
     /// Admits the request or says what to answer instead; the refusal is already counted and logged.
     func admit() -> AdmissionTicket {
-        if let retryAfter = rate?.take() {
-            return refuse(Rejection(.rateLimited, "\(source.rawValue) is limited to \(Self.format(rate?.perSecond)) requests a second"),
-                          retryAfter: retryAfter)
-        }
+        if let retryAfter = rate?.check() { return rateLimited(retryAfter: retryAfter) }
         guard allSenders.tryAcquire() else {
             return refuse(Rejection(.overloaded, "\(allSenders.limit) requests are being handled already; retry later"), retryAfter: 1)
         }
@@ -47,6 +49,18 @@ final class SourceAdmission: Sendable {
         }
         gauge.increment()
         return AdmissionTicket(admitted: self, refusal: nil)
+    }
+
+    /// Takes the rate token of a delivery that verified; the answer to send instead when the budget
+    /// ran out meanwhile (other authentic deliveries took it while this one was read and verified).
+    func chargeVerified() -> Response? {
+        guard let retryAfter = rate?.take() else { return nil }
+        return rateLimited(retryAfter: retryAfter).refusal
+    }
+
+    private func rateLimited(retryAfter: Int) -> AdmissionTicket {
+        refuse(Rejection(.rateLimited, "\(source.rawValue) is limited to \(Self.format(rate?.perSecond)) authentic deliveries a second"),
+               retryAfter: retryAfter)
     }
 
     fileprivate func release() {

@@ -48,6 +48,8 @@ struct WebhookHandler: Sendable {
         let webhookRequest = WebhookRequest(path: publicPathPrefix + request.uri.path, headers: headers,
                                             body: body, receivedAt: received)
         let delivery = try await source.handle(webhookRequest)
+        // Only a delivery that verified spends the sender's rate budget.
+        if let refusal = admission.chargeVerified() { return refusal }
         let outcome = try await writer.write(delivery, source: name, request: webhookRequest)
         metrics.written(source: name.rawValue, outcome: outcome.rawValue)
         metrics.delivered(source: name.rawValue, app: delivery.events.first?.app ?? "",

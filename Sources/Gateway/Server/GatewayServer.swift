@@ -20,10 +20,13 @@ public struct GatewayServer: Sendable {
     public let limits: LimitSettings
     /// Routes served beside the webhooks, e.g. the entitlement API in `tollgate dev`.
     let additionalRoutes: RouteGroup
+    /// False when `/metrics` has a listener of its own (`metrics.port`): the public port then knows no such path.
+    let servesMetrics: Bool
 
     public init(settings: HTTPSettings, registry: SourceRegistry, writer: DeliveryWriter, readiness: Readiness,
                 metrics: GatewayMetrics = GatewayMetrics(), logger: Logger, limits: LimitSettings = LimitSettings(),
-                additionalRoutes: RouteGroup = .none) {
+                additionalRoutes: RouteGroup = .none, servesMetrics: Bool = true) {
+        self.servesMetrics = servesMetrics
         self.limits = limits
         self.additionalRoutes = additionalRoutes
         self.settings = settings
@@ -39,7 +42,7 @@ public struct GatewayServer: Sendable {
 
     public func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        var routes = HealthRoutes.methods.merging(additionalRoutes.methods) { first, _ in first }
+        var routes = HealthRoutes.methods(servingMetrics: servesMetrics).merging(additionalRoutes.methods) { first, _ in first }
         let webhooks = WebhookRoutes(registry)
         for path in webhooks.paths { routes[path] = [.post] }
         for path in webhooks.accountPaths { routes[path + "/:account"] = [.post] }
@@ -64,13 +67,16 @@ public struct GatewayServer: Sendable {
             let report = await readiness.check()
             metrics.durabilityState(spool: report.spool, kafkaReachable: report.kafkaReachable)
             return ReadinessAnswer(ready: report.ready, json: Self.readinessJSON(report))
-        }, exposition: { [metrics, writer] in
-            metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
-            metrics.silenceState(nowSeconds: Double(Timestamp.now.millisecondsSince1970) / 1000)
-            return metrics.exposition()
-        }).register(on: router)
+        }, exposition: servesMetrics ? exposition : nil).register(on: router)
         additionalRoutes.register(on: router)
         return router
+    }
+
+    /// The Prometheus exposition, the spool's gauges brought up to date first.
+    public func exposition() -> String {
+        metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
+        metrics.silenceState(nowSeconds: Double(Timestamp.now.millisecondsSince1970) / 1000)
+        return metrics.exposition()
     }
 
     /// The HTTP application as a `Service`; `onListening` receives the bound port (useful with port 0).

@@ -19,8 +19,10 @@ struct AlipayPlusNormalizer {
         let paymentRequestId = try required("paymentRequestId", in: body)
         let type = Self.eventType(notifyType: notifyType, resultStatus: resultStatus)
 
-        let occurredAt = [body["paymentTime"], body["paymentCreateTime"]].lazy
-            .compactMap { Self.text($0).flatMap { Timestamp(rfc3339: $0) } }.first ?? receivedAt
+        // Text that is not RFC 3339 is passed over; a time outside years 0000-9999 is refused.
+        let paymentTime = try Self.text(body["paymentTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "paymentTime") }
+        let createTime = try Self.text(body["paymentCreateTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "paymentCreateTime") }
+        let occurredAt = paymentTime ?? createTime ?? receivedAt
         let amount = body["paymentAmount"]?.object
         let failure = type == .purchaseFailed ? Self.text(result["resultCode"])?.lowercased() : nil
         return NormalizedEvent(
@@ -30,7 +32,7 @@ struct AlipayPlusNormalizer {
             app: clientId, subject: paymentRequestId, occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,
             user: Self.text(body["customerId"]).flatMap { $0.isEmpty ? nil : $0 },
             transaction: NormalizedEvent.Transaction(
-                id: paymentId, purchasedAt: Self.text(body["paymentCreateTime"]).flatMap { Timestamp(rfc3339: $0) }?.rfc3339),
+                id: paymentId, purchasedAt: createTime?.rfc3339),
             price: MinorUnits.price(Self.text(amount?["value"]), currency: Self.text(amount?["currency"])),
             reason: failure, sourceType: "\(notifyType)/\(resultStatus)")
     }

@@ -4,17 +4,18 @@ import Toolkit
 /// Verifies an `x5c` header to a configured root, Apple's way: exactly three certificates, the
 /// chain built from `x5c[0]` through `x5c[1]` to a configured root (`x5c[2]` is ignored, never
 /// trusted), Apple's marker OIDs on leaf and intermediate, validity at the effective time.
-/// Verified chains are cached by their certificates' fingerprints (and, in front of that, by the
-/// exact header bytes), so a steady stream costs one ES256 check per JWS.
+/// A chain is cached only once a JWS signature verified with its leaf's key (a copied public chain
+/// with a forged signature leaves no trace), keyed by the SHA-256 of the whole chain (and, in front
+/// of that, of the exact header bytes), so a steady stream costs one ES256 check per JWS.
 public final class AppleChainVerifier: Sendable {
     public static let leafOID = "1.2.840.113635.100.6.11.1"
     public static let intermediateOID = "1.2.840.113635.100.6.2.1"
 
     private let trustStore: TrustStore
     private let strict: Bool
-    /// Exact JWS header bytes: a repeat costs one lookup, no JSON or base64.
+    /// SHA-256 of the exact JWS header bytes: a repeat costs one digest and one lookup, no JSON or base64.
     private let byHeader: ChainCache
-    /// SHA-256 of the three DER certificates: the same chain under any header.
+    /// SHA-256 of the three DER certificates together: the same chain under any header.
     private let byFingerprint: ChainCache
 
     public init(trustStore: TrustStore, strict: Bool = false, cacheCapacity: Int = 256, cacheTTL: Duration = .seconds(3_600)) {
@@ -24,12 +25,15 @@ public final class AppleChainVerifier: Sendable {
         self.byFingerprint = ChainCache(capacity: cacheCapacity, ttl: cacheTTL)
     }
 
-    /// The verified signer of a JWS with this header: `alg` must be ES256 and the `x5c` chain must
-    /// verify at `time`. Keyed by the header's exact bytes, a repeat costs one lookup plus the
-    /// validity check at `time`; the signature itself is still checked by the caller every time.
-    public func signer(for jws: CompactJWS, at time: Int64) throws(Rejection) -> VerifiedSigner {
-        let key = ChainCache.Key(bytes: Array(jws.headerSegment))
-        if let hit = try cached(key, in: byHeader, at: time) { return hit.signer }
+    /// The signer of a JWS whose signature verified: `alg` must be ES256, the `x5c` chain must verify
+    /// at `time` and the ES256 signature with the chain's leaf. Only then is the chain remembered; a
+    /// repeat of the header costs one lookup plus the validity check at `time` and the signature check.
+    public func verifiedSigner(for jws: CompactJWS, at time: Int64) throws(Rejection) -> VerifiedSigner {
+        let key = ChainCache.Key(digestOf: Array(jws.headerSegment))
+        if let hit = try cached(key, in: byHeader, at: time) {
+            try Self.checkSignature(of: jws, with: hit.signer)
+            return hit.signer
+        }
         let header: JSONValue
         do { header = try jws.header() } catch {
             if case .malformed(let why) = error { throw Rejection(.malformedJWS, why) }
@@ -38,14 +42,23 @@ public final class AppleChainVerifier: Sendable {
         guard let alg = header["alg"]?.string else { throw Rejection(.unsupportedAlg, "the JWS header has no alg") }
         guard alg == "ES256" else { throw Rejection(.unsupportedAlg, "alg \(alg) is not accepted; Apple signs with ES256") }
         guard header["crit"] == nil else { throw Rejection(.malformedJWS, "the JWS header has crit extensions Tollgate does not understand") }
-        let entry = try verifiedChain(x5c: header["x5c"], at: time)
+        let (entry, fingerprint, fromCache) = try verifiedChain(x5c: header["x5c"], at: time)
+        try Self.checkSignature(of: jws, with: entry.signer)
+        if !fromCache { byFingerprint.insert(fingerprint, entry) }
         byHeader.insert(key, entry)
         return entry.signer
     }
 
-    /// The verified signer once the chain alone is verified at `time` (seconds since 1970).
+    /// The verified signer once the chain alone is verified at `time` (seconds since 1970). With no
+    /// signature checked, nothing is cached: only a lookup of chains already proven.
     public func verify(x5c: JSONValue?, at time: Int64) throws(Rejection) -> VerifiedSigner {
-        try verifiedChain(x5c: x5c, at: time).signer
+        try verifiedChain(x5c: x5c, at: time).entry.signer
+    }
+
+    private static func checkSignature(of jws: CompactJWS, with signer: VerifiedSigner) throws(Rejection) {
+        guard signer.publicKey.verifyES256(message: jws.signingInput, signature: jws.signature) else {
+            throw Rejection(.badSignature, "the ES256 signature does not match")
+        }
     }
 
     /// A cache hit still has to be valid at this delivery's time.
@@ -57,7 +70,9 @@ public final class AppleChainVerifier: Sendable {
         return hit
     }
 
-    private func verifiedChain(x5c: JSONValue?, at time: Int64) throws(Rejection) -> ChainCache.Entry {
+    /// The chain's entry, its cache key and whether it came from the cache (the caller inserts a new
+    /// one once the signature verified).
+    private func verifiedChain(x5c: JSONValue?, at time: Int64) throws(Rejection) -> (entry: ChainCache.Entry, key: ChainCache.Key, fromCache: Bool) {
         guard let x5c else { throw Rejection(.invalidCertificate, "the JWS header has no x5c") }
         guard case .array(let items) = x5c else { throw Rejection(.invalidCertificate, "x5c is not an array") }
         guard items.count == 3 else {
@@ -73,8 +88,8 @@ public final class AppleChainVerifier: Sendable {
         }
         // The same certificates under another header (or JSON spelling) are the same chain:
         // found by their fingerprints, they cost no X.509 parsing and no chain signature checks.
-        let fingerprints = ChainCache.Key(bytes: ders.flatMap(Digest.sha256))
-        if let hit = try cached(fingerprints, in: byFingerprint, at: time) { return hit }
+        let fingerprint = ChainCache.Key(digestOf: ders.flatMap { $0 })
+        if let hit = try cached(fingerprint, in: byFingerprint, at: time) { return (hit, fingerprint, true) }
 
         guard let leaf = Certificate(der: ders[0]) else { throw Rejection(.invalidCertificate, "x5c[0] is not a base64 DER certificate") }
         guard let intermediate = Certificate(der: ders[1]) else {
@@ -102,9 +117,7 @@ public final class AppleChainVerifier: Sendable {
         }
         guard let root = chain.root else { throw Rejection(.untrustedChain, "the chain does not end at a configured root") }
         let signer = VerifiedSigner(publicKey: publicKey, leaf: leaf, intermediate: intermediate, root: root)
-        let entry = ChainCache.Entry(signer: signer, validity: chain.validity)
-        byFingerprint.insert(fingerprints, entry)
-        return entry
+        return (ChainCache.Entry(signer: signer, validity: chain.validity), fingerprint, false)
     }
 
     /// Distinct verified chains held.
@@ -122,17 +135,15 @@ public struct VerifiedSigner: Sendable {
 
 /// A bounded, expiring LRU of verified chains.
 final class ChainCache: Sendable {
-    /// Equal only when every byte is equal; hashed on the length and the last bytes, which end in
-    /// a certificate signature and so differ between chains, to keep a look-up cheap.
+    /// The SHA-256 of the whole input (a header, or the three certificates one after the other),
+    /// hashed on all of its bytes: every chain ends with the same root, so any part of the input's
+    /// tail would be the same for all of them.
     struct Key: Hashable, Sendable {
-        let bytes: [UInt8]
+        let digest: [UInt8]
 
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(bytes.count)
-            bytes.suffix(64).withUnsafeBytes { hasher.combine(bytes: $0) }
+        init(digestOf bytes: [UInt8]) {
+            digest = Digest.sha256(bytes)
         }
-
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.bytes == rhs.bytes }
     }
 
     struct Entry: Sendable {

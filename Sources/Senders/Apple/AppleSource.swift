@@ -103,12 +103,16 @@ public struct AppleSource: WebhookSource {
         let nowSeconds = Self.floorDiv(now.millisecondsSince1970, 1000)
         // Offline, as Apple's library: the chain must have been valid when Apple signed.
         // Online: it must be valid now, and not revoked.
-        let effective = revocation != nil ? nowSeconds
-            : Self.floorDiv(payloadJSON["signedDate"].flatMap(Self.millis) ?? now.millisecondsSince1970, 1000)
-        let signer = try chainVerifier.signer(for: jws, at: effective)
-        guard signer.publicKey.verifyES256(message: jws.signingInput, signature: jws.signature) else {
-            throw Rejection(.badSignature, "the ES256 signature does not match")
+        // A signedDate that is no date (or outside years 0000-9999) is refused here, before the
+        // chain: it must not fall back to the receive time.
+        var signedMillis: Int64?
+        if let signedDate = payloadJSON["signedDate"] {
+            guard let millis = Self.millis(signedDate) else { throw Rejection(.malformedJWS, "payload.signedDate is not a valid AppleDate") }
+            signedMillis = millis
         }
+        let effective = revocation != nil ? nowSeconds : Self.floorDiv(signedMillis ?? now.millisecondsSince1970, 1000)
+        // The chain, then the ES256 signature with its leaf; only a JWS that passes both is cached.
+        let signer = try chainVerifier.verifiedSigner(for: jws, at: effective)
         if let revocation {
             try await revocation.check(signer.intermediate, issuer: signer.root, now: nowSeconds)
             try await revocation.check(signer.leaf, issuer: signer.intermediate, now: nowSeconds)

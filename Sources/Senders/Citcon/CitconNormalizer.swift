@@ -16,14 +16,20 @@ struct CitconNormalizer {
         let status = try required(body.format == .upi ? "status" : "notify_status")
 
         let timeNames = body.format == .upi ? ["time_completed", "time_created"] : ["time"]
-        let occurredAt = timeNames.lazy.compactMap { self.signed($0).flatMap(Self.timestamp) }.first ?? receivedAt
+        var occurredAt = receivedAt
+        for name in timeNames {
+            if let text = signed(name), let time = try Self.timestamp(text, field: name) {
+                occurredAt = time
+                break
+            }
+        }
         return NormalizedEvent(
             id: "citcon:\(id):\(transactionType):\(status)",
             type: CitconEventType.eventType(transactionType: transactionType, status: status),
             source: "/citcon/\(account)", environment: .production, app: account, subject: reference,
             occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,
             transaction: NormalizedEvent.Transaction(
-                id: id, purchasedAt: signed("time_created").flatMap(Self.timestamp)?.rfc3339),
+                id: id, purchasedAt: try signed("time_created").flatMap { (text) throws(Rejection) in try Self.timestamp(text, field: "time_created") }?.rfc3339),
             price: MinorUnits.price(signed("amount"), currency: signed("currency")),
             sourceType: "\(transactionType)/\(status)")
     }
@@ -39,10 +45,11 @@ struct CitconNormalizer {
         return value
     }
 
-    /// RFC 3339 (UPI: `2021-08-14T09:47:43.000Z`), or epoch seconds or milliseconds.
-    static func timestamp(_ text: String) -> Timestamp? {
-        if let parsed = Timestamp(rfc3339: text) { return parsed }
+    /// RFC 3339 (UPI: `2021-08-14T09:47:43.000Z`), or epoch seconds or milliseconds; nil when it is
+    /// none of them, `invalid_field` when it is one but outside years 0000-9999.
+    static func timestamp(_ text: String, field: String) throws(Rejection) -> Timestamp? {
+        if let parsed = try EventTime.rfc3339(text, field: field) { return parsed }
         guard let number = Int64(text), number > 0 else { return nil }
-        return Timestamp(millisecondsSince1970: text.utf8.count <= 10 ? number * 1000 : number)
+        return try EventTime.milliseconds(text.utf8.count <= 10 ? number * 1000 : number, field: field)
     }
 }

@@ -28,8 +28,10 @@ public enum GoogleSender: SenderDefinition {
         }
         if google.packages.contains(where: \.isEmpty) { throw ConfigError(key: g.name("packages"), message: "a package name is empty") }
         if google.jwks.isEmpty { throw ConfigError(key: g.name("jwks"), message: "expected a URL or a file path") }
-        if google.jwks.contains("://"), !(google.jwks.lowercased().hasPrefix("https://") || google.jwks.lowercased().hasPrefix("http://")) {
-            throw ConfigError(key: g.name("jwks"), message: "expected an http:// or https:// URL or a file path")
+        // Over plain HTTP anyone on the path could hand the gateway keys of their own, and every
+        // token signed with them would verify.
+        if google.jwks.contains("://"), !google.jwks.lowercased().hasPrefix("https://") {
+            throw ConfigError(key: g.name("jwks"), message: "expected an https:// URL or a file path (the key set decides which tokens verify: never over plain http)")
         }
         google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
             var play = GoogleSettings.PlayAPI()

@@ -57,6 +57,9 @@ struct IapticNormalizer {
         let stateId = notification["id"]?.string.flatMap { $0.isEmpty ? nil : $0 }
             ?? String(Digest.hex(Digest.sha256(JSONValue.object(purchase).canonical + (reason ?? ""))).prefix(32))
 
+        // A time the event could not write is refused, not dropped: the purchase would read differently.
+        for name in Self.timeFields { try Self.checkTime(purchase[name], field: "purchases.\(productKey).\(name)") }
+        try Self.checkTime(notification["date"], field: "notification.date")
         let occurredAt = [notification["date"], purchase["lastRenewalDate"], purchase["purchaseDate"]]
             .lazy.compactMap { $0.flatMap(Self.timestamp) }.first ?? receivedAt
 
@@ -106,12 +109,24 @@ struct IapticNormalizer {
         return nil
     }
 
-    /// Iaptic dates are RFC 3339 text; epoch milliseconds are accepted too.
+    static let timeFields = ["lastRenewalDate", "purchaseDate", "expirationDate", "gracePeriodEndDate", "refundDate", "cancelationDate"]
+
+    /// Iaptic dates are RFC 3339 text; epoch milliseconds are accepted too. Nil for anything else,
+    /// and for times outside years 0000-9999 (which `checkTime` refuses first).
     static func timestamp(_ value: JSONValue) -> Timestamp? {
         switch value {
         case .string(let text): return Timestamp(rfc3339: text)
-        case .number(let number): return number.int64.map(Timestamp.init(millisecondsSince1970:))
+        case .number(let number): return number.int64.flatMap(Timestamp.init(representableMillisecondsSince1970:))
         default: return nil
+        }
+    }
+
+    /// `invalid_field` for a time outside years 0000-9999.
+    static func checkTime(_ value: JSONValue?, field: String) throws(Rejection) {
+        switch value {
+        case .string(let text)?: _ = try EventTime.rfc3339(text, field: field)
+        case .number(let number)?: if let ms = number.int64 { _ = try EventTime.milliseconds(ms, field: field) }
+        default: break
         }
     }
 }

@@ -91,6 +91,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     // The entitlement API (docs/workers.md).
     /// No bearer token from `api.tokens`, or more than one `Authorization` header.
     case unauthorized = "unauthorized"
+    /// The bearer token is limited to apps (`api.tokens`) and the asked app is not one of them.
+    case appNotAllowed = "app_not_allowed"
     /// The path names no user.
     case missingUser = "missing_user"
     /// The `app` query parameter is missing or empty.
@@ -109,7 +111,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized: 401
-        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage: 403
+        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed: 403
         case .notFound, .unknownAccount, .unknownUser: 404
         case .methodNotAllowed: 405
         case .requestTimeout, .bodyTimeout: 408

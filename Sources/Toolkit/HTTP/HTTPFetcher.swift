@@ -11,14 +11,18 @@ public struct HTTPFetchRequest: Sendable {
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
     public var timeout: Duration
+    /// The largest response body accepted (below the fetcher's own bound); a larger one fails the
+    /// fetch as soon as it passes the bound, while it streams in.
+    public var maxResponseBytes: Int?
 
     public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-                timeout: Duration) {
+                timeout: Duration, maxResponseBytes: Int? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
     }
 }
 

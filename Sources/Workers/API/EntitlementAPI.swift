@@ -1,3 +1,4 @@
+import Config
 import Entitlements
 import Events
 import Foundation
@@ -10,15 +11,16 @@ import Store
 import Toolkit
 
 /// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own
-/// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all.
+/// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all;
+/// a token limited to apps answers only for those. `{user}` is percent-decoded, as `app` is.
 public struct EntitlementAPI: Sendable {
     public static let path = "/v1/users/:user/entitlements"
 
     let store: EntitlementStore
-    let tokens: [String]
+    let tokens: [APIToken]
     let logger: Logger
 
-    public init(store: EntitlementStore, tokens: [String], logger: Logger) {
+    public init(store: EntitlementStore, tokens: [APIToken], logger: Logger) {
         self.store = store
         self.tokens = tokens
         self.logger = logger
@@ -47,14 +49,21 @@ public struct EntitlementAPI: Sendable {
     func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
         // One Authorization header: with two, a proxy and this check could each read a different one.
         let credentials = request.headers[values: .authorization]
-        guard credentials.count == 1, authorized(credentials.first) else {
+        guard credentials.count == 1, let token = authorized(credentials.first) else {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer"
             return Self.error(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
         }
-        guard let user, !user.isEmpty else { return Self.error(.missingUser, "the path names no user") }
+        // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
+        guard let encodedUser = user, !encodedUser.isEmpty else { return Self.error(.missingUser, "the path names no user") }
+        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty else {
+            return Self.error(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8")
+        }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
             return Self.error(.missingApp, "the query parameter app is required")
+        }
+        guard token.allows(app: app) else {
+            return Self.error(.appNotAllowed, "this token is limited to other apps (api.tokens)")
         }
         let found: [Entitlement]?
         do { found = try await store.entitlements(app: app, user: user) } catch {
@@ -73,9 +82,10 @@ public struct EntitlementAPI: Sendable {
         return Self.json(.ok, data)
     }
 
-    private func authorized(_ header: String?) -> Bool {
-        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return false }
-        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens) != nil
+    /// The configured token the header carries.
+    private func authorized(_ header: String?) -> APIToken? {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens.map(\.token)).map { tokens[$0] }
     }
 
     private static let encoder: JSONEncoder = {

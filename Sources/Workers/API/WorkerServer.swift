@@ -13,13 +13,15 @@ struct WorkerServer: Sendable {
     let port: Int
     let api: EntitlementAPI
     let store: EntitlementStore
-    let exposition: @Sendable () -> String
+    /// Nil when `/metrics` has a listener of its own (`metrics.port`).
+    let exposition: (@Sendable () -> String)?
     let logger: Logger
 
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         let routes = api.routes
-        router.add(middleware: ProtocolErrorMiddleware(methods: HealthRoutes.methods.merging(routes.methods) { first, _ in first }))
+        router.add(middleware: ProtocolErrorMiddleware(methods: HealthRoutes.methods(servingMetrics: exposition != nil)
+            .merging(routes.methods) { first, _ in first }))
         routes.register(on: router)
         HealthRoutes(readiness: { [store] in
             await store.ping()

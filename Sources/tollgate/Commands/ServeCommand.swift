@@ -15,9 +15,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = LoggingSetup.bootstrap(config.log)
         let host = config.http.host
+        let metricsHost = config.metrics.host ?? host
         let gateway = try await GatewayProcess(config: config, kafka: config.kafka.client(brokers: brokers),
                                                metrics: GatewayMetrics(registry: ProcessMetrics.registry), logger: logger,
-                                               onListening: { port in
+                                               onMetricsListening: { port in
+            logger.info("metrics listening", metadata: ["address": .string("\(metricsHost):\(port)")])
+            Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")
+        }, onListening: { port in
             logger.info("listening", metadata: ["address": .string("\(host):\(port)")])
             Output.line("gateway: listening on http://\(host):\(port)")
         })

@@ -16,10 +16,17 @@ struct WorkCommand: AsyncParsableCommand {
         }
         let logger = LoggingSetup.bootstrap(config.log)
         let host = config.http.host
-        let listener = EntitlementWorkers.APIListener.own(host: host, port: config.api.port,
-                                                          exposition: { ProcessMetrics.registry.emitToString() }) { port in
-            logger.info("workers listening", metadata: ["address": .string("\(host):\(port)")])
+        let metricsHost = config.metrics.host ?? host
+        let metricsListener = config.metrics.port.map { port in
+            EntitlementWorkers.MetricsListener(host: metricsHost, port: port) { bound in
+                logger.info("metrics listening", metadata: ["address": .string("\(metricsHost):\(bound)")])
+                Output.line("metrics: listening on http://\(metricsHost):\(bound)/metrics")
+            }
         }
+        let listener = EntitlementWorkers.APIListener.own(host: host, port: config.api.port,
+                                                          exposition: { ProcessMetrics.registry.emitToString() }, onListening: { port in
+            logger.info("workers listening", metadata: ["address": .string("\(host):\(port)")])
+        }, metrics: metricsListener)
         let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
                                                         metrics: WorkerMetrics(factory: ProcessMetrics.factory),
                                                         playAPIFetcher: URLSessionFetcher(), listener: listener, logger: logger)

@@ -3,7 +3,7 @@ import Glibc
 import Logging
 
 /// One JSON object per line on stderr: `ts`, `level`, `logger`, `msg`, then the metadata fields in
-/// key order. Written by hand: `JSONSerialization` with sorted keys (locale-aware string compares
+/// key order; strings escaped by `LogEscaping`. Written by hand: `JSONSerialization` with sorted keys (locale-aware string compares
 /// through Foundation bridging) cost more CPU than verifying and publishing a delivery (make bench,
 /// docs/performance.md).
 struct JSONLogHandler: LogHandler {
@@ -83,7 +83,7 @@ enum JSONLogLine {
         }
     }
 
-    static func string(_ text: String, into out: inout [UInt8]) { JSONText.appendString(text, to: &out) }
+    static func string(_ text: String, into out: inout [UInt8]) { LogEscaping.appendJSONString(text, to: &out) }
 }
 
 /// Whole lines to stderr with one `write` each (lines of concurrent loggers do not interleave

@@ -3,12 +3,13 @@ import Foundation
 import Logging
 
 enum LoggingSetup {
-    /// Installs the process-wide log handler once: JSON lines or readable text, on stderr.
+    /// Installs the process-wide log handler once: JSON lines or readable text, on stderr; either
+    /// escapes what could forge a line or a field (`LogEscaping`).
     static func bootstrap(_ settings: LogSettings) -> Logger {
         let level = Logger.Level(rawValue: settings.level) ?? .info
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler = settings.format == .json
-                ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+                ? JSONLogHandler(label: label) : TextLogHandler(label: label)
             handler.logLevel = level
             return handler
         }
@@ -17,7 +18,7 @@ enum LoggingSetup {
 
     /// For operator commands, whose output is their own: only warnings and errors reach stderr.
     static func quiet() -> Logger {
-        var logger = Logger(label: "tollgate") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "tollgate") { TextLogHandler(label: $0) }
         logger.logLevel = .warning
         return logger
     }

@@ -202,11 +202,16 @@ struct AppleVerificationTests {
         options.leafValidity = (signed - 86_400)...(signed + 86_400)
         let chain = try AppleTestChain(options)
         let verifier = try #require(TrustStore(roots: [chain.root]).map { AppleChainVerifier(trustStore: $0) })
-        let x5c = JSONValue.array(chain.x5c.map(JSONValue.string))
-        _ = try verifier.verify(x5c: x5c, at: signed)
-        _ = try verifier.verify(x5c: x5c, at: signed + 10)
+        let jws = try CompactJWS(try chain.sign(AppleBodies.transaction()))
+        _ = try verifier.verifiedSigner(for: jws, at: signed)
+        _ = try verifier.verifiedSigner(for: jws, at: signed + 10)
         #expect(verifier.cachedChains == 1)
-        #expect(throws: Rejection.self) { _ = try verifier.verify(x5c: x5c, at: signed + 2 * 86_400) }
+        #expect(throws: Rejection.self) { _ = try verifier.verifiedSigner(for: jws, at: signed + 2 * 86_400) }
+        // A chain checked without a signature (verify(x5c:)) is not remembered.
+        let other = try AppleTestChain(options)
+        let unsigned = try #require(TrustStore(roots: [other.root]).map { AppleChainVerifier(trustStore: $0) })
+        _ = try unsigned.verify(x5c: .array(other.x5c.map(JSONValue.string)), at: signed)
+        #expect(unsigned.cachedChains == 0)
     }
 
     @Test("the same certificates under another header are found by fingerprint, still checked for validity")
@@ -218,12 +223,69 @@ struct AppleVerificationTests {
         let verifier = try #require(TrustStore(roots: [chain.root]).map { AppleChainVerifier(trustStore: $0) })
         let first = try CompactJWS(try chain.sign(AppleBodies.transaction()))
         let header = #"{"alg":"ES256","kid":"other","x5c":["\#(chain.x5c.joined(separator: "\",\""))"]}"#
-        let second = try CompactJWS(Base64.encodeURL(Array(header.utf8)) + "." + Base64.encodeURL(Array("{}".utf8)) + "." + Base64.encodeURL([UInt8](repeating: 1, count: 64)))
+        let second = try CompactJWS(try Self.signed(header: header, payload: "{}", key: chain.leafKey))
         #expect(first.headerSegment != second.headerSegment)
-        _ = try verifier.signer(for: first, at: signed)
-        _ = try verifier.signer(for: second, at: signed)
+        _ = try verifier.verifiedSigner(for: first, at: signed)
+        _ = try verifier.verifiedSigner(for: second, at: signed)
         #expect(verifier.cachedChains == 1)
-        #expect(throws: Rejection.self) { _ = try verifier.signer(for: second, at: signed + 2 * 86_400) }
+        #expect(throws: Rejection.self) { _ = try verifier.verifiedSigner(for: second, at: signed + 2 * 86_400) }
+    }
+
+    @Test("a chain whose JWS signature fails is not cached, under its header or its certificates")
+    func failedSignatureNotCached() async throws {
+        let chain = try AppleTestChain()
+        let verifier = try #require(TrustStore(roots: [chain.root]).map { AppleChainVerifier(trustStore: $0) })
+        let valid = try chain.sign(AppleBodies.transaction())
+        // Apple's public chain copied onto a forged payload: the chain verifies, the signature does not.
+        let parts = valid.split(separator: ".")
+        let forged = try CompactJWS(parts[0] + "." + Base64.encodeURL(Array(#"{"forged":true}"#.utf8)) + "." + parts[2])
+        for _ in 0..<2 {
+            do {
+                _ = try verifier.verifiedSigner(for: forged, at: AppleBodies.signedDate / 1000)
+                Issue.record("a forged signature was accepted")
+            } catch {
+                #expect(error.reason == .badSignature)
+            }
+        }
+        #expect(verifier.cachedChains == 0)
+        // Through the source as well: the forged delivery is refused and leaves nothing cached.
+        let source = chain.source()
+        #expect(await source.reason(AppleBodies.request(try chain.sign(AppleBodies.notification(), key: chain.intermediateKey))) == .badSignature)
+        _ = try verifier.verifiedSigner(for: try CompactJWS(valid), at: AppleBodies.signedDate / 1000)
+        #expect(verifier.cachedChains == 1)
+    }
+
+    @Test("two chains with the same intermediate and root (the same tail) get different cache keys and their own leaf")
+    func sameTailChainsDoNotCollide() async throws {
+        let chain = try AppleTestChain()
+        var builder = CertificateBuilder(subject: "Test Leaf 2", notBefore: AppleTestChain.y2020, notAfter: AppleTestChain.y2040)
+        builder.serial = 4
+        builder.markerOIDs = [AppleChainVerifier.leafOID]
+        let secondKey = try #require(PrivateKey.generateP256())
+        let secondLeaf = try #require(builder.issue(key: secondKey, issuer: chain.intermediate, issuerKey: chain.intermediateKey))
+        let firstDER = [chain.leaf, chain.intermediate, chain.root].flatMap(\.der)
+        let secondDER = [secondLeaf, chain.intermediate, chain.root].flatMap(\.der)
+        #expect(Array(firstDER.suffix(64)) == Array(secondDER.suffix(64)), "the tails are the same")
+        let firstKey = ChainCache.Key(digestOf: firstDER), secondKeyOfCache = ChainCache.Key(digestOf: secondDER)
+        #expect(firstKey != secondKeyOfCache)
+        #expect(firstKey.hashValue != secondKeyOfCache.hashValue, "hashed on the whole chain, not its tail")
+
+        let verifier = try #require(TrustStore(roots: [chain.root]).map { AppleChainVerifier(trustStore: $0) })
+        let secondX5C = [secondLeaf, chain.intermediate, chain.root].map { Base64.encodeStandard($0.der) }
+        let first = try verifier.verifiedSigner(for: try CompactJWS(try chain.sign(AppleBodies.transaction())), at: AppleBodies.signedDate / 1000)
+        let second = try verifier.verifiedSigner(for: try CompactJWS(try chain.sign(AppleBodies.transaction(), x5c: secondX5C, key: secondKey)),
+                                                 at: AppleBodies.signedDate / 1000)
+        #expect(verifier.cachedChains == 2)
+        #expect(first.leaf.der == chain.leaf.der && second.leaf.der == secondLeaf.der)
+        // Each is found again with its own leaf; the other's signature does not pass under it.
+        #expect(throws: Rejection.self) {
+            _ = try verifier.verifiedSigner(for: try CompactJWS(try chain.sign(AppleBodies.transaction(), x5c: secondX5C)), at: AppleBodies.signedDate / 1000)
+        }
+    }
+
+    static func signed(header: String, payload: String, key: PrivateKey) throws -> String {
+        let input = Base64.encodeURL(Array(header.utf8)) + "." + Base64.encodeURL(Array(payload.utf8))
+        return input + "." + Base64.encodeURL(try #require(key.signES256(Array(input.utf8))))
     }
 }
 

@@ -74,7 +74,7 @@ struct GoogleKeySetTests {
         #expect(throws: ConfigError.self) { try GoogleSource(settings: settings) }
     }
 
-    @Test("fetched keys are cached for the response's max-age, then refetched")
+    @Test("fetched keys are cached for the response's max-age, refreshed a quarter of it ahead of its end")
     func cachedForMaxAge() async throws {
         let f = await GoogleFixtures.shared()
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 300))
@@ -82,11 +82,11 @@ struct GoogleKeySetTests {
         let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
         _ = try await keySet.key(id: "key-1", now: Self.at(150))
-        _ = try await keySet.key(id: "key-1", now: Self.at(299))
+        _ = try await keySet.key(id: "key-1", now: Self.at(224))
         #expect(server.requestCount == 1)
-        _ = try await keySet.key(id: "key-1", now: Self.at(301))
+        _ = try await keySet.key(id: "key-1", now: Self.at(226))
         #expect(server.requestCount == 2)
-        _ = try await keySet.key(id: "key-1", now: Self.at(400))
+        _ = try await keySet.key(id: "key-1", now: Self.at(450))
         #expect(server.requestCount == 2)
         #expect(GoogleKeyDocument.maxAge(cacheControl: "public, max-age=19977, must-revalidate, no-transform", age: "77") == 19_900)
         #expect(GoogleKeyDocument.maxAge(cacheControl: "no-cache", age: nil) == nil)
@@ -125,25 +125,86 @@ struct GoogleKeySetTests {
         #expect(keySet.fetchCount == 3)
     }
 
-    @Test("a failed refetch (error status, garbage, unreachable) keeps the keys already held")
+    @Test("a failed refresh (error status, garbage, unreachable) keeps the keys held until their cache lifetime ends")
     func failedRefetchKeepsKeys() async throws {
         let f = await GoogleFixtures.shared()
-        let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 60))
+        // max-age 400: refreshed from 300 (a quarter ahead), used until 400.
+        let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 400))
         let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
         let source = f.source(keySet: keySet)
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
 
         server.set(JWKSServer.Reply(status: 500, body: "oops"))
-        _ = try await keySet.key(id: "key-1", now: Self.at(120))
+        _ = try await keySet.key(id: "key-1", now: Self.at(300))
         #expect(server.requestCount == 2)
         server.set(JWKSServer.Reply(body: #"{"keys":"#))
-        _ = try await keySet.key(id: "key-1", now: Self.at(240))
+        _ = try await keySet.key(id: "key-1", now: Self.at(360))
         #expect(server.requestCount == 3)
         server.stop()
-        let request = GoogleFixtures.request(GoogleAuthenticationTests.body, token: f.token(), now: Self.at(360))
-        #expect(await source.reason(request) == nil, "still verifying with the keys it had")
-        #expect(keySet.fetchCount == 4)
-        #expect(await keySet.readinessProblem(now: Self.at(361)) == nil)
+        let request = GoogleFixtures.request(GoogleAuthenticationTests.body, token: f.token(), now: Self.at(399))
+        #expect(await source.reason(request) == nil, "still verifying with the keys it had, within their lifetime")
+        #expect(keySet.fetchCount == 3, "the last attempt was less than a minute ago")
+        #expect(await keySet.readinessProblem(now: Self.at(399)) == nil)
+    }
+
+    @Test("past their cache lifetime, with refreshes failing, the keys are not used: 503 key_set_unavailable and /readyz names google_key_set")
+    func expiredKeysAreNotUsed() async throws {
+        let f = await GoogleFixtures.shared()
+        let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 400))
+        defer { server.stop() }
+        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let source = f.source(keySet: keySet)
+        _ = try await keySet.key(id: "key-1", now: Self.at(0))
+
+        server.set(JWKSServer.Reply(status: 503, body: "unavailable"))
+        let late = GoogleFixtures.request(GoogleAuthenticationTests.body, token: f.token(), now: Self.at(400))
+        let rejection = await source.rejection(late)
+        #expect(rejection?.reason == .keySetUnavailable, "\(String(describing: rejection))")
+        #expect(rejection?.message.contains("past their cache lifetime") == true && rejection?.message.contains("HTTP 503") == true,
+                "\(String(describing: rejection))")
+        let problem = await keySet.readinessProblem(now: Self.at(401))
+        #expect(problem?.hasPrefix("google_key_set: ") == true, "\(problem ?? "ready")")
+        #expect(await source.readinessProblem(now: Self.at(401)) != nil)
+
+        // Google answers again: the next attempt (sooner than a minute, no key being usable) restores them.
+        server.set(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 400))
+        let recovered = GoogleFixtures.request(GoogleAuthenticationTests.body, token: f.token(), now: Self.at(410))
+        #expect(await source.reason(recovered) == nil)
+        #expect(await keySet.readinessProblem(now: Self.at(411)) == nil)
+    }
+
+    @Test("a key set answer is bounded while it streams: an endless body fails at the bound, not at the deadline")
+    func boundedWhileStreaming() async throws {
+        let f = await GoogleFixtures.shared()
+        let server = JWKSServer(JWKSServer.Reply(body: String(repeating: "x", count: 16_384), endless: true))
+        defer { server.stop() }
+        var settings = GoogleKeySet.Settings()
+        settings.timeout = .seconds(30)
+        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher(), settings: settings)
+        let started = ContinuousClock.now
+        let problem = await keySet.readinessProblem(now: Self.at(0))
+        #expect(problem?.contains("response over 65536 bytes") == true, "\(problem ?? "ready")")
+        #expect(ContinuousClock.now - started < .seconds(20), "refused while streaming, long before the deadline")
+        // The transfer ended: the server stopped sending once the fetcher hung up (the body past the
+        // bound is dropped as it arrives, never kept).
+        let sent = try await Self.settled { server.bodyBytesSent }
+        #expect(ContinuousClock.now - started < .seconds(20), "\(sent) bytes sent before the transfer stopped")
+        // A larger announced Content-Length is refused before its body.
+        let announced = JWKSServer(JWKSServer.Reply(body: String(repeating: " ", count: 70_000) + GoogleFixtures.jwks([("key-1", f.signing)])))
+        defer { announced.stop() }
+        let refused = GoogleKeySet(url: announced.url, fetcher: URLSessionFetcher())
+        #expect(await refused.readinessProblem(now: Self.at(0))?.contains("response over 65536 bytes") == true)
+    }
+
+    /// The value once it stops changing for 200 ms.
+    static func settled(_ read: () -> Int) async throws -> Int {
+        var last = read()
+        while true {
+            try await Task.sleep(for: .milliseconds(200))
+            let now = read()
+            if now == last { return now }
+            last = now
+        }
     }
 
     @Test("an unreachable key set URL does not fail start-up; readiness says so, pushes are 503, and it recovers")

@@ -12,6 +12,8 @@ final class JWKSServer: @unchecked Sendable {
         var status = 200
         var headers: [(String, String)] = []
         var body: String
+        /// Sends the body again and again, without a Content-Length, until the client goes away.
+        var endless = false
     }
 
     let port: Int
@@ -19,6 +21,7 @@ final class JWKSServer: @unchecked Sendable {
     private let lock = NSLock()
     private var reply: Reply
     private var requests = 0
+    private var sentBodyBytes = 0
 
     var url: String { "http://127.0.0.1:\(port)/oauth2/v3/certs" }
 
@@ -38,6 +41,8 @@ final class JWKSServer: @unchecked Sendable {
     func set(_ reply: Reply) { lock.withLock { self.reply = reply } }
 
     var requestCount: Int { lock.withLock { requests } }
+    /// Body bytes written so far (an endless reply stops when the client closes).
+    var bodyBytesSent: Int { lock.withLock { sentBodyBytes } }
 
     func stop() {
         listener.close()
@@ -67,14 +72,23 @@ final class JWKSServer: @unchecked Sendable {
         }
         let body = Array(reply.body.utf8)
         var head = "HTTP/1.1 \(reply.status) \(reply.status == 200 ? "OK" : "Error")\r\nContent-Type: application/json; charset=UTF-8\r\n"
-        head += "Content-Length: \(body.count)\r\nConnection: close\r\n"
+        if !reply.endless { head += "Content-Length: \(body.count)\r\n" }
+        head += "Connection: close\r\n"
         for (name, value) in reply.headers { head += "\(name): \(value)\r\n" }
-        let bytes = Array((head + "\r\n").utf8) + body
+        guard write(Array((head + "\r\n").utf8), to: client) else { return }
+        repeat {
+            guard write(body, to: client) else { return }
+            lock.withLock { sentBodyBytes += body.count }
+        } while reply.endless
+    }
+
+    private func write(_ bytes: [UInt8], to client: Int32) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count <= 0 { return }
+            if count <= 0 { return false }
             sent += count
         }
+        return true
     }
 }

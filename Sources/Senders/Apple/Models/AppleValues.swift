@@ -1,3 +1,4 @@
+import Events
 import Toolkit
 /// Apple's string enums, kept open: an unknown value decodes as itself, never as a failure.
 public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, OpenStringValue {
@@ -45,6 +46,7 @@ public struct AppleDate: Hashable, Sendable, JSONReadable {
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
+    /// Nil (so the field is `malformed_jws`) outside years 0000-9999, which the event could not write.
     init?(json: JSONValue) {
         if let whole = json.int64 {
             milliseconds = whole
@@ -53,6 +55,7 @@ public struct AppleDate: Hashable, Sendable, JSONReadable {
         } else {
             return nil
         }
+        guard Timestamp.representableMilliseconds.contains(milliseconds) else { return nil }
     }
 }
 

@@ -1,3 +1,4 @@
+import Events
 import Toolkit
 /// A Play Real-time developer notification
 /// (https://developer.android.com/google/play/billing/rtdn-reference): the message data of a push.
@@ -35,6 +36,9 @@ struct DeveloperNotification: Sendable, Equatable {
         version = try fields.string("version")
         packageName = try fields.requiredString("packageName")
         eventTimeMillis = try fields.requiredIntOrDigits("eventTimeMillis")
+        guard Timestamp.representableMilliseconds.contains(eventTimeMillis) else {
+            throw Invalid(reason: "not_an_rtdn", message: "eventTimeMillis \(EventTime.outsideMessage)")
+        }
 
         let present = Self.knownKinds.filter { fields.has($0) }
         guard present.count <= 1 else {
