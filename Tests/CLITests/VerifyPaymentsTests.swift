@@ -26,7 +26,7 @@ struct VerifyPaymentsTests {
                                     "--header", "Content-Type: application/json", "--show-response", body])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
-        #expect(events?.first?["id"] as? String == "citcon:i-1:refund:success")
+        #expect(events?.first?["id"] as? String == "citcon:acme:i-1:refund:success")
         #expect(events?.first?["type"] as? String == "purchase.refunded")
         #expect((events?.first?["price"] as? [String: Any])?["amountMicros"] as? Int == 700_000_000)
         let response = try JSONSerialization.jsonObject(with: Data(accepted.stderr.utf8)) as? [String: Any]
@@ -68,7 +68,7 @@ struct VerifyPaymentsTests {
                                    + headers + [bodyFile])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
-        #expect(events?.first?["id"] as? String == "alipayplus:p-1:PAYMENT_PENDING:U")
+        #expect(events?.first?["id"] as? String == "alipayplus:cli-client:p-1:PAYMENT_PENDING:U")
         #expect(events?.first?["type"] as? String == "purchase.pending")
         let response = try JSONSerialization.jsonObject(with: Data(accepted.stderr.utf8)) as? [String: Any]
         #expect(response?["body"] as? String == #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#)

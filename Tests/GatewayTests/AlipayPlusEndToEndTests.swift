@@ -34,8 +34,9 @@ struct AlipayPlusEndToEndTests {
         }
     }
 
-    static func headers(path: String = publicPath, clientId: String = clientId, time: String = "2026-11-20T18:00:00+08:00") -> [String: String] {
-        let signature = platformKey.signRSASHA256(Array("POST \(path)\n\(clientId).\(time).\(body)".utf8))!
+    static func headers(path: String = publicPath, clientId: String = clientId, time: String = Timestamp.now.rfc3339,
+                        body: String = body, key: PrivateKey = platformKey) -> [String: String] {
+        let signature = key.signRSASHA256(Array("POST \(path)\n\(clientId).\(time).\(body)".utf8))!
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = Base64.encodeStandard(signature).addingPercentEncoding(withAllowedCharacters: allowed)!
@@ -68,7 +69,7 @@ struct AlipayPlusEndToEndTests {
         #expect(raw.first?.headers.contains("tollgate_path=/pay/webhooks/alipayplus") == true)
         let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
-        for header in ["ce_id=alipayplus:pay-5:PAYMENT_RESULT:S", "ce_source=/alipayplus/\(Self.clientId)",
+        for header in ["ce_id=alipayplus:\(Self.clientId):pay-5:PAYMENT_RESULT:S", "ce_source=/alipayplus/\(Self.clientId)",
                        "ce_type=dev.tollgate.purchase.completed", "ce_subject=order-5"] {
             #expect(events.first?.headers.contains(header) == true, "missing \(header)")
         }

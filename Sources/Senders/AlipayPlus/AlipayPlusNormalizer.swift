@@ -24,7 +24,7 @@ struct AlipayPlusNormalizer {
         let amount = body["paymentAmount"]?.object
         let failure = type == .purchaseFailed ? Self.text(result["resultCode"])?.lowercased() : nil
         return NormalizedEvent(
-            id: "alipayplus:\(paymentId):\(notifyType):\(resultStatus)", type: type, source: "/alipayplus/\(clientId)",
+            id: "alipayplus:\(EventIdScope.component(clientId)):\(paymentId):\(notifyType):\(resultStatus)", type: type, source: "/alipayplus/\(clientId)",
             // Antom sandbox client ids are issued with this prefix.
             environment: clientId.hasPrefix("SANDBOX_") ? .sandbox : .production,
             app: clientId, subject: paymentRequestId, occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,

@@ -18,7 +18,7 @@ struct CitconNormalizer {
         let timeNames = body.format == .upi ? ["time_completed", "time_created"] : ["time"]
         let occurredAt = timeNames.lazy.compactMap { self.signed($0).flatMap(Self.timestamp) }.first ?? receivedAt
         return NormalizedEvent(
-            id: "citcon:\(id):\(transactionType):\(status)",
+            id: "citcon:\(EventIdScope.component(account)):\(id):\(transactionType):\(status)",
             type: CitconEventType.eventType(transactionType: transactionType, status: status),
             source: "/citcon/\(account)", environment: .production, app: account, subject: reference,
             occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,

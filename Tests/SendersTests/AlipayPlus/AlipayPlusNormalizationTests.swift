@@ -27,7 +27,7 @@ struct AlipayPlusNormalizationTests {
     @Test("the Alipay+ acquirer variant: paymentResult, customerId as user, failure reason, zero-decimal JPY")
     func acquirer() async throws {
         let event = try await event(F.acquirerBody)
-        #expect(event.id == "alipayplus:2026112100000077:PAYMENT_RESULT:F")
+        #expect(event.id == "alipayplus:\(F.clientId):2026112100000077:PAYMENT_RESULT:F")
         #expect(event.type == .purchaseFailed)
         #expect(event.user == "cust-5")
         #expect(event.reason == "user_balance_not_enough")
@@ -39,7 +39,7 @@ struct AlipayPlusNormalizationTests {
     func numbersAsText() async throws {
         let body = #"{"notifyType":"PAYMENT_PENDING","result":{"resultStatus":"U"},"paymentRequestId":12345,"paymentId":987,"paymentAmount":{"currency":"KRW","value":1000}}"#
         let event = try await event(body)
-        #expect(event.id == "alipayplus:987:PAYMENT_PENDING:U")
+        #expect(event.id == "alipayplus:\(F.clientId):987:PAYMENT_PENDING:U")
         #expect(event.subject == "12345")
         #expect(event.type == .purchasePending)
         #expect(event.price == NormalizedEvent.Price(amountMicros: 1_000_000_000, currency: "KRW"))

@@ -14,7 +14,7 @@ struct AlipayPlusVerificationTests {
     func accepted() async throws {
         let delivery = try await source.handle(F.request(F.antomBody))
         let event = try #require(delivery.events.first)
-        #expect(event.id == "alipayplus:20261121194010800100188820200000001:PAYMENT_RESULT:S")
+        #expect(event.id == "alipayplus:\(F.clientId):20261121194010800100188820200000001:PAYMENT_RESULT:S")
         #expect(delivery.rawKey == "order-2026-11")
         #expect(String(decoding: delivery.response.body, as: UTF8.self)
                 == #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#)
