@@ -808,7 +808,8 @@ def deliveries():
         from urllib.parse import quote
         signature = quote(base64.b64encode(signed).decode(), safe="")
         yield (f"alipayplus {notify}/{status}", "alipayplus", alipay_config,
-               ["--header", "Client-Id: SANDBOX_DEPLOY", "--header", f"Request-Time: {request_time}",
+               # --at: the signed Request-Time is judged against it (sources.alipayplus.maxRequestAgeSeconds).
+               ["--at", "2026-11-20T04:00:30Z", "--header", "Client-Id: SANDBOX_DEPLOY", "--header", f"Request-Time: {request_time}",
                 "--header", f"Signature: algorithm=RSA256,keyVersion=1,signature={signature}"], body.encode())
 
     real = sorted(glob.glob(os.path.join(SHARED, "conformance/apple/real/*.jws")))

@@ -64,7 +64,9 @@ struct VerifyPaymentsTests {
         let headers = ["--header", "Client-Id: cli-client", "--header", "Request-Time: \(time)",
                        "--header", "Signature: algorithm=RSA256,keyVersion=1,signature=\(encoded)"]
 
-        let accepted = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/notify", "--show-response"]
+        // --at: the signed Request-Time (1763697600000, 2025-11-21T04:00:00Z) is judged against it.
+        let accepted = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/notify", "--show-response",
+                                          "--at", "2025-11-21T04:00:30Z"]
                                    + headers + [bodyFile])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
@@ -75,7 +77,8 @@ struct VerifyPaymentsTests {
         let names = (response?["headers"] as? [[String]])?.map { $0[0] }
         #expect(names == ["Content-Type", "Client-Id", "Response-Time", "Signature"])
 
-        let wrongPath = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/webhooks/alipayplus"]
+        let wrongPath = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/webhooks/alipayplus",
+                                           "--at", "2025-11-21T04:00:30Z"]
                                     + headers + [bodyFile])
         #expect(wrongPath.status == 1)
         #expect(wrongPath.stderr.contains(#""error":"bad_signature""#))
