@@ -51,7 +51,7 @@ secret="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["secre
 printf 'sources:\n  citcon:\n    accounts: [{ name: demo, secrets: ["%s"] }]\n' "$secret" > "$work/citcon.yaml"
 if out="$("$tollgate" verify --source citcon --config "$work/citcon.yaml" --path /webhooks/citcon/demo \
            --header 'Content-Type: application/json' "$citcon/official-doc-example.body.json" 2>&1)" \
-   && python3 -c 'import json,sys; e=json.loads(sys.argv[1]); assert len(e)==1 and e[0]["id"]=="citcon:84571d30e61711eba6a94911fce35a55:charge:authorized", e' "$out"; then
+   && python3 -c 'import json,sys; e=json.loads(sys.argv[1]); assert len(e)==1 and e[0]["id"]=="citcon:demo:84571d30e61711eba6a94911fce35a55:charge:authorized", e' "$out"; then
   passed=$((passed + 1))
 else
   failed=$((failed + 1)); echo "FAIL citcon/official-doc-example: $out"

@@ -828,7 +828,8 @@ def deliveries():
         from urllib.parse import quote
         signature = quote(base64.b64encode(signed).decode(), safe="")
         yield (f"alipayplus {notify}/{status}", "alipayplus", alipay_config,
-               ["--header", "Client-Id: SANDBOX_DEPLOY", "--header", f"Request-Time: {request_time}",
+               # --at: the signed Request-Time is judged against it (sources.alipayplus.maxRequestAgeSeconds).
+               ["--at", "2026-11-20T04:00:30Z", "--header", "Client-Id: SANDBOX_DEPLOY", "--header", f"Request-Time: {request_time}",
                 "--header", f"Signature: algorithm=RSA256,keyVersion=1,signature={signature}"], body.encode())
 
     real = sorted(glob.glob(os.path.join(SHARED, "conformance/apple/real/*.jws")))
@@ -1118,7 +1119,7 @@ def check_spool(spec, asyncapi, bootstrap):
                and sample(metrics, "tollgate_kafka_reachable") == 1,
                ", ".join(f"{n} {sample(metrics, n)}" for n in ("tollgate_spool_relayed_total", "tollgate_spool_records", "tollgate_kafka_reachable")))
         record = wait_for_record(bootstrap, f"{prefix}.events", lambda r: dict(zip(r["headers"][::2], r["headers"][1::2]))
-                                 .get("ce_id", "").startswith("iaptic:ntf_validate_deploy_spool:"))
+                                 .get("ce_id", "").startswith("iaptic:demo:ntf_validate_deploy_spool:"))
         report(f"spool: the spooled delivery's event reached {prefix}.events", record is not None)
     finally:
         if process.poll() is None:
@@ -1234,7 +1235,7 @@ def check_dead_letter(asyncapi, bootstrap):
     import struct
     prefix = asyncapi["components"]["parameters"]["prefix"]["default"]
     events_topic, dlt = f"{prefix}.events", f"{prefix}.events-dlt"
-    ce_id = "iaptic:validate-deploy-dead-letter"
+    ce_id = "iaptic:demo:validate-deploy-dead-letter"
     ce = {"ce_specversion": "1.0", "ce_id": ce_id, "ce_source": "/iaptic/demo", "ce_type": "dev.tollgate.subscription.renewed",
           "ce_subject": "apple:validate-deploy", "ce_time": "2026-11-20T10:15:00.000Z", "content-type": "application/json"}
     args = ["kcat", "-b", bootstrap, "-P", "-t", events_topic, "-p", "0", "-k", ce["ce_subject"]]

@@ -21,7 +21,7 @@ struct VerifyCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
         #expect(events?.count == 1)
-        #expect(events?.first?["id"] as? String == "iaptic:n-9:apple:9")
+        #expect(events?.first?["id"] as? String == "iaptic:shop:n-9:apple:9")
         #expect(events?.first?["type"] as? String == "subscription.expired")
         #expect(events?.first?["receivedAt"] as? String == "2026-11-21T00:00:00.000Z")
     }

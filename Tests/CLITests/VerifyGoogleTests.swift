@@ -56,7 +56,7 @@ struct VerifyGoogleTests {
                                       "--header", "Content-Type: application/json", "--at", "2025-11-21T12:00:00Z", body])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
-        #expect(events?.first?["id"] as? String == "google:4242")
+        #expect(events?.first?["id"] as? String == "google:projects/p/subscriptions/s:4242")
         #expect(events?.first?["type"] as? String == "subscription.started")
         #expect(events?.first?["subject"] as? String == "cli-token")
 
@@ -70,7 +70,7 @@ struct VerifyGoogleTests {
         #expect(missing.status == 1)
         #expect(missing.stderr.contains(#""error":"missing_authorization""#))
 
-        let quarantined = try CLI.temporaryFile("other.json", #"{"message":{"data":"aGVsbG8=","messageId":"9"}}"#)
+        let quarantined = try CLI.temporaryFile("other.json", #"{"message":{"data":"aGVsbG8=","messageId":"9"},"subscription":"projects/p/subscriptions/rtdn"}"#)
         let acknowledged = try await run(["verify", "--source", "google", "--config", config, "--header", "Authorization: Bearer \(token)",
                                           "--at", "2025-11-21T12:00:00Z", quarantined])
         #expect(acknowledged.status == 0)

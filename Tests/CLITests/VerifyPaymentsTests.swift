@@ -26,7 +26,7 @@ struct VerifyPaymentsTests {
                                     "--header", "Content-Type: application/json", "--show-response", body])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
-        #expect(events?.first?["id"] as? String == "citcon:i-1:refund:success")
+        #expect(events?.first?["id"] as? String == "citcon:acme:i-1:refund:success")
         #expect(events?.first?["type"] as? String == "purchase.refunded")
         #expect((events?.first?["price"] as? [String: Any])?["amountMicros"] as? Int == 700_000_000)
         let response = try JSONSerialization.jsonObject(with: Data(accepted.stderr.utf8)) as? [String: Any]
@@ -64,18 +64,21 @@ struct VerifyPaymentsTests {
         let headers = ["--header", "Client-Id: cli-client", "--header", "Request-Time: \(time)",
                        "--header", "Signature: algorithm=RSA256,keyVersion=1,signature=\(encoded)"]
 
-        let accepted = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/notify", "--show-response"]
+        // --at: the signed Request-Time (1763697600000, 2025-11-21T04:00:00Z) is judged against it.
+        let accepted = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/notify", "--show-response",
+                                          "--at", "2025-11-21T04:00:30Z"]
                                    + headers + [bodyFile])
         #expect(accepted.status == 0, "\(accepted.stderr)")
         let events = try JSONSerialization.jsonObject(with: Data(accepted.stdout.utf8)) as? [[String: Any]]
-        #expect(events?.first?["id"] as? String == "alipayplus:p-1:PAYMENT_PENDING:U")
+        #expect(events?.first?["id"] as? String == "alipayplus:cli-client:p-1:PAYMENT_PENDING:U")
         #expect(events?.first?["type"] as? String == "purchase.pending")
         let response = try JSONSerialization.jsonObject(with: Data(accepted.stderr.utf8)) as? [String: Any]
         #expect(response?["body"] as? String == #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#)
         let names = (response?["headers"] as? [[String]])?.map { $0[0] }
         #expect(names == ["Content-Type", "Client-Id", "Response-Time", "Signature"])
 
-        let wrongPath = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/webhooks/alipayplus"]
+        let wrongPath = try await CLI.run(["verify", "--source", "alipayplus", "--config", config, "--path", "/webhooks/alipayplus",
+                                           "--at", "2025-11-21T04:00:30Z"]
                                     + headers + [bodyFile])
         #expect(wrongPath.status == 1)
         #expect(wrongPath.stderr.contains(#""error":"bad_signature""#))

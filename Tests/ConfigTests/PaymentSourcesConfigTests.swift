@@ -73,6 +73,17 @@ struct PaymentSourcesConfigTests {
         #expect(config.sources.alipayplus.clients.first?.platformPublicKeys.first?.path == "/k.pem")
     }
 
+    @Test("the Request-Time window: 25 h back and 300 s ahead by default, set in YAML or the environment")
+    func requestTimeWindow() throws {
+        let defaults = try SenderCatalog.standard.parseConfig(yaml: "").sources.alipayplus
+        #expect(defaults.maxRequestAgeSeconds == 90_000)
+        #expect(defaults.maxRequestClockSkewSeconds == 300)
+        let set = try SenderCatalog.standard.parseConfig(yaml: "sources: { alipayplus: { maxRequestAgeSeconds: 0, maxRequestClockSkewSeconds: 60 } }",
+                                                         environment: ["TOLLGATE_SOURCES_ALIPAYPLUS_MAX_REQUEST_CLOCK_SKEW_SECONDS": "30"]).sources.alipayplus
+        #expect(set.maxRequestAgeSeconds == 0)
+        #expect(set.maxRequestClockSkewSeconds == 30)
+    }
+
     @Test("Alipay+ start-up errors name the key", arguments: [
         ("sources: { alipayplus: { clients: [{ platformPublicKeys: [/k] }] } }", "sources.alipayplus.clients[0].clientId", "required"),
         ("sources: { alipayplus: { clients: [{ clientId: c }] } }", "sources.alipayplus.clients[0].platformPublicKeys", "at least one"),
@@ -86,6 +97,8 @@ struct PaymentSourcesConfigTests {
          "sources.alipayplus.clients[0].merchantKeyVersion", "merchantPrivateKey"),
         ("sources: { alipayplus: { clients: [{ clientId: c, platformPublicKeys: [/k] }, { clientId: c, platformPublicKeys: [/k] }] } }",
          "sources.alipayplus.clients", "twice"),
+        ("sources: { alipayplus: { maxRequestAgeSeconds: -1 } }", "sources.alipayplus.maxRequestAgeSeconds", "604800"),
+        ("sources: { alipayplus: { maxRequestClockSkewSeconds: 7200 } }", "sources.alipayplus.maxRequestClockSkewSeconds", "3600"),
     ])
     func alipayPlusErrors(yaml: String, key: String, message: String) {
         let error = error(yaml)

@@ -34,8 +34,9 @@ struct AlipayPlusEndToEndTests {
         }
     }
 
-    static func headers(path: String = publicPath, clientId: String = clientId, time: String = "2026-11-20T18:00:00+08:00") -> [String: String] {
-        let signature = platformKey.signRSASHA256(Array("POST \(path)\n\(clientId).\(time).\(body)".utf8))!
+    static func headers(path: String = publicPath, clientId: String = clientId, time: String = Timestamp.now.rfc3339,
+                        body: String = body, key: PrivateKey = platformKey) -> [String: String] {
+        let signature = key.signRSASHA256(Array("POST \(path)\n\(clientId).\(time).\(body)".utf8))!
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = Base64.encodeStandard(signature).addingPercentEncoding(withAllowedCharacters: allowed)!
@@ -68,7 +69,7 @@ struct AlipayPlusEndToEndTests {
         #expect(raw.first?.headers.contains("tollgate_path=/pay/webhooks/alipayplus") == true)
         let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
-        for header in ["ce_id=alipayplus:pay-5:PAYMENT_RESULT:S", "ce_source=/alipayplus/\(Self.clientId)",
+        for header in ["ce_id=alipayplus:\(Self.clientId):pay-5:PAYMENT_RESULT:S", "ce_source=/alipayplus/\(Self.clientId)",
                        "ce_type=dev.tollgate.purchase.completed", "ce_subject=order-5"] {
             #expect(events.first?.headers.contains(header) == true, "missing \(header)")
         }
@@ -91,6 +92,45 @@ struct AlipayPlusEndToEndTests {
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "alipayplus", "reason": "bad_signature"]) == 2)
         #expect(try await harness.metric("tollgate_rejections_total", ["source": "alipayplus", "reason": "unknown_client"]) == 1)
         #expect(try await harness.records(harness.topics.raw(.alipayplus)).isEmpty)
+        await harness.stop()
+    }
+
+    @Test("the signed Request-Time: fresh is accepted, older than the window or skewed into the future is 401 request_time_outside_window")
+    func requestTimeWindow() async throws {
+        let harness = try await Self.harness()
+        let now = Timestamp.now.millisecondsSince1970
+        func post(_ time: String) async throws -> RawHTTPClient.Response {
+            try await harness.client.request("POST", "/webhooks/alipayplus", headers: Self.headers(time: time), body: Self.body)
+        }
+        let old = try await post(Timestamp(millisecondsSince1970: now - 90_060_000).rfc3339)
+        #expect(old.status == 401)
+        #expect(old.body.contains(#""error":"request_time_outside_window""#))
+        let ahead = try await post(String(now + 600_000))
+        #expect(ahead.status == 401)
+        #expect(ahead.body.contains(#""error":"request_time_outside_window""#))
+        #expect(try await harness.records(harness.topics.raw(.alipayplus)).isEmpty, "nothing refused was published")
+        let fresh = try await post(Timestamp(millisecondsSince1970: now - 3_600_000).rfc3339)
+        #expect(fresh.status == 200, "an hour-old retry is accepted")
+        #expect(try await harness.metric("tollgate_rejections_total", ["source": "alipayplus", "reason": "request_time_outside_window"]) == 2)
+        #expect(try await harness.records(harness.topics.events).count == 1)
+        await harness.stop()
+    }
+
+    @Test("Alipay+'s participant notifyPayment (paymentResult, no notifyType) is accepted and published as the same event")
+    func participantShape() async throws {
+        let harness = try await Self.harness()
+        let participant = #"{"paymentResult":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"order-5","paymentId":"pay-5","paymentAmount":{"currency":"EUR","value":"1050"},"paymentTime":"2026-11-20T10:00:00Z","acquirerId":"1022188000000000001","pspId":"1022172000000000001","customerId":"c-77"}"#
+        let response = try await harness.client.request("POST", "/webhooks/alipayplus", headers: Self.headers(body: participant), body: participant)
+        #expect(response.status == 200, "\(response.body)")
+        #expect(response.body == AlipayPlusSource.responseBody)
+        let events = try await harness.records(harness.topics.events)
+        #expect(events.count == 1)
+        for header in ["ce_id=alipayplus:\(Self.clientId):pay-5:PAYMENT_RESULT:S", "ce_type=dev.tollgate.purchase.completed", "ce_subject=order-5"] {
+            #expect(events.first?.headers.contains(header) == true, "missing \(header)")
+        }
+        // The merchant-side notification of the same payment is the same event: a duplicate.
+        #expect(try await harness.client.request("POST", "/webhooks/alipayplus", headers: Self.headers(), body: Self.body).status == 200)
+        #expect(try await harness.records(harness.topics.events).count == 1)
         await harness.stop()
     }
 }

@@ -44,14 +44,14 @@ struct CitconEndToEndTests {
         #expect(raw.count == 1)
         #expect(raw.first?.key == "order-1")
         #expect(raw.first?.value == body, "the raw topic holds the exact bytes received")
-        #expect(raw.first?.headers.contains("ce_id=citcon:ipn-1:charge:success") == true)
+        #expect(raw.first?.headers.contains("ce_id=citcon:shop:ipn-1:charge:success") == true)
         #expect(raw.first?.headers.contains("tollgate_path=/webhooks/citcon/shop") == true)
 
         let events = try await harness.records(harness.topics.events)
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "order-1")
-        for header in ["ce_id=citcon:ipn-1:charge:success", "ce_source=/citcon/shop", "ce_type=dev.tollgate.purchase.completed",
+        for header in ["ce_id=citcon:shop:ipn-1:charge:success", "ce_source=/citcon/shop", "ce_type=dev.tollgate.purchase.completed",
                        "ce_subject=order-1", "ce_time=2026-11-20T10:00:00.000Z"] {
             #expect(event.headers.contains(header), "missing \(header)")
         }
@@ -74,7 +74,7 @@ struct CitconEndToEndTests {
         #expect(raw.first?.value == body)
         let events = try await harness.records(harness.topics.events)
         #expect(events.count == 1)
-        #expect(events.first?.headers.contains("ce_id=citcon:chop-9:charge:success") == true)
+        #expect(events.first?.headers.contains("ce_id=citcon:shop:chop-9:charge:success") == true)
         #expect(events.first?.headers.contains("ce_source=/citcon/shop") == true)
         await harness.stop()
     }

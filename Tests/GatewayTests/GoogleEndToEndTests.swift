@@ -51,8 +51,8 @@ struct GoogleEndToEndTests {
         return input + "." + Base64.encodeURL(keys.key.signRSASHA256(Array(input.utf8)) ?? [])
     }
 
-    static func envelope(_ data: String, messageId: String = "2070443601311540") -> String {
-        #"{"message":{"data":"\#(Base64.encodeStandard(Array(data.utf8)))","messageId":"\#(messageId)","message_id":"\#(messageId)","publishTime":"2025-11-21T11:59:00.000Z"},"subscription":"projects/p/subscriptions/rtdn"}"#
+    static func envelope(_ data: String, messageId: String = "2070443601311540", subscription: String = "projects/p/subscriptions/rtdn") -> String {
+        #"{"message":{"data":"\#(Base64.encodeStandard(Array(data.utf8)))","messageId":"\#(messageId)","message_id":"\#(messageId)","publishTime":"2025-11-21T11:59:00.000Z"},"subscription":"\#(subscription)"}"#
     }
 
     static let renewed = #"{"version":"1.0","packageName":"com.some.thing","eventTimeMillis":"1763726340000","subscriptionNotification":{"version":"1.0","notificationType":2,"purchaseToken":"token-e2e"}}"#
@@ -71,7 +71,7 @@ struct GoogleEndToEndTests {
         #expect(raw.count == 1)
         #expect(raw.first?.key == "token-e2e")
         #expect(raw.first?.value == body)
-        #expect(raw.first?.headers.contains("ce_id=google:2070443601311540") == true)
+        #expect(raw.first?.headers.contains("ce_id=google:projects/p/subscriptions/rtdn:2070443601311540") == true)
         #expect(raw.first?.headers.lowercased().contains("authorization") == false)
         #expect(raw.first?.headers.contains(String(token.suffix(40))) == false)
 
@@ -79,7 +79,7 @@ struct GoogleEndToEndTests {
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "token-e2e")
-        for header in ["ce_id=google:2070443601311540", "ce_source=/google/com.some.thing", "ce_type=dev.tollgate.subscription.renewed",
+        for header in ["ce_id=google:projects/p/subscriptions/rtdn:2070443601311540", "ce_source=/google/com.some.thing", "ce_type=dev.tollgate.subscription.renewed",
                        "ce_subject=token-e2e", "ce_time=2025-11-21T11:59:00.000Z"] {
             #expect(event.headers.contains(header), "missing \(header)")
         }
@@ -100,7 +100,7 @@ struct GoogleEndToEndTests {
         #expect(raw.first?.value == Self.renewed)
         #expect(raw.first?.headers.contains("http_x-goog-pubsub-message-id=136969346945") == true)
         let events = try await harness.records(harness.topics.events)
-        #expect(events.first?.headers.contains("ce_id=google:136969346945") == true)
+        #expect(events.first?.headers.contains("ce_id=google:projects/p/subscriptions/rtdn:136969346945") == true)
         await harness.stop()
     }
 

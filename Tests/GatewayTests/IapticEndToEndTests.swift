@@ -17,15 +17,18 @@ struct IapticEndToEndTests {
         let raw = try await harness.records(harness.topics.raw(.iaptic))
         #expect(raw.count == 1)
         #expect(raw.first?.key == "apple:1")
-        #expect(raw.first?.value == body, "the raw topic holds the exact bytes received")
-        #expect(raw.first?.headers.contains("ce_id=iaptic:n-100:apple:1") == true)
+        // The raw topic holds the body without its password (the app's secret), as canonical JSON.
+        #expect(raw.first?.value.contains("password") == false)
+        #expect(raw.first?.value.contains(#""applicationUsername":"u-1""#) == true)
+        #expect(raw.first?.headers.contains("tollgate_authenticated_scope=shop") == true)
+        #expect(raw.first?.headers.contains("ce_id=iaptic:shop:n-100:apple:1") == true)
         #expect(raw.first?.headers.contains("http_content-type=application/json") == true)
 
         let events = try await harness.records(harness.topics.events)
         let event = try #require(events.first)
         #expect(events.count == 1)
         #expect(event.key == "apple:1")
-        for header in ["ce_specversion=1.0", "ce_id=iaptic:n-100:apple:1", "ce_source=/iaptic/shop",
+        for header in ["ce_specversion=1.0", "ce_id=iaptic:shop:n-100:apple:1", "ce_source=/iaptic/shop",
                        "ce_type=dev.tollgate.subscription.renewed", "ce_subject=apple:1", "content-type=application/json"] {
             #expect(event.headers.contains(header), "missing \(header)")
         }
@@ -48,7 +51,7 @@ struct IapticEndToEndTests {
         let ids = try await harness.records(harness.topics.events).map { record in
             record.headers.split(separator: ",").first { $0.hasPrefix("ce_id=") }.map(String.init)
         }
-        #expect(ids == ["ce_id=iaptic:n-100:apple:1"])
+        #expect(ids == ["ce_id=iaptic:shop:n-100:apple:1"])
         #expect(try await harness.records(harness.topics.raw(.iaptic)).count == 1)
         #expect(try await harness.metric("tollgate_deliveries_written_total", ["source": "iaptic", "outcome": "published"]) == 1)
         #expect(try await harness.metric("tollgate_deliveries_written_total", ["source": "iaptic", "outcome": "duplicate"]) == 1)

@@ -100,7 +100,7 @@ struct IapticNormalizationTests {
     @Test("a renewal becomes one fully populated event")
     func renewal() async throws {
         let event = try #require(try await events(IapticFixtures.updated()).first)
-        #expect(event.id == "iaptic:n-1:apple:1000")
+        #expect(event.id == "iaptic:alpha:n-1:apple:1000")
         #expect(event.type == .subscriptionRenewed)
         #expect(event.source == "/iaptic/alpha")
         #expect(event.app == "alpha")
@@ -134,7 +134,7 @@ struct IapticNormalizationTests {
             ("apple:monthly", IapticFixtures.purchase(extra: #","isExpired":true"#))])).map(\.id)
         #expect(a == b)
         #expect(a != changed)
-        #expect(a.first?.hasPrefix("iaptic:") == true && a.first?.hasSuffix(":apple:1000") == true)
+        #expect(a.first?.hasPrefix("iaptic:alpha:") == true && a.first?.hasSuffix(":apple:1000") == true)
     }
 
     @Test("the reason applies to the purchase it names; the others are snapshots")
@@ -189,7 +189,7 @@ struct IapticNormalizationTests {
         #expect(delivery.events.count == 1)
         #expect(event.type == .storeTest)
         #expect(event.app == "beta")
-        #expect(event.id.hasPrefix("iaptic:test:"))
+        #expect(event.id.hasPrefix("iaptic:beta:test:"))
         #expect(try await events(IapticFixtures.updated().replacingOccurrences(of: "purchases.updated", with: "Purchases.Updated")).count == 1)
     }
 

@@ -113,5 +113,5 @@ private func appleSource(_ body: [UInt8]) {
 
 private func googleRTDN(_ data: [UInt8]) {
     guard let notification = try? DeveloperNotification(data: data) else { return }
-    FuzzEvents.check(GoogleNormalizer(notification: notification, messageId: "fuzz-1", receivedAt: at).event())
+    FuzzEvents.check(GoogleNormalizer(notification: notification, messageId: "fuzz-1", subscription: "projects/p/subscriptions/fuzz", receivedAt: at).event())
 }

@@ -29,7 +29,7 @@ public struct DeliveryRecordBuilder: Sendable {
                            KafkaHeader(name: "tollgate_quarantine_message", string: quarantine.message),
                            KafkaHeader(name: "tollgate_delivery_id", string: delivery.rawKey)]
                 + requestHeaders(request, source: source)
-            return [KafkaMessage(topic: topics.quarantine, key: nil as [UInt8]?, value: request.body, headers: headers)]
+            return [KafkaMessage(topic: topics.quarantine, key: nil as [UInt8]?, value: delivery.keptBody ?? request.body, headers: headers)]
         }
         var rawHeaders: [KafkaHeader] = []
         if let first = delivery.events.first {
@@ -38,8 +38,13 @@ public struct DeliveryRecordBuilder: Sendable {
                 .map { KafkaHeader(name: $0.name, string: $0.value) }
         }
         rawHeaders += requestHeaders(request, source: source)
+        if let scope = delivery.authenticatedScope {
+            rawHeaders.append(KafkaHeader(name: RawDeliveryHeaders.authenticatedScope, string: scope))
+        }
 
-        var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: request.body, headers: rawHeaders)]
+        // The sender's kept body when it removed a credential from it (Iaptic's password), else the exact bytes.
+        var messages = [KafkaMessage(topic: topics.raw(source), key: delivery.rawKey, value: delivery.keptBody ?? request.body,
+                                     headers: rawHeaders)]
         for event in delivery.events { messages.append(Self.eventRecord(event, topic: topics.events)) }
         return messages
     }

@@ -9,6 +9,8 @@ public enum RawDeliveryHeaders {
     static let requestHeaderPrefix = "http_"
     static let receivedAt = "tollgate_received_at"
     static let path = "tollgate_path"
+    /// `AcceptedDelivery.authenticatedScope`, written by the gateway (never copied from the request).
+    static let authenticatedScope = "tollgate_authenticated_scope"
 
     /// The delivery as it arrived: the exact body, the kept request headers, path and time (the
     /// record's timestamp when the header is missing).
@@ -17,6 +19,7 @@ public enum RawDeliveryHeaders {
         var fields = HeaderFields()
         var received: Timestamp?
         var path: String?
+        var scope: String?
         for header in headers {
             if header.name.hasPrefix(requestHeaderPrefix) {
                 fields.append(name: String(header.name.dropFirst(requestHeaderPrefix.count)), value: header.value ?? "")
@@ -24,9 +27,13 @@ public enum RawDeliveryHeaders {
                 received = header.value.flatMap(Timestamp.init(rfc3339:))
             } else if header.name == Self.path {
                 path = header.value
+            } else if header.name == authenticatedScope {
+                scope = header.value
             }
         }
         let arrival = received ?? timestampMs.map(Timestamp.init(millisecondsSince1970:)) ?? Timestamp.now
-        return WebhookRequest(path: path ?? WebhookRoutes.path(source), headers: fields, body: body, receivedAt: arrival)
+        var request = WebhookRequest(path: path ?? WebhookRoutes.path(source), headers: fields, body: body, receivedAt: arrival)
+        request.authenticatedScope = scope
+        return request
     }
 }

@@ -1,3 +1,4 @@
+import Events
 import Toolkit
 
 extension AlipayPlusSender {
@@ -30,7 +31,8 @@ struct AlipayPlusLoadTraffic: LoadTraffic {
     let key: PrivateKey
     let clientId: String
     static let path = "/webhooks/alipayplus"
-    static let requestTime = "2026-01-01T08:00:00+08:00"
+    /// When the run was prepared: the gateway refuses a `Request-Time` older than its window (25 h by default).
+    let requestTime = Timestamp.now.rfc3339
 
     init(directory: LoadDirectory) throws {
         key = try PrivateKey(pem: try directory.read("platform-key.pem")).orLoadError("Alipay+ platform key")
@@ -39,14 +41,14 @@ struct AlipayPlusLoadTraffic: LoadTraffic {
 
     func request(_ index: Int, run: String) -> LoadRequest {
         let body = #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"order-\#(run)-\#(index)","paymentId":"2026010119401080010018\#(run)\#(index)","paymentAmount":{"currency":"USD","value":"1999"},"paymentCreateTime":"2026-01-01T07:59:30+08:00","paymentTime":"2026-01-01T07:59:58+08:00"}"#
-        let content = Array("POST \(Self.path)\n\(clientId).\(Self.requestTime).\(body)".utf8)
+        let content = Array("POST \(Self.path)\n\(clientId).\(requestTime).\(body)".utf8)
         // Antom URL-encodes the base64 value; a failed signature shows up as refused deliveries.
         let signature = Base64.encodeStandard(key.signRSASHA256(content) ?? [])
             .replacingAll("+", "%2B").replacingAll("/", "%2F").replacingAll("=", "%3D")
         return LoadRequest(path: Self.path, headers: [
             ("Content-Type", "application/json; charset=UTF-8"),
             ("Client-Id", clientId),
-            ("Request-Time", Self.requestTime),
+            ("Request-Time", requestTime),
             ("Signature", "algorithm=RSA256,keyVersion=1,signature=" + signature),
         ], body: Array(body.utf8))
     }

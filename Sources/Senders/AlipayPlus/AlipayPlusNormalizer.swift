@@ -1,23 +1,46 @@
 import Events
 import Toolkit
 
-/// Turns a verified `notifyPayment` into its event. Antom puts the outcome in `result`, the Alipay+
-/// acquirer variant in `paymentResult` (with `acquirerId`, `pspId`, `customerId`); both send
-/// scalars as strings, so numbers written either way are read as text.
+/// Turns a verified `notifyPayment` into its event. Two shapes carry the same notification:
+/// - Antom's, to merchants: `notifyType` (`PAYMENT_RESULT`, `PAYMENT_PENDING`) and the outcome in
+///   `result` (some acquirer variants put it in `paymentResult`), `paymentId` always present;
+/// - Alipay+'s, to acquiring and issuing participants: no `notifyType` (it reports final results
+///   only, so it is a `PAYMENT_RESULT`), the outcome in `paymentResult` (`resultStatus` S success,
+///   F failure), `paymentId` only once the payment succeeded, with `acquirerId`, `pspId`, `customerId`.
+/// Both send scalars as strings, so numbers written either way are read as text.
 struct AlipayPlusNormalizer {
     let clientId: String
     let body: [String: JSONValue]
     let receivedAt: Timestamp
 
+    /// What participant notifications mean, having no `notifyType` of their own.
+    static let participantNotifyType = "PAYMENT_RESULT"
+
     func event() throws(Rejection) -> NormalizedEvent {
-        let notifyType = try required("notifyType", in: body)
-        guard let result = (body["result"] ?? body["paymentResult"])?.object else {
-            throw Rejection(.missingField, "result (or paymentResult) is missing or not an object")
+        let notifyType: String
+        let result: [String: JSONValue]
+        let resultPath: String
+        let paymentId: String?
+        if body["notifyType"] != nil || body["result"] != nil {
+            notifyType = try required("notifyType", in: body)
+            guard let outcome = (body["result"] ?? body["paymentResult"])?.object else {
+                throw Rejection(.missingField, "result (or paymentResult) is missing or not an object")
+            }
+            (result, resultPath) = (outcome, body["result"] != nil ? "result." : "paymentResult.")
+            paymentId = try required("paymentId", in: body)
+        } else {
+            guard let outcomeValue = body["paymentResult"] else {
+                throw Rejection(.missingField, "notifyType and result (Antom), or paymentResult (Alipay+), are missing")
+            }
+            guard let outcome = outcomeValue.object else { throw Rejection(.invalidField, "paymentResult is not an object") }
+            (notifyType, result, resultPath) = (Self.participantNotifyType, outcome, "paymentResult.")
+            paymentId = try optional("paymentId", in: body)
         }
-        let resultStatus = try required("resultStatus", in: result, path: "result.")
-        let paymentId = try required("paymentId", in: body)
+        let resultStatus = try required("resultStatus", in: result, path: resultPath)
         let paymentRequestId = try required("paymentRequestId", in: body)
         let type = Self.eventType(notifyType: notifyType, resultStatus: resultStatus)
+        // A failed participant payment may have no paymentId yet: the request id, marked, stands for it.
+        let payment = paymentId ?? "request=\(paymentRequestId)"
 
         // Text that is not RFC 3339 is passed over; a time outside years 0000-9999 is refused.
         let paymentTime = try Self.text(body["paymentTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "paymentTime") }
@@ -26,7 +49,8 @@ struct AlipayPlusNormalizer {
         let amount = body["paymentAmount"]?.object
         let failure = type == .purchaseFailed ? Self.text(result["resultCode"])?.lowercased() : nil
         return NormalizedEvent(
-            id: "alipayplus:\(paymentId):\(notifyType):\(resultStatus)", type: type, source: "/alipayplus/\(clientId)",
+            id: "alipayplus:\(EventIdScope.component(clientId)):\(payment):\(notifyType):\(resultStatus)", type: type,
+            source: "/alipayplus/\(clientId)",
             // Antom sandbox client ids are issued with this prefix.
             environment: clientId.hasPrefix("SANDBOX_") ? .sandbox : .production,
             app: clientId, subject: paymentRequestId, occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,
@@ -50,6 +74,14 @@ struct AlipayPlusNormalizer {
         guard let value = object[name] else { throw Rejection(.missingField, "\(path)\(name) is missing") }
         guard let text = Self.text(value), !text.isEmpty else { throw Rejection(.invalidField, "\(path)\(name) is not a non-empty string") }
         return text
+    }
+
+    /// Absent or null: nil; otherwise as `required`.
+    private func optional(_ name: String, in object: [String: JSONValue]) throws(Rejection) -> String? {
+        switch object[name] {
+        case nil, .null?: return nil
+        default: return try required(name, in: object)
+        }
     }
 
     /// A string, or a number as written.

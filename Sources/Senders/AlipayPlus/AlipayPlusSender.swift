@@ -39,6 +39,9 @@ public enum AlipayPlusSender: SenderDefinition {
         for client in alipay.clients where !seen.insert(client.clientId).inserted {
             throw ConfigError(key: a.name("clients"), message: "client \(client.clientId) is configured twice")
         }
+        alipay.maxRequestAgeSeconds = try a.int("maxRequestAgeSeconds", default: alipay.maxRequestAgeSeconds, range: 0...604_800)
+        alipay.maxRequestClockSkewSeconds = try a.int("maxRequestClockSkewSeconds", default: alipay.maxRequestClockSkewSeconds,
+                                                      range: 0...3_600)
         return alipay
     }
 
@@ -88,5 +91,11 @@ public struct AlipayPlusSettings: Sendable {
         }
     }
     public var clients: [Client] = []
+    /// How old a delivery's signed `Request-Time` may be when it arrives; 0 turns the check off. The
+    /// default covers Alipay+'s retry schedule (up to 8 notifications within about 25 hours), in case a
+    /// retry carries its first attempt's time (docs/senders/alipayplus.md).
+    public var maxRequestAgeSeconds = 90_000
+    /// How far ahead of the gateway's clock a `Request-Time` may be (the sender's clock running fast).
+    public var maxRequestClockSkewSeconds = 300
     public init() {}
 }

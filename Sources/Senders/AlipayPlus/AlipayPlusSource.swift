@@ -9,6 +9,7 @@ public struct AlipayPlusSource: WebhookSource {
     public let name = SourceName.alipayplus
     public let mediaTypes: [MediaType] = [.json]
     private let clients: [String: AlipayPlusClient]
+    private let requestTimeWindow: RequestTimeWindow
 
     /// What Antom and Alipay+ expect back, whatever the payment's outcome; anything else is retried.
     public static let responseBody = #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#
@@ -18,11 +19,13 @@ public struct AlipayPlusSource: WebhookSource {
         for (index, client) in settings.clients.enumerated() {
             clients.append(try AlipayPlusClient(settings: client, index: index))
         }
-        self.init(clients: clients)
+        self.init(clients: clients, requestTimeWindow: RequestTimeWindow(maxAgeSeconds: settings.maxRequestAgeSeconds,
+                                                                         maxSkewSeconds: settings.maxRequestClockSkewSeconds))
     }
 
-    init(clients: [AlipayPlusClient]) {
+    init(clients: [AlipayPlusClient], requestTimeWindow: RequestTimeWindow = RequestTimeWindow()) {
         self.clients = Dictionary(clients.map { ($0.clientId, $0) }, uniquingKeysWith: { first, _ in first })
+        self.requestTimeWindow = requestTimeWindow
     }
 
     public func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
@@ -41,6 +44,8 @@ public struct AlipayPlusSource: WebhookSource {
         guard keys.contains(where: { $0.verifyRSASHA256(message: content, signature: header.signature) }) else {
             throw Rejection(.badSignature, "the Signature does not verify with the platform keys of this Client-Id for POST \(request.path)")
         }
+        // The time is signed, so only now does it say when the platform sent this.
+        try requestTimeWindow.check(requestTime, now: request.now)
 
         guard let body = JSONValue.parse(request.body)?.object else {
             throw Rejection(.malformedJSON, "the body is not a JSON object")
@@ -73,5 +78,39 @@ public struct AlipayPlusSource: WebhookSource {
                                                                                            keyVersion: client.merchantKeyVersion)),
         ]
         return response
+    }
+}
+
+/// How far a signed `Request-Time` may be from the gateway's clock: a delivery captured on the way
+/// and sent again later verifies like the original, and this bounds for how long.
+struct RequestTimeWindow: Sendable {
+    /// 0: no check.
+    var maxAgeSeconds = 90_000
+    var maxSkewSeconds = 300
+
+    func check(_ requestTime: String, now: Timestamp) throws(Rejection) {
+        guard maxAgeSeconds > 0 else { return }
+        guard let sent = Self.parse(requestTime) else {
+            throw Rejection(.invalidField, "Request-Time is neither RFC 3339 nor epoch milliseconds, so its age cannot be checked")
+        }
+        let ageMs = now.millisecondsSince1970 - sent.millisecondsSince1970
+        if ageMs > Int64(maxAgeSeconds) * 1000 {
+            throw Rejection(.requestTimeOutsideWindow,
+                            "Request-Time is \(ageMs / 1000) s old, more than sources.alipayplus.maxRequestAgeSeconds (\(maxAgeSeconds))")
+        }
+        if -ageMs > Int64(maxSkewSeconds) * 1000 {
+            throw Rejection(.requestTimeOutsideWindow,
+                            "Request-Time is \(-ageMs / 1000) s ahead of this gateway's clock, more than sources.alipayplus.maxRequestClockSkewSeconds (\(maxSkewSeconds))")
+        }
+    }
+
+    /// RFC 3339 with any offset (`2026-11-21T12:00:00+08:00`), or epoch milliseconds (`1763697600000`),
+    /// the two forms Alipay+ and Antom send.
+    static func parse(_ text: String) -> Timestamp? {
+        if let time = Timestamp(rfc3339: text) { return time }
+        guard (10...16).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int64(text) else {
+            return nil
+        }
+        return Timestamp(millisecondsSince1970: number)
     }
 }

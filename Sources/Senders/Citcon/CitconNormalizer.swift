@@ -24,7 +24,7 @@ struct CitconNormalizer {
             }
         }
         return NormalizedEvent(
-            id: "citcon:\(id):\(transactionType):\(status)",
+            id: "citcon:\(EventIdScope.component(account)):\(id):\(transactionType):\(status)",
             type: CitconEventType.eventType(transactionType: transactionType, status: status),
             source: "/citcon/\(account)", environment: .production, app: account, subject: reference,
             occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,

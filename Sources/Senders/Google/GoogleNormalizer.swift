@@ -5,6 +5,9 @@ import Events
 struct GoogleNormalizer {
     let notification: DeveloperNotification
     let messageId: String
+    /// The Pub/Sub subscription the push names: message ids are unique per topic only, so the id is
+    /// scoped by it (Sources/Senders/Normalization/EventIdScope.swift).
+    let subscription: String
     let receivedAt: Timestamp
 
     func event() -> NormalizedEvent {
@@ -39,7 +42,7 @@ struct GoogleNormalizer {
             if let purchaseToken { subject = purchaseToken }
         }
         return NormalizedEvent(
-            id: "google:\(messageId)", type: type, source: "/google/\(packageName)", environment: .production,
+            id: "google:\(EventIdScope.component(subscription)):\(messageId)", type: type, source: "/google/\(packageName)", environment: .production,
             app: packageName, subject: subject,
             occurredAt: Timestamp(millisecondsSince1970: notification.eventTimeMillis).rfc3339,
             receivedAt: receivedAt.rfc3339, product: product, transaction: transaction, reason: reason,

@@ -82,7 +82,8 @@ public struct GoogleSource: WebhookSource {
         guard packages.contains(notification.packageName) else {
             throw Rejection(.unknownPackage, "packageName \(GoogleKeySet.printable(notification.packageName)) is not configured (sources.google.packages)")
         }
-        let event = GoogleNormalizer(notification: notification, messageId: push.messageId, receivedAt: request.receivedAt).event()
+        let event = GoogleNormalizer(notification: notification, messageId: push.messageId, subscription: push.subscription,
+                                     receivedAt: request.receivedAt).event()
         return AcceptedDelivery(events: [event], rawKey: event.subject, response: SenderResponse(status: 200))
     }
 

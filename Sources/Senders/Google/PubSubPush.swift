@@ -6,7 +6,9 @@ import Toolkit
 struct PubSubPush: Sendable {
     var messageId: String
     var publishTime: String?
-    var subscription: String?
+    /// `projects/<project>/subscriptions/<name>`: Pub/Sub names it in every push (the envelope's
+    /// `subscription`, or `x-goog-pubsub-subscription-name` unwrapped); it scopes the event id.
+    var subscription: String
     var attributes: [String: String]
     /// The message data, decoded; nil when the message has none.
     var data: [UInt8]?
@@ -22,7 +24,10 @@ struct PubSubPush: Sendable {
             guard !messageId.isEmpty else { throw Rejection(.invalidField, "\(Self.messageIdHeader) is empty") }
             self.messageId = messageId
             publishTime = request.headers[Self.publishTimeHeader]
-            subscription = request.headers[Self.subscriptionHeader]
+            guard let subscription = try request.singleHeader(Self.subscriptionHeader), !subscription.isEmpty else {
+                throw Rejection(.missingField, "\(Self.subscriptionHeader) is missing or empty")
+            }
+            self.subscription = subscription
             attributes = [:]
             data = request.body
             return
@@ -39,11 +44,7 @@ struct PubSubPush: Sendable {
         guard !messageId.isEmpty else { throw Rejection(.invalidField, "message.messageId is empty") }
         self.messageId = messageId
         publishTime = try Self.oneOf(message, "publishTime", "publish_time")
-        switch body["subscription"] {
-        case nil, .null?: subscription = nil
-        case .string(let name)?: subscription = name
-        default: throw Rejection(.invalidField, "subscription is not a string")
-        }
+        let subscriptionValue = body["subscription"]
         attributes = [:]
         switch message["attributes"] {
         case nil, .null?: break
@@ -60,6 +61,12 @@ struct PubSubPush: Sendable {
             guard let decoded = Self.base64(text) else { throw Rejection(.invalidField, "message.data is not base64") }
             data = decoded
         default: throw Rejection(.invalidField, "message.data is not a string")
+        }
+        // Checked last, so an envelope broken elsewhere keeps its own reason.
+        switch subscriptionValue {
+        case nil, .null?: throw Rejection(.missingField, "subscription is missing")
+        case .string(let name)? where !name.isEmpty: subscription = name
+        default: throw Rejection(.invalidField, "subscription is not a non-empty string")
         }
     }
 

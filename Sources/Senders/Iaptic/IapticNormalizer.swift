@@ -11,19 +11,21 @@ struct IapticNormalizer {
     let receivedAt: Timestamp
 
     private var source: String { "/iaptic/\(app)" }
+    /// Every id names the app whose secret authenticated the delivery (Sources/Senders/Normalization/EventIdScope.swift).
+    private var idPrefix: String { "iaptic:\(EventIdScope.component(app))" }
     private var notification: [String: JSONValue] { body["notification"]?.object ?? [:] }
     private var user: String? { body["applicationUsername"]?.string.flatMap { $0.isEmpty ? nil : $0 } }
 
     func testEvent() -> NormalizedEvent {
         let digest = String(Digest.hex(Digest.sha256(rawBody)).prefix(32))
-        return NormalizedEvent(id: "iaptic:test:\(digest)", type: .storeTest, source: source, environment: .production,
+        return NormalizedEvent(id: "\(idPrefix):test:\(digest)", type: .storeTest, source: source, environment: .production,
                                app: app, subject: "test", occurredAt: receivedAt.rfc3339, receivedAt: receivedAt.rfc3339,
                                user: user, sourceType: "test")
     }
 
     func otherEvent(type: String) -> NormalizedEvent {
         let digest = String(Digest.hex(Digest.sha256(rawBody)).prefix(32))
-        return NormalizedEvent(id: "iaptic:\(digest):\(type)", type: .storeOther, source: source, environment: .production,
+        return NormalizedEvent(id: "\(idPrefix):\(digest):\(type)", type: .storeOther, source: source, environment: .production,
                                app: app, subject: user ?? "unknown", occurredAt: receivedAt.rfc3339,
                                receivedAt: receivedAt.rfc3339, user: user, sourceType: type)
     }
@@ -78,7 +80,7 @@ struct IapticNormalizer {
         }
         let sourceType = reason.map { "purchases.updated/\($0)" } ?? "purchases.updated"
         return NormalizedEvent(
-            id: "iaptic:\(stateId):\(purchaseId)", type: type, source: source,
+            id: "\(idPrefix):\(stateId):\(purchaseId)", type: type, source: source,
             environment: purchase["sandbox"]?.bool == true ? .sandbox : .production,
             app: app, subject: purchaseId, occurredAt: occurredAt.rfc3339, receivedAt: receivedAt.rfc3339,
             user: user, product: product,

@@ -4,6 +4,8 @@ import Toolkit
 
 /// Iaptic (Fovea) purchase webhooks: `{"type": "purchases.updated" | "test", "password", ...}`.
 /// Authenticity is the shared `password`, checked in constant time against every configured secret.
+/// The password is the app's secret, so the raw topic and the spool keep the body without it
+/// (`keptBody`) and the app it matched (`authenticatedScope`), which `reverify` reads back.
 public struct IapticSource: WebhookSource {
     public let name = SourceName.iaptic
     public let mediaTypes: [MediaType] = [.json]
@@ -14,15 +16,44 @@ public struct IapticSource: WebhookSource {
     }
 
     public func accept(_ request: WebhookRequest) throws(Rejection) -> AcceptedDelivery {
-        guard let body = JSONValue.parse(request.body), let object = body.object else {
+        let object = try Self.object(request.body)
+        return try deliver(object, app: try authenticate(object["password"]), receivedAt: request.receivedAt)
+    }
+
+    /// A delivery read back from the raw topic has no password: it was checked when the delivery
+    /// arrived, and the record names the app it matched. A body that still has one (written before
+    /// the password was removed) is checked as on arrival.
+    public func reverify(_ request: WebhookRequest) async throws(Rejection) -> AcceptedDelivery {
+        let object = try Self.object(request.body)
+        if object["password"] != nil { return try accept(request) }
+        guard let app = request.authenticatedScope, apps.contains(where: { $0.name == app }) else {
+            throw Rejection(.missingPassword, "password is missing, and the record names no configured Iaptic app that it matched on arrival")
+        }
+        return try deliver(object, app: app, receivedAt: request.receivedAt)
+    }
+
+    private static func object(_ bytes: [UInt8]) throws(Rejection) -> [String: JSONValue] {
+        guard let object = JSONValue.parse(bytes)?.object else {
             throw Rejection(.malformedJSON, "the body is not a JSON object")
         }
-        let app = try authenticate(object["password"])
+        return object
+    }
+
+    /// The body without `password`, as canonical JSON (keys sorted, no spaces): what the raw topic and
+    /// the spool keep, and what the ids that hash the body hash, so replay computes the same ids.
+    static func redacted(_ object: [String: JSONValue]) -> [UInt8] {
+        var kept = object
+        kept.removeValue(forKey: "password")
+        return Array(JSONValue.object(kept).canonical.utf8)
+    }
+
+    private func deliver(_ object: [String: JSONValue], app: String, receivedAt: Timestamp) throws(Rejection) -> AcceptedDelivery {
         guard let type = object["type"]?.string else {
             throw Rejection(.missingField, "type is missing or not a string")
         }
         try Self.checkTypes(object)
-        let normalizer = IapticNormalizer(app: app, body: body, rawBody: request.body, receivedAt: request.receivedAt)
+        let kept = Self.redacted(object)
+        let normalizer = IapticNormalizer(app: app, body: .object(object), rawBody: kept, receivedAt: receivedAt)
         let events: [NormalizedEvent]
         switch type.lowercased() {
         case "test": events = [normalizer.testEvent()]
@@ -30,7 +61,10 @@ public struct IapticSource: WebhookSource {
         default: events = [normalizer.otherEvent(type: type)]
         }
         let rawKey = events.first?.subject ?? object["applicationUsername"]?.string ?? app
-        return AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))
+        var delivery = AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))
+        delivery.keptBody = kept
+        delivery.authenticatedScope = app
+        return delivery
     }
 
     /// The types docs/openapi.yaml gives the body's fields, for every `type`: a value of another type is

@@ -40,6 +40,9 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case missingSignature = "missing_signature"
     /// Alipay+ `keyVersion` names no configured platform key of that client.
     case unknownKeyVersion = "unknown_key_version"
+    /// Alipay+: the signed `Request-Time` is older than `maxRequestAgeSeconds`, or further ahead than
+    /// `maxRequestClockSkewSeconds`: a captured delivery replayed later, or a wrong clock.
+    case requestTimeOutsideWindow = "request_time_outside_window"
     /// Google: no `Authorization: Bearer` token on the push.
     case missingAuthorization = "missing_authorization"
     /// Google: the bearer token is not a JWT with a JSON header and payload.
@@ -108,7 +111,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .unsupportedVersion, .duplicateHeader, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
              .malformedSignature, .malformedRequest, .missingUser, .missingApp: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
-             .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion,
+             .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion, .requestTimeOutsideWindow,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized: 401
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed: 403

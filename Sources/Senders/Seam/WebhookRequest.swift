@@ -9,6 +9,9 @@ public struct WebhookRequest: Sendable {
     public var receivedAt: Timestamp
     /// "Now" for time checks; `tollgate verify --at` sets it.
     public var now: Timestamp
+    /// Set only on a delivery read back from its raw topic: the `AcceptedDelivery.authenticatedScope`
+    /// the gateway recorded when it arrived. Never read from the request itself.
+    public var authenticatedScope: String?
 
     public init(path: String, headers: HeaderFields, body: [UInt8], receivedAt: Timestamp, now: Timestamp? = nil) {
         self.path = path

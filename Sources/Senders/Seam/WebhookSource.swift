@@ -46,6 +46,14 @@ public struct AcceptedDelivery: Sendable {
     /// 2xx (Google: a non-2xx slows the whole Pub/Sub subscription). It goes to the quarantine topic
     /// instead of the raw and events topics.
     public var quarantine: Quarantine?
+    /// The body the raw topic and the spool keep when it is not the exact bytes received: the
+    /// request's without the credential it carried (Iaptic's `password`). Nil keeps the exact bytes.
+    /// No credential ever reaches a topic or the spool.
+    public var keptBody: [UInt8]?
+    /// Who the credential authenticated, when `reverify` cannot tell from what is kept (Iaptic: the
+    /// app whose secret matched the removed `password`). Kept beside the raw record and handed back
+    /// to `reverify` as `WebhookRequest.authenticatedScope`.
+    public var authenticatedScope: String?
 
     public init(events: [NormalizedEvent], rawKey: String, response: SenderResponse, quarantine: Quarantine? = nil) {
         self.events = events

@@ -28,12 +28,14 @@ final class GatewayHarness: Sendable {
 
     /// `spool`: deliveries Kafka does not acknowledge within `ackTimeoutMs` go to a spool file there,
     /// relayed as in `tollgate serve`; nil answers them 503. `brokers`/`partitions` shape the cluster.
+    /// `configureAll` changes the finished configuration; `log` captures every line the gateway logs.
     /// Returns once the gateway listens and has warmed up (what `/readyz` waits for).
     init(maxBodyBytes: Int = 262_144, ackTimeoutMs: Int = 5_000, apple: AppleSettings = AppleSettings(),
          publicPathPrefix: String = "", fetcher: (any HTTPFetcher)? = nil, limits: LimitSettings = LimitSettings(),
          brokers: Int = 1, partitions: Int = 1, spool spoolOptions: (path: String, maxBytes: Int)? = nil,
          configure: (inout SourcesSettings) -> Void = { _ in },
-         configureHTTP: (inout HTTPSettings) -> Void = { _ in }, senders catalog: SenderCatalog = .standard) async throws {
+         configureHTTP: (inout HTTPSettings) -> Void = { _ in }, senders catalog: SenderCatalog = .standard,
+         configureAll: (inout TollgateConfig) -> Void = { _ in }, log: CapturedLog? = nil) async throws {
         topics = TopicNames(sources: catalog.names)
         cluster = try MockCluster(brokers: brokers)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
@@ -54,8 +56,9 @@ final class GatewayHarness: Sendable {
             config.spool.path = spoolOptions.path
             config.spool.maxBytes = spoolOptions.maxBytes
         }
-        var logger = Logger(label: "gateway-test")
-        logger.logLevel = .warning
+        configureAll(&config)
+        var logger = log?.logger(label: "gateway-test") ?? Logger(label: "gateway-test")
+        if log == nil { logger.logLevel = .warning }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let gateway = try await GatewayProcess(config: config, kafka: KafkaClientConfig(bootstrapServers: cluster.bootstrapServers),
                                                metrics: GatewayMetrics(), fetcher: fetcher, logger: logger, senders: catalog,

@@ -29,6 +29,12 @@ enum AlipayPlusFixtures {
 
     static let acquirerBody = #"{"notifyType":"PAYMENT_RESULT","paymentResult":{"resultCode":"USER_BALANCE_NOT_ENOUGH","resultStatus":"F","resultMessage":"balance"},"paymentRequestId":"order-77","paymentId":"2026112100000077","paymentAmount":{"currency":"JPY","value":"500"},"paymentTime":"2026-11-21T12:00:00+09:00","acquirerId":"ACQ1","pspId":"PSP9","customerId":"cust-5"}"#
 
+    /// Alipay+ to an issuing participant (MPP): no notifyType, the outcome in paymentResult.
+    static let issuerBody = #"{"paymentResult":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"order-2026-11","paymentId":"20261121194010800100188820200000001","paymentTime":"2026-11-21T11:59:58+08:00","paymentCreateTime":"2026-11-21T11:59:30+08:00","paymentAmount":{"value":"1999","currency":"USD"},"payToAmount":{"value":"2700","currency":"SGD"},"customerId":"mpp-user-3"}"#
+
+    /// Alipay+ to an acquiring participant (ACQP), a failure: no notifyType, no paymentId yet.
+    static let acquirerFailureBody = #"{"paymentResult":{"resultCode":"PAYMENT_FAIL","resultStatus":"F","resultMessage":"payment failed"},"paymentRequestId":"acq-order-9","acquirerId":"1022188000000000001","paymentAmount":{"value":"800","currency":"KRW"}}"#
+
     /// The `Signature` header for `body` as the platform signs it.
     static func signature(body: String, path: String = path, clientId: String = clientId, requestTime: String = requestTime,
                           key: PrivateKey = platformKey, keyVersion: String? = "1", urlEncoded: Bool = true) -> String {

@@ -27,7 +27,7 @@ struct AlipayPlusNormalizationTests {
     @Test("the Alipay+ acquirer variant: paymentResult, customerId as user, failure reason, zero-decimal JPY")
     func acquirer() async throws {
         let event = try await event(F.acquirerBody)
-        #expect(event.id == "alipayplus:2026112100000077:PAYMENT_RESULT:F")
+        #expect(event.id == "alipayplus:\(F.clientId):2026112100000077:PAYMENT_RESULT:F")
         #expect(event.type == .purchaseFailed)
         #expect(event.user == "cust-5")
         #expect(event.reason == "user_balance_not_enough")
@@ -35,11 +35,51 @@ struct AlipayPlusNormalizationTests {
         #expect(event.occurredAt == "2026-11-21T03:00:00.000Z")
     }
 
+    @Test("Alipay+'s participant shape (paymentResult, no notifyType) gives the event Antom's shape gives for the same payment")
+    func participantSuccess() async throws {
+        let participant = try await event(F.issuerBody)
+        let merchant = try await event(F.antomBody)
+        #expect(participant.id == "alipayplus:\(F.clientId):20261121194010800100188820200000001:PAYMENT_RESULT:S")
+        #expect(participant.id == merchant.id)
+        #expect(participant.type == .purchaseCompleted)
+        #expect(participant.sourceType == merchant.sourceType)
+        #expect(participant.subject == merchant.subject)
+        #expect(participant.transaction == merchant.transaction)
+        #expect(participant.price == merchant.price)
+        #expect(participant.occurredAt == merchant.occurredAt)
+        #expect(participant.user == "mpp-user-3")
+    }
+
+    @Test("a participant failure without paymentId: purchase.failed, the request id in the id, the result code as reason")
+    func participantFailure() async throws {
+        let event = try await event(F.acquirerFailureBody)
+        #expect(event.id == "alipayplus:\(F.clientId):request=acq-order-9:PAYMENT_RESULT:F")
+        #expect(event.type == .purchaseFailed)
+        #expect(event.reason == "payment_fail")
+        #expect(event.subject == "acq-order-9")
+        #expect(event.transaction == nil || event.transaction?.id == nil)
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 800_000_000, currency: "KRW"))
+        #expect(event.sourceType == "PAYMENT_RESULT/F")
+    }
+
+    @Test("either shape needs its own fields: missing or mistyped ones are refused", arguments: [
+        (#"{"paymentRequestId":"o-1","paymentId":"p-1"}"#, RejectionReason.missingField),
+        (#"{"paymentResult":"S","paymentRequestId":"o-1"}"#, .invalidField),
+        (#"{"paymentResult":{"resultCode":"SUCCESS"},"paymentRequestId":"o-1"}"#, .missingField),
+        (#"{"paymentResult":{"resultStatus":"S"}}"#, .missingField),
+        (#"{"paymentResult":{"resultStatus":"S"},"paymentRequestId":"o-1","paymentId":""}"#, .invalidField),
+        (#"{"result":{"resultStatus":"S"},"paymentRequestId":"o-1","paymentId":"p-1"}"#, .missingField),
+        (#"{"notifyType":"PAYMENT_RESULT","result":{"resultStatus":"S"},"paymentRequestId":"o-1"}"#, .missingField),
+    ])
+    func shapes(body: String, expected: RejectionReason) async {
+        #expect(await F.source.reason(F.request(body)) == expected, "\(body)")
+    }
+
     @Test("scalars may arrive as numbers or strings")
     func numbersAsText() async throws {
         let body = #"{"notifyType":"PAYMENT_PENDING","result":{"resultStatus":"U"},"paymentRequestId":12345,"paymentId":987,"paymentAmount":{"currency":"KRW","value":1000}}"#
         let event = try await event(body)
-        #expect(event.id == "alipayplus:987:PAYMENT_PENDING:U")
+        #expect(event.id == "alipayplus:\(F.clientId):987:PAYMENT_PENDING:U")
         #expect(event.subject == "12345")
         #expect(event.type == .purchasePending)
         #expect(event.price == NormalizedEvent.Price(amountMicros: 1_000_000_000, currency: "KRW"))

@@ -14,7 +14,7 @@ struct AlipayPlusVerificationTests {
     func accepted() async throws {
         let delivery = try await source.handle(F.request(F.antomBody))
         let event = try #require(delivery.events.first)
-        #expect(event.id == "alipayplus:20261121194010800100188820200000001:PAYMENT_RESULT:S")
+        #expect(event.id == "alipayplus:\(F.clientId):20261121194010800100188820200000001:PAYMENT_RESULT:S")
         #expect(delivery.rawKey == "order-2026-11")
         #expect(String(decoding: delivery.response.body, as: UTF8.self)
                 == #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#)
@@ -70,10 +70,42 @@ struct AlipayPlusVerificationTests {
     @Test("the signature covers Request-Time, whatever its format")
     func requestTime() async {
         #expect(await source.reason(F.request(F.antomBody, headers: ["Request-Time": "2026-11-21T12:00:01+08:00"])) == .badSignature)
-        let millis = "1763697600000"
+        let millis = "1795233600000"
         let signed = F.signature(body: F.antomBody, requestTime: millis)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Request-Time": millis, "Signature": signed])) == nil)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Request-Time": nil])) == .missingField)
+    }
+
+    @Test("the signed Request-Time must be within the window: old and future-skewed are refused, fresh ones accepted")
+    func requestTimeWindow() async {
+        // F.receivedAt is 2026-11-21T04:00:01Z; the default window is 90000 s back and 300 s ahead.
+        func reason(time: String, receivedAt: Timestamp = F.receivedAt, source: AlipayPlusSource = F.source) async -> RejectionReason? {
+            var request = F.request(F.antomBody, headers: ["Request-Time": time, "Signature": F.signature(body: F.antomBody, requestTime: time)])
+            request.receivedAt = receivedAt
+            request.now = receivedAt
+            return await source.reason(request)
+        }
+        #expect(await reason(time: "2026-11-21T12:00:00+08:00") == nil, "fresh")
+        #expect(await reason(time: "2026-11-20T03:00:02Z") == nil, "24 h 59 min old: a late retry is still accepted")
+        #expect(await reason(time: "2026-11-20T02:59:59Z") == .requestTimeOutsideWindow, "25 h and 2 s old")
+        #expect(await reason(time: "2025-11-21T12:00:00+08:00") == .requestTimeOutsideWindow, "a year old")
+        #expect(await reason(time: "1763697600000") == .requestTimeOutsideWindow, "a year old, in epoch milliseconds")
+        #expect(await reason(time: "2026-11-21T04:04:59Z") == nil, "within the clock skew")
+        #expect(await reason(time: "2026-11-21T04:05:02Z") == .requestTimeOutsideWindow, "more than 300 s ahead")
+        #expect(await reason(time: "yesterday") == .invalidField, "an age that cannot be told")
+        // The window is the configured one, and 0 turns the check off.
+        let narrow = AlipayPlusSource(clients: [AlipayPlusClient(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
+                                      requestTimeWindow: RequestTimeWindow(maxAgeSeconds: 60, maxSkewSeconds: 0))
+        #expect(await reason(time: "2026-11-21T03:59:30Z", source: narrow) == nil)
+        #expect(await reason(time: "2026-11-21T03:58:00Z", source: narrow) == .requestTimeOutsideWindow)
+        #expect(await reason(time: "2026-11-21T04:00:02Z", source: narrow) == .requestTimeOutsideWindow)
+        let off = AlipayPlusSource(clients: [AlipayPlusClient(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
+                                   requestTimeWindow: RequestTimeWindow(maxAgeSeconds: 0, maxSkewSeconds: 0))
+        #expect(await reason(time: "2020-01-01T00:00:00Z", source: off) == nil)
+        #expect(await reason(time: "yesterday", source: off) == nil)
+        // Checked after the signature: an unsigned stale time is a bad signature, not a window refusal.
+        #expect(await F.source.reason(F.request(F.antomBody, headers: ["Request-Time": "2020-01-01T00:00:00Z"])) == .badSignature)
+        #expect(RejectionReason.requestTimeOutsideWindow.httpStatus == 401)
     }
 
     @Test("a signature that is not URL-encoded is refused as malformed")

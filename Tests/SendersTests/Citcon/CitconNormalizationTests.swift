@@ -20,7 +20,7 @@ struct CitconNormalizationTests {
     func types(transactionType: String, status: String, expected: EventType) async throws {
         let event = try await event(["transaction_type": #""\#(transactionType)""#, "status": #""\#(status)""#])
         #expect(event.type == expected)
-        #expect(event.id == "citcon:d0c1:\(transactionType):\(status)")
+        #expect(event.id == "citcon:alpha:d0c1:\(transactionType):\(status)")
         #expect(event.sourceType == "\(transactionType)/\(status)")
     }
 
@@ -61,6 +61,6 @@ struct CitconNormalizationTests {
             CitconFixtures.request(CitconFixtures.legacy(pairs), contentType: "application/x-www-form-urlencoded")).events.first)
         #expect(event.occurredAt == "2025-11-20T09:00:00.000Z")
         #expect(event.type == .purchaseFailed)
-        #expect(event.id == "citcon:c-42:charge:fail")
+        #expect(event.id == "citcon:alpha:c-42:charge:fail")
     }
 }

@@ -33,7 +33,7 @@ struct CitconVerificationTests {
         settings.accounts = [CitconSettings.Account(name: "demo", secrets: ["braintree"])]
         let delivery = try await CitconSource(settings: settings).handle(CitconFixtures.request(body))
         let event = try #require(delivery.events.first)
-        #expect(event.id == "citcon:84571d30e61711eba6a94911fce35a55:charge:authorized")
+        #expect(event.id == "citcon:demo:84571d30e61711eba6a94911fce35a55:charge:authorized")
         #expect(event.type == .purchaseAuthorized)
         #expect(event.subject == "reference132")
         #expect(event.source == "/citcon/demo")
@@ -52,7 +52,7 @@ struct CitconVerificationTests {
         #expect(old.events.first?.source == "/citcon/alpha")
         #expect(new.events.first?.source == "/citcon/alpha")
         #expect(beta.events.first?.source == "/citcon/beta")
-        #expect(new.events.first?.id == "citcon:d0c1:charge:success")
+        #expect(new.events.first?.id == "citcon:alpha:d0c1:charge:success")
     }
 
     @Test("tampering, a wrong secret or a CHOP token in place of the UPI secret is 401 bad_signature")
@@ -107,7 +107,7 @@ struct CitconVerificationTests {
         var pairs = CitconFixtures.legacyCharge
         pairs.append(("note", "x&y=z %+"))
         let legacy = try await source.handle(CitconFixtures.request(CitconFixtures.legacy(pairs), contentType: "application/x-www-form-urlencoded"))
-        #expect(legacy.events.first?.id == "citcon:c-42:charge:success")
+        #expect(legacy.events.first?.id == "citcon:alpha:c-42:charge:success")
     }
 
     @Test("unsigned members are allowed but never used; unsigned identity fields are refused")
@@ -147,7 +147,7 @@ struct CitconVerificationTests {
         let form = "application/x-www-form-urlencoded"
         let old = try await source.handle(CitconFixtures.request(CitconFixtures.legacy(token: "chop-old"), contentType: form))
         let event = try #require(old.events.first)
-        #expect(event.id == "citcon:c-42:charge:success")
+        #expect(event.id == "citcon:alpha:c-42:charge:success")
         #expect(event.type == .purchaseCompleted)
         #expect(event.subject == "order-9")
         #expect(event.price == NormalizedEvent.Price(amountMicros: 500_000_000, currency: "JPY"))

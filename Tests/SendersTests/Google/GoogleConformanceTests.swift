@@ -41,7 +41,7 @@ struct GoogleConformanceTests {
             if entry["data_is_rtdn"] as? Bool == true {
                 let event = try #require(delivery.events.first, "\(file)")
                 #expect(delivery.quarantine == nil)
-                #expect(event.id == "google:\(messageId)")
+                #expect(event.id == "google:\(envelope["subscription"] as? String ?? ""):\(messageId)")
                 let decoded = try #require(entry["decoded_data_utf8"] as? String)
                 let rtdn = try #require(try JSONSerialization.jsonObject(with: Data(decoded.utf8)) as? [String: Any])
                 #expect(event.source == "/google/\(rtdn["packageName"] as? String ?? "")")
@@ -89,7 +89,7 @@ struct GoogleConformanceTests {
         let delivery = try await f.source(packages: Self.packages).delivery(
             WebhookRequest(path: "/webhooks/google", headers: fields, body: Array(body.utf8), receivedAt: GoogleFixtures.now))
         let event = try #require(delivery.events.first)
-        #expect(event.id == "google:\(headers["x-goog-pubsub-message-id"] ?? "")")
+        #expect(event.id == "google:\(headers["x-goog-pubsub-subscription-name"] ?? ""):\(headers["x-goog-pubsub-message-id"] ?? "")")
         #expect(event.type == .subscriptionStarted)
         #expect(event.subject == "PURCHASE_TOKEN")
     }

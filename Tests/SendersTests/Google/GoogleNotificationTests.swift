@@ -41,7 +41,7 @@ struct GoogleNotificationTests {
                 let event = try await Self.event(request, source: source)
                 #expect(event.type == type, "\(code)")
                 #expect(event.sourceType == sourceType)
-                #expect(event.id == "google:2070443601311540")
+                #expect(event.id == "google:projects/my-project/subscriptions/rtdn-push:2070443601311540")
                 #expect(event.subject == "purchase-token-1")
                 #expect(event.source == "/google/com.some.thing")
                 #expect(event.app == "com.some.thing")
@@ -66,7 +66,7 @@ struct GoogleNotificationTests {
         #expect(purchased.product == "coins.100")
         let canceled = try await Self.event(GoogleFixtures.unwrapped(GoogleFixtures.rtdn(GoogleFixtures.oneTime(2)), token: f.token()), source: source)
         #expect(canceled.type == .purchaseCanceled)
-        #expect(canceled.id == "google:136969346945")
+        #expect(canceled.id == "google:projects/my-project/subscriptions/rtdn-push:136969346945")
         let unknown = try await Self.event(GoogleFixtures.unwrapped(GoogleFixtures.rtdn(GoogleFixtures.oneTime(7)), token: f.token()), source: source)
         #expect(unknown.type == .storeOther)
         #expect(unknown.sourceType == "ONE_TIME_PRODUCT_UNKNOWN(7)")
@@ -116,7 +116,7 @@ struct GoogleNotificationTests {
         let later = Timestamp(millisecondsSince1970: GoogleFixtures.now.millisecondsSince1970 + 600_000)
         let token = f.token(claims: GoogleFixtures.claims(iat: later.millisecondsSince1970 / 1000, exp: later.millisecondsSince1970 / 1000 + 3_600))
         let second = try await Self.event(GoogleFixtures.request(body, token: token, now: later), source: f.source())
-        #expect(first.id == "google:777")
+        #expect(first.id == "google:projects/my-project/subscriptions/rtdn-push:777")
         #expect(second.id == first.id)
     }
 
@@ -145,6 +145,10 @@ struct GoogleNotificationTests {
             (#"{"message":{"data":42,"messageId":"1"}}"#, .invalidField),
             (#"{"message":{"data":"e30=","messageId":"1","attributes":{"k":1}}}"#, .invalidField),
             (#"{"message":{"data":"e30=","messageId":1}}"#, .invalidField),
+            // The subscription scopes the event id: Pub/Sub names it in every push.
+            (#"{"message":{"data":"e30=","messageId":"1"}}"#, .missingField),
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":""}"#, .invalidField),
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":7}"#, .invalidField),
         ]
         for (body, expected) in cases {
             let rejection = await source.rejection(GoogleFixtures.request(body, token: f.token()))

@@ -36,7 +36,7 @@ struct SenderHostileInputTests {
         for body in Self.notJSON {
             let envelope = WebhookRequest(path: "/webhooks/google", headers: HeaderFields(), body: body, receivedAt: GoogleFixtures.now)
             #expect(await Self.reverifyReason(source, envelope) == .malformedJSON)
-            let push = Array(#"{"message":{"messageId":"m-1","data":"\#(Base64.encodeStandard(body))"}}"#.utf8)
+            let push = Array(#"{"message":{"messageId":"m-1","data":"\#(Base64.encodeStandard(body))"},"subscription":"projects/p/subscriptions/s"}"#.utf8)
             let delivery = try await source.reverify(WebhookRequest(path: "/webhooks/google", headers: HeaderFields(), body: push,
                                                                    receivedAt: GoogleFixtures.now))
             #expect(delivery.quarantine?.reason == "data_not_json")
