@@ -14,7 +14,7 @@ enum EntitlementRows {
     /// hash only wait for each other.
     static func lock(_ keys: [EntitlementKey], on connection: any SQLConnection) throws(StoreError) {
         guard connection.dialect == .postgres, !keys.isEmpty else { return }
-        let names = keys.sorted().map { Optional("\($0.app)/\($0.user)/\($0.product)") }
+        let names = keys.sorted().map { Optional("\($0.app)/\($0.environment)/\($0.user)/\($0.product)") }
         _ = try connection.query("""
             SELECT pg_advisory_xact_lock(\(lockClass), hashtext(name))
             FROM unnest($1::text[]) WITH ORDINALITY AS t(name, ord) ORDER BY ord
@@ -31,9 +31,9 @@ enum EntitlementRows {
         return purchases.max { ($0.lastEventAtMs, $0.key.subject) < ($1.lastEventAtMs, $1.key.subject) }
     }
 
-    static func forUser(app: String, user: String, on connection: any SQLConnection) throws(StoreError) -> [Entitlement] {
-        try connection.query("SELECT * FROM entitlements WHERE app = $1 AND user_id = $2 ORDER BY product",
-                             [.text(app), .text(user)]).compactMap(decode)
+    static func forUser(app: String, environment: String, user: String, on connection: any SQLConnection) throws(StoreError) -> [Entitlement] {
+        try connection.query("SELECT * FROM entitlements WHERE app = $1 AND environment = $2 AND user_id = $3 ORDER BY product",
+                             [.text(app), .text(environment), .text(user)]).compactMap(decode)
     }
 
     /// The stored entitlements with these keys: one statement on PostgreSQL.
@@ -43,31 +43,31 @@ enum EntitlementRows {
             guard !keys.isEmpty else { return [:] }
             rows = try connection.query("""
                 SELECT * FROM entitlements
-                WHERE (app, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+                WHERE (app, environment, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
                 """, EntitlementKey.arrays(keys))
         } else {
             for key in keys {
-                rows += try connection.query("SELECT * FROM entitlements WHERE app = $1 AND user_id = $2 AND product = $3",
-                                             [.text(key.app), .text(key.user), .text(key.product)])
+                rows += try connection.query("SELECT * FROM entitlements WHERE app = $1 AND environment = $2 AND user_id = $3 AND product = $4",
+                                             [.text(key.app), .text(key.environment), .text(key.user), .text(key.product)])
             }
         }
         var found: [EntitlementKey: Entitlement] = [:]
         for entitlement in rows.compactMap(decode) {
-            found[EntitlementKey(app: entitlement.app, user: entitlement.user, product: entitlement.product)] = entitlement
+            found[entitlement.key] = entitlement
         }
         return found
     }
 
     private static func decode(_ row: SQLRow) -> Entitlement? {
-        guard let app = row.text("app"), let user = row.text("user_id"), let product = row.text("product"),
-              let source = row.text("source"), let subject = row.text("subject"),
+        guard let app = row.text("app"), let environment = row.text("environment"), let user = row.text("user_id"),
+              let product = row.text("product"), let source = row.text("source"), let subject = row.text("subject"),
               let state = row.text("state").flatMap(PurchaseState.init(rawValue:)) else { return nil }
-        return Entitlement(app: app, user: user, product: product, source: source, subject: subject, state: state,
+        return Entitlement(app: app, environment: environment, user: user, product: product, source: source, subject: subject, state: state,
                            expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
     }
 
     private static let upsert = """
-        ON CONFLICT (app, user_id, product) DO UPDATE SET
+        ON CONFLICT (app, environment, user_id, product) DO UPDATE SET
             source = excluded.source, subject = excluded.subject, state = excluded.state,
             expires_at_ms = excluded.expires_at_ms, grace_expires_at_ms = excluded.grace_expires_at_ms,
             updated_at_ms = excluded.updated_at_ms
@@ -78,22 +78,24 @@ enum EntitlementRows {
         guard connection.dialect == .postgres else {
             for e in entitlements {
                 try connection.execute("""
-                    INSERT INTO entitlements (app, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, updated_at_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                    INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                              grace_expires_at_ms, updated_at_ms)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                     \(upsert)
-                    """, [.text(e.app), .text(e.user), .text(e.product), .text(e.source), .text(e.subject), .text(e.state.rawValue),
-                          .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs), .int(nowMs)])
+                    """, [.text(e.app), .text(e.environment), .text(e.user), .text(e.product), .text(e.source), .text(e.subject),
+                          .text(e.state.rawValue), .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs), .int(nowMs)])
             }
             return
         }
         guard !entitlements.isEmpty else { return }
         try connection.execute("""
-            INSERT INTO entitlements (app, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, updated_at_ms)
-            SELECT *, $9::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                            $7::bigint[], $8::bigint[])
+            INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                      grace_expires_at_ms, updated_at_ms)
+            SELECT *, $10::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                             $8::bigint[], $9::bigint[])
             \(upsert)
             """, [
-                .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.user)),
+                .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.environment)), .textArray(entitlements.map(\.user)),
                 .textArray(entitlements.map(\.product)), .textArray(entitlements.map(\.source)),
                 .textArray(entitlements.map(\.subject)), .textArray(entitlements.map(\.state.rawValue)),
                 .intArray(entitlements.map(\.expiresAtMs)), .intArray(entitlements.map(\.gracePeriodExpiresAtMs)),

@@ -33,5 +33,61 @@ enum EntitlementSchema {
                 PRIMARY KEY (dlt_partition, dlt_offset));
             """
         },
+        // Issue 17: the environment joins the purchase's and the entitlement's identity, so a sandbox
+        // purchase can neither change a production one nor decide a production entitlement. Purchases
+        // already recorded theirs. An existing entitlement (and a change still in the outbox) takes the
+        // environment of the purchase that decided it: production unless that purchase was a sandbox one.
+        Migration(version: 2, name: "environment in purchase and entitlement keys") { dialect in
+            let deciderEnvironment = { (table: String) in
+                """
+                UPDATE \(table) SET environment = COALESCE((SELECT p.environment FROM purchases p
+                    WHERE p.source = \(table).source AND p.app = \(table).app AND p.subject = \(table).subject), 'production')
+                """
+            }
+            switch dialect {
+            case .postgres:
+                return """
+                ALTER TABLE purchases DROP CONSTRAINT purchases_pkey;
+                ALTER TABLE purchases ADD PRIMARY KEY (source, app, environment, subject);
+                DROP INDEX purchases_by_user;
+                CREATE INDEX purchases_by_user ON purchases (app, environment, user_id, product);
+                ALTER TABLE entitlements ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlements"));
+                ALTER TABLE entitlements DROP CONSTRAINT entitlements_pkey;
+                ALTER TABLE entitlements ADD PRIMARY KEY (app, environment, user_id, product);
+                ALTER TABLE entitlement_outbox ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlement_outbox"));
+                """
+            case .sqlite:
+                // SQLite cannot change a primary key: the two tables are rebuilt.
+                return """
+                CREATE TABLE purchases_v2 (
+                    source TEXT NOT NULL, app TEXT NOT NULL, subject TEXT NOT NULL,
+                    kind TEXT NOT NULL, state TEXT NOT NULL, user_id TEXT, product TEXT, environment TEXT NOT NULL,
+                    expires_at_ms BIGINT, grace_expires_at_ms BIGINT, auto_renew INTEGER, superseded_by TEXT,
+                    last_event_at_ms BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_event_type TEXT NOT NULL,
+                    updated_at_ms BIGINT NOT NULL,
+                    PRIMARY KEY (source, app, environment, subject));
+                INSERT INTO purchases_v2 SELECT * FROM purchases;
+                DROP TABLE purchases;
+                ALTER TABLE purchases_v2 RENAME TO purchases;
+                CREATE INDEX purchases_by_user ON purchases (app, environment, user_id, product);
+                CREATE TABLE entitlements_v2 (
+                    app TEXT NOT NULL, environment TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                    source TEXT NOT NULL, subject TEXT NOT NULL, state TEXT NOT NULL,
+                    expires_at_ms BIGINT, grace_expires_at_ms BIGINT, updated_at_ms BIGINT NOT NULL,
+                    PRIMARY KEY (app, environment, user_id, product));
+                INSERT INTO entitlements_v2 (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                             grace_expires_at_ms, updated_at_ms)
+                    SELECT app, 'production', user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms,
+                           updated_at_ms FROM entitlements;
+                DROP TABLE entitlements;
+                ALTER TABLE entitlements_v2 RENAME TO entitlements;
+                \(deciderEnvironment("entitlements"));
+                ALTER TABLE entitlement_outbox ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlement_outbox"));
+                """
+            }
+        },
     ]
 }

@@ -80,14 +80,16 @@ public final class EntitlementStore: Sendable {
         try await database.read { connection throws(StoreError) in try PurchaseRow.load(key, on: connection, forUpdate: false) }
     }
 
-    /// The user's entitlements in an app (active or not, newest state of each product), or nil when the
-    /// store knows no purchase of this user in this app.
-    public func entitlements(app: String, user: String) async throws(StoreError) -> [Entitlement]? {
+    /// The user's entitlements in an app and environment (active or not, newest state of each product),
+    /// or nil when the store knows no purchase of this user in this app and environment. Production
+    /// unless asked: sandbox purchases never show there.
+    public func entitlements(app: String, user: String, environment: String = "production") async throws(StoreError) -> [Entitlement]? {
         try await database.read { connection throws(StoreError) in
-            let known = try connection.query("SELECT 1 AS known FROM purchases WHERE app = $1 AND user_id = $2 LIMIT 1",
-                                             [.text(app), .text(user)])
+            let known = try connection.query(
+                "SELECT 1 AS known FROM purchases WHERE app = $1 AND environment = $2 AND user_id = $3 LIMIT 1",
+                [.text(app), .text(environment), .text(user)])
             guard !known.isEmpty else { return nil }
-            return try EntitlementRows.forUser(app: app, user: user, on: connection)
+            return try EntitlementRows.forUser(app: app, environment: environment, user: user, on: connection)
         }
     }
 

@@ -7,12 +7,14 @@ public enum Projector {
     /// `snapshot` is the purchase's state as the sender's API reports it now (Google), which wins.
     public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
         guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
-        let key = PurchaseKey(source: sourceName(of: event), app: event.app, subject: event.subject)
+        // The sender's API knows better than the notification whether a purchase is a test (Google's
+        // testPurchase / purchaseType), so its environment wins.
+        let environment = snapshot?.environment?.rawValue ?? event.environment.rawValue
+        let key = PurchaseKey(source: sourceName(of: event), app: event.app, environment: environment, subject: event.subject)
         let occurredAtMs = Timestamp(rfc3339: event.occurredAt)?.millisecondsSince1970 ?? 0
         if let snapshot {
             return PurchaseChange(eventId: event.id, key: key, supersedes: snapshot.linkedPurchaseToken) { current in
-                var next = current ?? Purchase(key: key, kind: snapshot.kind, state: snapshot.state, environment: event.environment.rawValue,
-                                               lastEventAtMs: occurredAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
+                var next = current ?? Purchase(key: key, kind: snapshot.kind, state: snapshot.state, lastEventAtMs: occurredAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
                 // The API answers with the state as of now, newer than any event, so it is applied whatever the order;
                 // a revocation or refund event is the one fact the API may not show yet.
                 next.state = forcedState(event.type) ?? snapshot.state
@@ -31,8 +33,7 @@ public enum Projector {
         return PurchaseChange(eventId: event.id, key: key) { current in
             // Order safety: an event older than what is stored must not roll the state back.
             if let current, current.lastEventAtMs > occurredAtMs { return nil }
-            var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active,
-                                           environment: event.environment.rawValue, lastEventAtMs: occurredAtMs,
+            var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active, lastEventAtMs: occurredAtMs,
                                            lastEventId: event.id, lastEventType: event.type.rawValue)
             apply(event, to: &next)
             next.lastEventAtMs = occurredAtMs
@@ -121,9 +122,12 @@ public struct PurchaseSnapshot: Sendable, Equatable {
     public var autoRenew: Bool?
     /// The purchase this one replaced (upgrade, downgrade, resubscribe).
     public var linkedPurchaseToken: String?
+    /// Whether the API calls it a test purchase; nil when it does not say (the event's environment then holds).
+    public var environment: NormalizedEvent.Environment?
 
     public init(kind: Purchase.Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
-                expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil) {
+                expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil,
+                environment: NormalizedEvent.Environment? = nil) {
         self.kind = kind
         self.state = state
         self.user = user
@@ -131,5 +135,6 @@ public struct PurchaseSnapshot: Sendable, Equatable {
         self.expiresAtMs = expiresAtMs
         self.autoRenew = autoRenew
         self.linkedPurchaseToken = linkedPurchaseToken
+        self.environment = environment
     }
 }

@@ -22,11 +22,15 @@ public struct IapticSource: WebhookSource {
             throw Rejection(.missingField, "type is missing or not a string")
         }
         let normalizer = IapticNormalizer(app: app, body: body, rawBody: request.body, receivedAt: request.receivedAt)
-        let events: [NormalizedEvent]
+        var events: [NormalizedEvent]
         switch type.lowercased() {
         case "test": events = [normalizer.testEvent()]
         case "purchases.updated": events = try normalizer.purchaseEvents()
         default: events = [normalizer.otherEvent(type: type)]
+        }
+        if apps.first(where: { $0.name == app })?.environment == .sandbox {
+            // A sandbox app's purchases are sandbox ones even where Iaptic's `sandbox` flag is absent.
+            for index in events.indices { events[index].environment = .sandbox }
         }
         let rawKey = events.first?.subject ?? object["applicationUsername"]?.string ?? app
         return AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))

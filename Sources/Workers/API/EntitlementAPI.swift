@@ -9,8 +9,9 @@ import ServiceHost
 import Store
 import Toolkit
 
-/// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own
-/// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all.
+/// `GET /v1/users/{user}/entitlements?app=...[&environment=sandbox]`: the user's active entitlements in
+/// one environment (production unless asked), for the merchant's own services. Bearer tokens from
+/// `api.tokens`, compared in constant time; none configured refuses all.
 public struct EntitlementAPI: Sendable {
     public static let path = "/v1/users/:user/entitlements"
 
@@ -41,6 +42,7 @@ public struct EntitlementAPI: Sendable {
         }
         var user: String
         var app: String
+        var environment: String
         var entitlements: [Item]
     }
 
@@ -56,20 +58,32 @@ public struct EntitlementAPI: Sendable {
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
             return Self.error(.missingApp, "the query parameter app is required")
         }
+        // Production unless asked: a sandbox purchase must never read as a paid one.
+        let environment: NormalizedEvent.Environment
+        switch request.uri.queryParameters.get("environment") {
+        case nil: environment = .production
+        case let text?:
+            guard let parsed = NormalizedEvent.Environment(rawValue: text) else {
+                return Self.error(.invalidEnvironment, "the query parameter environment must be production or sandbox")
+            }
+            environment = parsed
+        }
         let found: [Entitlement]?
-        do { found = try await store.entitlements(app: app, user: user) } catch {
+        do { found = try await store.entitlements(app: app, user: user, environment: environment.rawValue) } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
             return Self.error(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
         }
-        guard let found else { return Self.error(.unknownUser, "no purchase of this user in app \(app)") }
+        guard let found else {
+            return Self.error(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
+        }
         let items = found.filter { $0.isActive(atMs: nowMs) }.map {
             Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
                       expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
                       gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
         }
-        let data = (try? Self.encoder.encode(Body(user: user, app: app, entitlements: items))) ?? Data()
+        let data = (try? Self.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, entitlements: items))) ?? Data()
         return Self.json(.ok, data)
     }
 

@@ -59,7 +59,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         let first = p.lineItems?.first
         return PurchaseSnapshot(kind: .subscription, state: state, user: p.externalAccountIdentifiers?.obfuscatedExternalAccountId,
                                 product: first?.productId, expiresAtMs: expiresAtMs,
-                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken)
+                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken,
+                                // Google sets testPurchase (an empty object) only for a license tester's purchase.
+                                environment: p.testPurchase == nil ? .production : .sandbox)
     }
 
     static func productSnapshot(_ p: ProductPurchase, productId: String) -> PurchaseSnapshot {
@@ -68,6 +70,8 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         case .canceled?: .canceled
         default: .pending
         }
-        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId)
+        // purchaseType 0 is a test purchase (a license tester's); absent for a standard one.
+        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId,
+                                environment: p.purchaseType == 0 ? .sandbox : .production)
     }
 }
