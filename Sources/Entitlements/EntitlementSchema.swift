@@ -89,5 +89,20 @@ enum EntitlementSchema {
                 """
             }
         },
+        // Issue 17 (item 6): whether each entitlement's last queued change was active, and until when it
+        // entitles when nothing else happens, so the expiry sweeper finds those whose time ran out without
+        // a notification. An existing active entitlement counts as published active: one whose end has
+        // already passed is published inactive once by the first sweep.
+        Migration(version: 3, name: "entitlement active flag for the expiry sweeper") { _ in
+            """
+            ALTER TABLE entitlements ADD COLUMN active INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE entitlements ADD COLUMN active_until_ms BIGINT;
+            UPDATE entitlements SET active = 1,
+                active_until_ms = CASE WHEN state = 'grace_period' THEN COALESCE(grace_expires_at_ms, expires_at_ms)
+                                       ELSE expires_at_ms END
+                WHERE state IN ('active', 'grace_period');
+            CREATE INDEX entitlements_active_until ON entitlements (active_until_ms);
+            """
+        },
     ]
 }

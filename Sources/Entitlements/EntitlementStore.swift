@@ -76,6 +76,32 @@ public final class EntitlementStore: Sendable {
         return plan.outcomes
     }
 
+    /// Queues `active: false` for up to `limit` entitlements whose expiry or grace period ended at or
+    /// before `nowMs` with no event since (the expiry sweeper); returns how many it queued. Each is
+    /// read again under its lock (the projection's), so a replica that swept it first, or an event
+    /// that renewed it meanwhile, leaves nothing to queue: each end is queued once across replicas.
+    public func queueExpiries(nowMs: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            let due = try EntitlementRows.due(nowMs: nowMs, limit: limit, on: connection).sorted()
+            guard !due.isEmpty else { return 0 }
+            try EntitlementRows.lock(due, on: connection)
+            let stored = try EntitlementRows.load(due, on: connection)
+            let candidates = try PurchaseRow.forEntitlements(due, on: connection)
+            // No event caused the change: it carries the id of the last event applied to the deciding purchase.
+            let lastEvent = Dictionary(candidates.map { ("\($0.key.source)/\($0.key.environment)/\($0.key.subject)", $0.lastEventId) },
+                                       uniquingKeysWith: { first, _ in first })
+            let steps = due.map { key in
+                let decider = stored[key].map { "\($0.entitlement.source)/\(key.environment)/\($0.entitlement.subject)" }
+                return BatchPlan.Step(eventId: decider.flatMap { lastEvent[$0] } ?? "expiry", writes: [], touched: [key])
+            }
+            var replay = EntitlementReplay(purchases: [:], candidates: candidates, entitlements: stored)
+            replay.run(steps, nowMs: nowMs)
+            try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
+            try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
+            return replay.outbox.count
+        }
+    }
+
     public func purchase(_ key: PurchaseKey) async throws(StoreError) -> Purchase? {
         try await database.read { connection throws(StoreError) in try PurchaseRow.load(key, on: connection, forUpdate: false) }
     }

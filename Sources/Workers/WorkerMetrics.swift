@@ -49,6 +49,11 @@ public struct WorkerMetrics: Sendable {
         Gauge(label: "tollgate_outbox_pending", factory: factory).record(count)
     }
 
+    /// Entitlements whose expiry or grace period ended with no notification, queued as `active: false`.
+    func expiriesQueued(_ count: Int) {
+        Counter(label: "tollgate_worker_expiries_total", factory: factory).increment(by: count)
+    }
+
     /// Every family the workers emit, the Play Developer API client's included (held to what they emit by WorkersTests).
     public static let families: [MetricFamily] = [
         MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
@@ -60,6 +65,7 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_consumer_lag", .gauge, labels: ["topic", "partition"], help: "Records not yet consumed, by topic and partition."),
         MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
         MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
+        MetricFamily("tollgate_worker_expiries_total", .counter, help: "Entitlements whose expiry or grace period ended without a notification, queued as inactive."),
         MetricFamily("tollgate_play_api_request_duration_seconds", .histogram, labels: ["call"], help: "Play Developer API exchanges, answered or not, by call."),
         MetricFamily("tollgate_play_api_errors_total", .counter, labels: ["call", "kind"], help: "Failed Play Developer API calls, by call and kind."),
     ]

@@ -20,6 +20,7 @@ struct WorkerMetricFamiliesTests {
         metrics.lag(topic: "tollgate.events", partition: 0, lag: 3)
         metrics.outboxPublished(1)
         metrics.outboxPending(0)
+        metrics.expiriesQueued(1)
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(PlayAPIError(call: .subscription, kind: .timeout, message: "timed out"))
