@@ -39,7 +39,21 @@ struct EventProcessor: Sendable {
                 continue
             }
             do {
-                let snapshot = try await enricher?.snapshot(for: event)
+                let snapshot: PurchaseSnapshot?
+                switch try await enricher?.enrich(event) ?? .asSent {
+                case .asSent: snapshot = nil
+                case .state(let reported): snapshot = reported
+                case .unconfirmed(let reported):
+                    // A forged (or stale) notification: whoever holds one valid push token can write any.
+                    metrics.unconfirmed(type: event.type.rawValue)
+                    logger.warning("the sender's API does not confirm this event: it changes nothing the API does not report",
+                                   metadata: ["event_id": .string(event.id), "type": .string(event.type.rawValue)])
+                    guard let reported else {
+                        prepared.dispositions[index] = .done(.unchanged)
+                        continue
+                    }
+                    snapshot = reported
+                }
                 if let change = Projector.change(for: event, snapshot: snapshot) {
                     prepared.changes.append((index, change))
                 } else {
