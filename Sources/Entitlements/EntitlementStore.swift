@@ -81,7 +81,12 @@ public final class EntitlementStore: Sendable {
     /// read again under its lock (the projection's), so a replica that swept it first, or an event
     /// that renewed it meanwhile, leaves nothing to queue: each end is queued once across replicas.
     public func queueExpiries(nowMs: Int64, limit: Int) async throws(StoreError) -> Int {
-        try await database.transaction { connection throws(StoreError) in
+        // Most sweeps find nothing: they look on the read lane first, so they do not take the writer.
+        let anyDue = try await database.read { connection throws(StoreError) in
+            try !EntitlementRows.due(nowMs: nowMs, limit: 1, on: connection).isEmpty
+        }
+        guard anyDue else { return 0 }
+        return try await database.transaction { connection throws(StoreError) in
             let due = try EntitlementRows.due(nowMs: nowMs, limit: limit, on: connection).sorted()
             guard !due.isEmpty else { return 0 }
             try EntitlementRows.lock(due, on: connection)

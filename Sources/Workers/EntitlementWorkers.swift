@@ -60,7 +60,7 @@ public struct EntitlementWorkers: Service {
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
-        let api = EntitlementAPI(store: store, tokens: apiTokens, logger: logger)
+        let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
         let processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)

@@ -27,6 +27,11 @@ public struct WorkerMetrics: Sendable {
         Counter(label: "tollgate_worker_unconfirmed_events_total", dimensions: [("type", type)], factory: factory).increment()
     }
 
+    /// A call of the entitlement API refused, by reason code.
+    func apiRejected(reason: String) {
+        Counter(label: "tollgate_api_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
     func retried(topic: String) {
         Counter(label: "tollgate_worker_retries_total", dimensions: [("topic", topic)], factory: factory).increment()
     }
@@ -64,6 +69,7 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
         MetricFamily("tollgate_worker_failures_total", .counter, labels: ["type", "route", "failure"], help: "Events that failed, by type, where they went (retry, dead_letter) and why."),
         MetricFamily("tollgate_worker_unconfirmed_events_total", .counter, labels: ["type"], help: "Events whose claim the sender's API does not confirm (forged or stale), by type: they change nothing the API does not report."),
+        MetricFamily("tollgate_api_rejections_total", .counter, labels: ["reason"], help: "Entitlement API calls refused, by reason code."),
         MetricFamily("tollgate_worker_retries_total", .counter, labels: ["topic"], help: "Events sent to a retry topic, by topic."),
         MetricFamily("tollgate_worker_dead_letters_total", .counter, help: "Events parked in the dead-letter topic."),
         MetricFamily("tollgate_worker_batch_size", .histogram, help: "Events per projection batch."),

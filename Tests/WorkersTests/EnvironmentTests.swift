@@ -86,15 +86,17 @@ struct EnvironmentTests {
         }
     }
 
-    @Test("the environment parameter is production or sandbox; anything else is 400 invalid_environment")
+    @Test("the environment parameter is production or sandbox; anything else is 400 invalid_environment, counted")
     func invalidEnvironment() async throws {
         try await TestDatabases.withStore(.sqlite) { store async throws in
-            let api = EntitlementAPI(store: store, tokens: [Self.token], logger: TestDatabases.logger)
+            let recorded = RecordingMetrics()
+            let api = EntitlementAPI(store: store, tokens: [Self.token], metrics: WorkerMetrics(factory: recorded), logger: TestDatabases.logger)
             for value in ["Sandbox", "live", "", "production,sandbox"] {
                 let answer = try await Self.get(api, "?app=com.example&environment=\(value)", nowMs: 0)
                 #expect(answer.status == 400, "\(value)")
                 #expect(answer.text.contains(#""error":"invalid_environment""#), "\(value)")
             }
+            #expect(recorded.total("tollgate_api_rejections_total", ["reason": "invalid_environment"]) == 4)
         }
     }
 
@@ -123,6 +125,26 @@ struct EnvironmentTests {
             #expect(try await store.purchase(key("shop-test", "production")) == nil)
             #expect(try await store.purchase(key("shop", "production"))?.state == .active)
         }
+    }
+
+    @Test("an Iaptic app configured sandbox makes every event sandbox, even a purchase that says sandbox: false")
+    func iapticSandbox() async throws {
+        let settings = try SenderCatalog.standard.parseConfig(yaml: """
+            sources:
+              iaptic:
+                apps:
+                  - { name: live, secrets: [live-secret-0123] }
+                  - { name: test, secrets: [test-secret-0123], environment: sandbox }
+            """).sources.iaptic
+        let source = IapticSource(settings: settings)
+        let purchase = #"{"purchaseId":"apple:1","productId":"apple:m","platform":"apple","sandbox":false,"expirationDate":"2030-01-01T00:00:00Z"}"#
+        func body(_ password: String) -> WebhookRequest {
+            let text = #"{"type":"purchases.updated","password":"\#(password)","applicationUsername":"\#(Self.user)","purchases":{"apple:m":\#(purchase)}}"#
+            return WebhookRequest(path: "/webhooks/iaptic", headers: HeaderFields([("Content-Type", "application/json")]),
+                                  body: Array(text.utf8), receivedAt: Timestamp.now)
+        }
+        #expect(try await source.handle(body("test-secret-0123")).events.map(\.environment) == [.sandbox])
+        #expect(try await source.handle(body("live-secret-0123")).events.map(\.environment) == [.production])
     }
 
     @Test("an account's environment other than production or sandbox stops start-up, naming the key")

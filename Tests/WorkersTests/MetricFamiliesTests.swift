@@ -16,6 +16,7 @@ struct WorkerMetricFamiliesTests {
         metrics.failed(type: "subscription.renewed", route: "retry", failure: WorkerFailure.Kind.storeUnavailable.rawValue)
         metrics.retried(topic: "tollgate.events-retry-5000")
         metrics.unconfirmed(type: "purchase.refunded")
+        metrics.apiRejected(reason: "invalid_environment")
         metrics.deadLettered()
         metrics.batch(size: 10, duration: .milliseconds(4))
         metrics.lag(topic: "tollgate.events", partition: 0, lag: 3)

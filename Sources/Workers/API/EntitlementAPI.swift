@@ -17,11 +17,13 @@ public struct EntitlementAPI: Sendable {
 
     let store: EntitlementStore
     let tokens: [String]
+    let metrics: WorkerMetrics
     let logger: Logger
 
-    public init(store: EntitlementStore, tokens: [String], logger: Logger) {
+    public init(store: EntitlementStore, tokens: [String], metrics: WorkerMetrics = WorkerMetrics(), logger: Logger) {
         self.store = store
         self.tokens = tokens
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -52,11 +54,11 @@ public struct EntitlementAPI: Sendable {
         guard credentials.count == 1, authorized(credentials.first) else {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer"
-            return Self.error(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
+            return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
         }
-        guard let user, !user.isEmpty else { return Self.error(.missingUser, "the path names no user") }
+        guard let user, !user.isEmpty else { return refuse(.missingUser, "the path names no user") }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return Self.error(.missingApp, "the query parameter app is required")
+            return refuse(.missingApp, "the query parameter app is required")
         }
         // Production unless asked: a sandbox purchase must never read as a paid one.
         let environment: NormalizedEvent.Environment
@@ -64,7 +66,7 @@ public struct EntitlementAPI: Sendable {
         case nil: environment = .production
         case let text?:
             guard let parsed = NormalizedEvent.Environment(rawValue: text) else {
-                return Self.error(.invalidEnvironment, "the query parameter environment must be production or sandbox")
+                return refuse(.invalidEnvironment, "the query parameter environment must be production or sandbox")
             }
             environment = parsed
         }
@@ -73,10 +75,10 @@ public struct EntitlementAPI: Sendable {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
-            return Self.error(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
+            return refuse(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
         }
         guard let found else {
-            return Self.error(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
+            return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
         let items = found.filter { $0.isActive(atMs: nowMs) }.map {
             Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
@@ -97,6 +99,12 @@ public struct EntitlementAPI: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
+
+    /// A refusal, counted by reason.
+    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: reason.rawValue)
+        return Self.error(reason, message, headers: headers)
+    }
 
     static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
         Rejection(reason, message).response(extraHeaders: headers)
