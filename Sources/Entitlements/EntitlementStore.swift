@@ -107,6 +107,14 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// The environments in which the store keeps a purchase with this source, app and subject.
+    public func environments(source: String, app: String, subject: String) async throws(StoreError) -> [String] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT environment FROM purchases WHERE source = $1 AND app = $2 AND subject = $3 ORDER BY environment",
+                                 [.text(source), .text(app), .text(subject)]).compactMap { $0.text("environment") }
+        }
+    }
+
     public func purchase(_ key: PurchaseKey) async throws(StoreError) -> Purchase? {
         try await database.read { connection throws(StoreError) in try PurchaseRow.load(key, on: connection, forUpdate: false) }
     }

@@ -89,6 +89,17 @@ struct GoogleForgedClaimsTests {
                     == [.done(.applied)])
             #expect(try await store.purchase(key("p-1"))?.state == .refunded)
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 2)
+
+            // A license tester's purchase is a sandbox one; Google's void of it (which says no environment) ends it there.
+            h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("coins_100", "tester-1"))
+            #expect(await process(Self.event("tester-bought", .purchaseCompleted, token: "tester-1", product: "coins_100", occurredAt: earlier))
+                    == [.done(.applied)])
+            h.fake.storeVoided([Self.voided("p-1", atMs: now - 1_000), Self.voided("tester-1", atMs: now - 500)])
+            #expect(await process(Self.event("tester-void", .purchaseRefunded, token: "tester-1", occurredAt: Timestamp(millisecondsSince1970: now - 500).rfc3339))
+                    == [.done(.applied)])
+            let sandboxKey = PurchaseKey(source: "google", app: PlayHarness.package, environment: "sandbox", subject: "tester-1")
+            #expect(try await store.purchase(sandboxKey)?.state == .refunded)
+            #expect(try await store.purchase(key("tester-1")) == nil)
         }
     }
 }

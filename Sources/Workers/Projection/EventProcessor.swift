@@ -54,7 +54,7 @@ struct EventProcessor: Sendable {
                     }
                     snapshot = reported
                 }
-                if let change = Projector.change(for: event, snapshot: snapshot) {
+                if let change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event)) {
                     prepared.changes.append((index, change))
                 } else {
                     prepared.dispositions[index] = .done(.unchanged)
@@ -64,6 +64,21 @@ struct EventProcessor: Sendable {
             }
         }
         return prepared
+    }
+
+    /// A state the API reports without saying whether the purchase is a test one (a void, a purchase
+    /// Google no longer keeps) applies to the purchase in the environment the store keeps it in: a
+    /// license tester's void ends the sandbox purchase, not a production one of the same token.
+    private func keepingEnvironment(_ snapshot: PurchaseSnapshot?, of event: NormalizedEvent) async throws(WorkerFailure) -> PurchaseSnapshot? {
+        guard var snapshot, snapshot.environment == nil else { return snapshot }
+        let kept: [String]
+        do {
+            kept = try await store.environments(source: Projector.sourceName(of: event), app: event.app, subject: event.subject)
+        } catch {
+            throw Self.failure(error)
+        }
+        if kept == [NormalizedEvent.Environment.sandbox.rawValue] { snapshot.environment = .sandbox }
+        return snapshot
     }
 
     /// Applies a prepared batch: one disposition per record, in order.
