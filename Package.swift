@@ -181,7 +181,10 @@ let package = Package(
             dependencies: ["Workers", "Store", "Kafka", "Events", "Config", "Senders", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
-                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                           // The entitlement API's requests and answers, built and read without a socket.
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),

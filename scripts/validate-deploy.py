@@ -1203,7 +1203,7 @@ def check_entitlements(spec, registry, asyncapi, entitlement_schema, base, boots
            "no such event" if event is None else f"user {event.get('user')!r}")
     if event is None:
         return
-    key = f"{event['app']}/{user}/{product}"
+    key = f"{event['app']}/{event['environment']}/{user}/{product}"
     record = wait_for_record(bootstrap, f"{prefix}.entitlements", lambda r: r.get("key") == key)
     if record is None:
         report(f"server: an entitlement record with key {key} reaches {prefix}.entitlements within 30 s", False)
@@ -1214,15 +1214,17 @@ def check_entitlements(spec, registry, asyncapi, entitlement_schema, base, boots
     problems = [f"value {e.message}" for e in jsonschema.Draft202012Validator(
         entitlement_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).iter_errors(value)]
     problems += [f"headers {e.message}" for e in jsonschema.Draft202012Validator(schemas["entitlementHeaders"]).iter_errors(headers)]
-    expected = {"app": event["app"], "user": user, "product": product, "source": "iaptic", "subject": event["subject"],
+    expected = {"app": event["app"], "environment": event["environment"], "user": user, "product": product, "source": "iaptic", "subject": event["subject"],
                 "eventId": event["id"], "state": "active", "active": True, "expiresAt": event["transaction"]["expiresAt"]}
     problems += [f"{k} {value.get(k)!r} != {v!r}" for k, v in expected.items() if value.get(k) != v]
     if headers.get("tollgate_event_id") != event["id"]:
         problems.append(f"tollgate_event_id {headers.get('tollgate_event_id')!r} != {event['id']!r}")
     report(f"server: the record on {prefix}.entitlements validates (value against docs/schemas/entitlement.schema.json, "
-           "headers, key <app>/<user>/<product>)", not problems, "; ".join(problems[:5]) or key)
+           "headers, key <app>/<environment>/<user>/<product>)", not problems, "; ".join(problems[:5]) or key)
     bearer = {"Authorization": "Bearer validate-deploy-token-0123"}
-    status, answer_headers, body = http("GET", f"{base}/v1/users/{user}/entitlements?app={event['app']}", None, bearer)
+    # The sample is a sandbox purchase: the API answers production unless asked for its environment.
+    status, answer_headers, body = http("GET", f"{base}/v1/users/{user}/entitlements?app={event['app']}&environment={event['environment']}",
+                                        None, bearer)
     check_answer(spec, registry, f"GET entitlements of {user}", "/v1/users/{user}/entitlements", "get", status, answer_headers, body, 200)
     products = [e.get("product") for e in json.loads(body).get("entitlements", [])] if status == 200 else []
     report(f"server: the API lists {product} for {user}", product in products, f"{products}")

@@ -155,6 +155,11 @@ public enum ConfigLoader {
         if c.spool.enabled, c.spool.maxBytes < 8 * c.http.maxBodyBytes {
             throw ConfigError(key: "spool.maxBytes", message: "must hold a few of the largest deliveries: at least 8 x http.maxBodyBytes (\(8 * c.http.maxBodyBytes))")
         }
+        c.workers = try r.section("workers") { (s) throws(ConfigError) in
+            var workers = WorkerSettings()
+            workers.expiryPublishDelayMs = try s.int("expiryPublishDelayMs", default: workers.expiryPublishDelayMs, range: 1_000...3_600_000)
+            return workers
+        }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
             var dedup = DedupSettings()
             dedup.windowSeconds = try s.int("windowSeconds", default: dedup.windowSeconds, range: 0...86_400)

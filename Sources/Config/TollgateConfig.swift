@@ -14,7 +14,16 @@ public struct TollgateConfig: Sendable {
     public var shutdown = ShutdownSettings()
     public var limits = LimitSettings()
     public var silence = SilenceSettings()
+    public var workers = WorkerSettings()
 
+    public init() {}
+}
+
+/// The entitlement workers' own settings (docs/configuration.md).
+public struct WorkerSettings: Sendable {
+    /// An expiry or grace period that ends with no notification is published on `tollgate.entitlements`
+    /// (`active: false`) within this long of the end.
+    public var expiryPublishDelayMs = 60_000
     public init() {}
 }
 

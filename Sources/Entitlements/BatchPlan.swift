@@ -29,8 +29,9 @@ struct BatchPlan {
     }
 
     private static func replacedKey(_ change: PurchaseChange) -> PurchaseKey? {
+        // Same source, app and environment: a purchase replaces one of its own environment only.
         guard let subject = change.supersedes, subject != change.key.subject else { return nil }
-        return PurchaseKey(source: change.key.source, app: change.key.app, subject: subject)
+        return PurchaseKey(source: change.key.source, app: change.key.app, environment: change.key.environment, subject: subject)
     }
 
     init(_ changes: [PurchaseChange], fresh: [Bool], stored: [PurchaseKey: Purchase]) {

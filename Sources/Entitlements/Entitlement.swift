@@ -1,8 +1,10 @@
 import Store
 
-/// One product a user is (or was) entitled to in an app, from the purchase that decides it.
+/// One product a user is (or was) entitled to in an app and environment, from the purchase that decides it.
 public struct Entitlement: Sendable, Equatable {
     public var app: String
+    /// `production` or `sandbox`: a sandbox purchase decides only the sandbox entitlement.
+    public var environment: String
     public var user: String
     public var product: String
     public var source: String
@@ -11,9 +13,10 @@ public struct Entitlement: Sendable, Equatable {
     public var expiresAtMs: Int64?
     public var gracePeriodExpiresAtMs: Int64?
 
-    public init(app: String, user: String, product: String, source: String, subject: String, state: PurchaseState,
+    public init(app: String, environment: String, user: String, product: String, source: String, subject: String, state: PurchaseState,
                 expiresAtMs: Int64?, gracePeriodExpiresAtMs: Int64?) {
         self.app = app
+        self.environment = environment
         self.user = user
         self.product = product
         self.source = source
@@ -24,13 +27,15 @@ public struct Entitlement: Sendable, Equatable {
     }
 
     init(deciding purchase: Purchase, user: String, product: String) {
-        self.init(app: purchase.key.app, user: user, product: product, source: purchase.key.source,
+        self.init(app: purchase.key.app, environment: purchase.key.environment, user: user, product: product, source: purchase.key.source,
                   subject: purchase.key.subject, state: purchase.state, expiresAtMs: purchase.expiresAtMs,
                   gracePeriodExpiresAtMs: purchase.gracePeriodExpiresAtMs)
     }
 
-    /// The compacted topic's key.
-    public var topicKey: String { "\(app)/\(user)/\(product)" }
+    /// The compacted topic's key, `<app>/<environment>/<user>/<product>` (docs/topics.md).
+    public var topicKey: String { "\(app)/\(environment)/\(user)/\(product)" }
+
+    var key: EntitlementKey { EntitlementKey(app: app, environment: environment, user: user, product: product) }
 
     public func isActive(atMs nowMs: Int64) -> Bool {
         state.entitles(expiresAtMs: expiresAtMs, gracePeriodExpiresAtMs: gracePeriodExpiresAtMs, atMs: nowMs)

@@ -10,13 +10,13 @@ struct EntitlementReplay {
     private var members: [EntitlementKey: Set<PurchaseKey>] = [:]
     /// The stored candidates of each touched entitlement.
     private let stored: [EntitlementKey: [Purchase]]
-    private var entitlements: [EntitlementKey: Entitlement]
+    private var entitlements: [EntitlementKey: EntitlementRow]
     private var savedAt: [EntitlementKey: Int] = [:]
     /// Every entitlement saved, in its final state, in the order first saved.
-    private(set) var saved: [Entitlement] = []
+    private(set) var saved: [EntitlementRow] = []
     private(set) var outbox: [OutboxEntry] = []
 
-    init(purchases: [PurchaseKey: Purchase], candidates: [Purchase], entitlements: [EntitlementKey: Entitlement]) {
+    init(purchases: [PurchaseKey: Purchase], candidates: [Purchase], entitlements: [EntitlementKey: EntitlementRow]) {
         self.purchases = purchases
         self.entitlements = entitlements
         var stored: [EntitlementKey: [Purchase]] = [:]
@@ -51,30 +51,32 @@ struct EntitlementReplay {
         return found.sorted { ($0.key.source, $0.key.subject) < ($1.key.source, $1.key.subject) }
     }
 
-    /// Recomputes one entitlement from its purchases; when it changed, saves it and queues the change.
+    /// Recomputes one entitlement from its purchases; when it changed, or time alone ended it (an expiry
+    /// or grace period passed since its last change), saves it and queues the change.
     private mutating func refresh(_ key: EntitlementKey, eventId: String, nowMs: Int64) {
         let current = entitlements[key]
         guard let decider = EntitlementRows.decidingPurchase(candidates(key), atMs: nowMs) else {
             // Its purchases moved to another user or product: it ends here.
-            guard var ended = current, ended.state != .superseded else { return }
+            guard var ended = current?.entitlement, ended.state != .superseded else { return }
             ended.state = .superseded
-            save(ended, key: key)
+            save(EntitlementRow(entitlement: ended, active: false), key: key)
             outbox.append(OutboxEntry(entitlement: ended, active: false, eventId: eventId))
             return
         }
-        let next = Entitlement(deciding: decider, user: key.user, product: key.product)
-        guard next != current else { return }
-        save(next, key: key)
-        outbox.append(OutboxEntry(entitlement: next, active: next.isActive(atMs: nowMs), eventId: eventId))
+        let entitlement = Entitlement(deciding: decider, user: key.user, product: key.product)
+        let row = EntitlementRow(entitlement: entitlement, active: entitlement.isActive(atMs: nowMs))
+        guard row != current else { return }
+        save(row, key: key)
+        outbox.append(OutboxEntry(entitlement: row.entitlement, active: row.active, eventId: eventId))
     }
 
-    private mutating func save(_ entitlement: Entitlement, key: EntitlementKey) {
-        entitlements[key] = entitlement
+    private mutating func save(_ row: EntitlementRow, key: EntitlementKey) {
+        entitlements[key] = row
         if let index = savedAt[key] {
-            saved[index] = entitlement
+            saved[index] = row
         } else {
             savedAt[key] = saved.count
-            saved.append(entitlement)
+            saved.append(row)
         }
     }
 }

@@ -1,5 +1,19 @@
 import Store
 
+/// An entitlement as stored, with whether the last change queued for it was active.
+struct EntitlementRow: Equatable {
+    var entitlement: Entitlement
+    var active: Bool
+
+    /// When it stops entitling unless an event changes it: nil when it is not active or has no end
+    /// (a one-time purchase). The expiry sweeper looks for the rows whose time has come.
+    var activeUntilMs: Int64? {
+        guard active else { return nil }
+        return entitlement.state == .gracePeriod
+            ? entitlement.gracePeriodExpiresAtMs ?? entitlement.expiresAtMs : entitlement.expiresAtMs
+    }
+}
+
 /// Reading, locking and writing the `entitlements` table, which holds each key's deciding purchase.
 enum EntitlementRows {
     /// The first key of the PostgreSQL advisory locks that serialize refreshes of one entitlement.
@@ -14,7 +28,7 @@ enum EntitlementRows {
     /// hash only wait for each other.
     static func lock(_ keys: [EntitlementKey], on connection: any SQLConnection) throws(StoreError) {
         guard connection.dialect == .postgres, !keys.isEmpty else { return }
-        let names = keys.sorted().map { Optional("\($0.app)/\($0.user)/\($0.product)") }
+        let names = keys.sorted().map { Optional("\($0.app)/\($0.environment)/\($0.user)/\($0.product)") }
         _ = try connection.query("""
             SELECT pg_advisory_xact_lock(\(lockClass), hashtext(name))
             FROM unnest($1::text[]) WITH ORDINALITY AS t(name, ord) ORDER BY ord
@@ -31,72 +45,92 @@ enum EntitlementRows {
         return purchases.max { ($0.lastEventAtMs, $0.key.subject) < ($1.lastEventAtMs, $1.key.subject) }
     }
 
-    static func forUser(app: String, user: String, on connection: any SQLConnection) throws(StoreError) -> [Entitlement] {
-        try connection.query("SELECT * FROM entitlements WHERE app = $1 AND user_id = $2 ORDER BY product",
-                             [.text(app), .text(user)]).compactMap(decode)
+    static func forUser(app: String, environment: String, user: String, on connection: any SQLConnection) throws(StoreError) -> [Entitlement] {
+        try connection.query("SELECT * FROM entitlements WHERE app = $1 AND environment = $2 AND user_id = $3 ORDER BY product",
+                             [.text(app), .text(environment), .text(user)]).compactMap(decode).map(\.entitlement)
     }
 
     /// The stored entitlements with these keys: one statement on PostgreSQL.
-    static func load(_ keys: [EntitlementKey], on connection: any SQLConnection) throws(StoreError) -> [EntitlementKey: Entitlement] {
+    static func load(_ keys: [EntitlementKey], on connection: any SQLConnection) throws(StoreError) -> [EntitlementKey: EntitlementRow] {
         var rows: [SQLRow] = []
         if connection.dialect == .postgres {
             guard !keys.isEmpty else { return [:] }
             rows = try connection.query("""
                 SELECT * FROM entitlements
-                WHERE (app, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+                WHERE (app, environment, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
                 """, EntitlementKey.arrays(keys))
         } else {
             for key in keys {
-                rows += try connection.query("SELECT * FROM entitlements WHERE app = $1 AND user_id = $2 AND product = $3",
-                                             [.text(key.app), .text(key.user), .text(key.product)])
+                rows += try connection.query("SELECT * FROM entitlements WHERE app = $1 AND environment = $2 AND user_id = $3 AND product = $4",
+                                             [.text(key.app), .text(key.environment), .text(key.user), .text(key.product)])
             }
         }
-        var found: [EntitlementKey: Entitlement] = [:]
-        for entitlement in rows.compactMap(decode) {
-            found[EntitlementKey(app: entitlement.app, user: entitlement.user, product: entitlement.product)] = entitlement
+        var found: [EntitlementKey: EntitlementRow] = [:]
+        for row in rows.compactMap(decode) {
+            found[row.entitlement.key] = row
         }
         return found
     }
 
-    private static func decode(_ row: SQLRow) -> Entitlement? {
-        guard let app = row.text("app"), let user = row.text("user_id"), let product = row.text("product"),
-              let source = row.text("source"), let subject = row.text("subject"),
+    /// Up to `limit` entitlements last published active whose end is at or before `nowMs`, the
+    /// earliest first: the ones time alone has ended.
+    static func due(nowMs: Int64, limit: Int, on connection: any SQLConnection) throws(StoreError) -> [EntitlementKey] {
+        try connection.query("""
+            SELECT app, environment, user_id, product FROM entitlements WHERE active_until_ms <= $1
+            ORDER BY active_until_ms LIMIT $2
+            """, [.int(nowMs), .int(Int64(limit))]).compactMap { row in
+            guard let app = row.text("app"), let environment = row.text("environment"), let user = row.text("user_id"),
+                  let product = row.text("product") else { return nil }
+            return EntitlementKey(app: app, environment: environment, user: user, product: product)
+        }
+    }
+
+    private static func decode(_ row: SQLRow) -> EntitlementRow? {
+        guard let app = row.text("app"), let environment = row.text("environment"), let user = row.text("user_id"),
+              let product = row.text("product"), let source = row.text("source"), let subject = row.text("subject"),
               let state = row.text("state").flatMap(PurchaseState.init(rawValue:)) else { return nil }
-        return Entitlement(app: app, user: user, product: product, source: source, subject: subject, state: state,
-                           expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
+        let entitlement = Entitlement(app: app, environment: environment, user: user, product: product, source: source, subject: subject,
+                                      state: state, expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
+        return EntitlementRow(entitlement: entitlement, active: row.bool("active") ?? false)
     }
 
     private static let upsert = """
-        ON CONFLICT (app, user_id, product) DO UPDATE SET
+        ON CONFLICT (app, environment, user_id, product) DO UPDATE SET
             source = excluded.source, subject = excluded.subject, state = excluded.state,
             expires_at_ms = excluded.expires_at_ms, grace_expires_at_ms = excluded.grace_expires_at_ms,
-            updated_at_ms = excluded.updated_at_ms
+            active = excluded.active, active_until_ms = excluded.active_until_ms, updated_at_ms = excluded.updated_at_ms
         """
 
     /// Saves each entitlement (at most one per key): one statement on PostgreSQL.
-    static func save(_ entitlements: [Entitlement], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+    static func save(_ rows: [EntitlementRow], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         guard connection.dialect == .postgres else {
-            for e in entitlements {
+            for row in rows {
+                let e = row.entitlement
                 try connection.execute("""
-                    INSERT INTO entitlements (app, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, updated_at_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                    INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                              grace_expires_at_ms, active, active_until_ms, updated_at_ms)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
                     \(upsert)
-                    """, [.text(e.app), .text(e.user), .text(e.product), .text(e.source), .text(e.subject), .text(e.state.rawValue),
-                          .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs), .int(nowMs)])
+                    """, [.text(e.app), .text(e.environment), .text(e.user), .text(e.product), .text(e.source), .text(e.subject),
+                          .text(e.state.rawValue), .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs),
+                          .int(row.active ? 1 : 0), .optional(row.activeUntilMs), .int(nowMs)])
             }
             return
         }
-        guard !entitlements.isEmpty else { return }
+        guard !rows.isEmpty else { return }
+        let entitlements = rows.map(\.entitlement)
         try connection.execute("""
-            INSERT INTO entitlements (app, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, updated_at_ms)
-            SELECT *, $9::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                                            $7::bigint[], $8::bigint[])
+            INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                      grace_expires_at_ms, active, active_until_ms, updated_at_ms)
+            SELECT *, $12::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                             $8::bigint[], $9::bigint[], $10::int[], $11::bigint[])
             \(upsert)
             """, [
-                .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.user)),
+                .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.environment)), .textArray(entitlements.map(\.user)),
                 .textArray(entitlements.map(\.product)), .textArray(entitlements.map(\.source)),
                 .textArray(entitlements.map(\.subject)), .textArray(entitlements.map(\.state.rawValue)),
                 .intArray(entitlements.map(\.expiresAtMs)), .intArray(entitlements.map(\.gracePeriodExpiresAtMs)),
+                .intArray(rows.map { $0.active ? 1 : 0 }), .intArray(rows.map(\.activeUntilMs)),
                 .int(nowMs),
             ])
     }

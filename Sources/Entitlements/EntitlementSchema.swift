@@ -33,5 +33,76 @@ enum EntitlementSchema {
                 PRIMARY KEY (dlt_partition, dlt_offset));
             """
         },
+        // Issue 17: the environment joins the purchase's and the entitlement's identity, so a sandbox
+        // purchase can neither change a production one nor decide a production entitlement. Purchases
+        // already recorded theirs. An existing entitlement (and a change still in the outbox) takes the
+        // environment of the purchase that decided it: production unless that purchase was a sandbox one.
+        Migration(version: 2, name: "environment in purchase and entitlement keys") { dialect in
+            let deciderEnvironment = { (table: String) in
+                """
+                UPDATE \(table) SET environment = COALESCE((SELECT p.environment FROM purchases p
+                    WHERE p.source = \(table).source AND p.app = \(table).app AND p.subject = \(table).subject), 'production')
+                """
+            }
+            switch dialect {
+            case .postgres:
+                return """
+                ALTER TABLE purchases DROP CONSTRAINT purchases_pkey;
+                ALTER TABLE purchases ADD PRIMARY KEY (source, app, environment, subject);
+                DROP INDEX purchases_by_user;
+                CREATE INDEX purchases_by_user ON purchases (app, environment, user_id, product);
+                ALTER TABLE entitlements ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlements"));
+                ALTER TABLE entitlements DROP CONSTRAINT entitlements_pkey;
+                ALTER TABLE entitlements ADD PRIMARY KEY (app, environment, user_id, product);
+                ALTER TABLE entitlement_outbox ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlement_outbox"));
+                """
+            case .sqlite:
+                // SQLite cannot change a primary key: the two tables are rebuilt.
+                return """
+                CREATE TABLE purchases_v2 (
+                    source TEXT NOT NULL, app TEXT NOT NULL, subject TEXT NOT NULL,
+                    kind TEXT NOT NULL, state TEXT NOT NULL, user_id TEXT, product TEXT, environment TEXT NOT NULL,
+                    expires_at_ms BIGINT, grace_expires_at_ms BIGINT, auto_renew INTEGER, superseded_by TEXT,
+                    last_event_at_ms BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_event_type TEXT NOT NULL,
+                    updated_at_ms BIGINT NOT NULL,
+                    PRIMARY KEY (source, app, environment, subject));
+                INSERT INTO purchases_v2 SELECT * FROM purchases;
+                DROP TABLE purchases;
+                ALTER TABLE purchases_v2 RENAME TO purchases;
+                CREATE INDEX purchases_by_user ON purchases (app, environment, user_id, product);
+                CREATE TABLE entitlements_v2 (
+                    app TEXT NOT NULL, environment TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                    source TEXT NOT NULL, subject TEXT NOT NULL, state TEXT NOT NULL,
+                    expires_at_ms BIGINT, grace_expires_at_ms BIGINT, updated_at_ms BIGINT NOT NULL,
+                    PRIMARY KEY (app, environment, user_id, product));
+                INSERT INTO entitlements_v2 (app, environment, user_id, product, source, subject, state, expires_at_ms,
+                                             grace_expires_at_ms, updated_at_ms)
+                    SELECT app, 'production', user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms,
+                           updated_at_ms FROM entitlements;
+                DROP TABLE entitlements;
+                ALTER TABLE entitlements_v2 RENAME TO entitlements;
+                \(deciderEnvironment("entitlements"));
+                ALTER TABLE entitlement_outbox ADD COLUMN environment TEXT NOT NULL DEFAULT 'production';
+                \(deciderEnvironment("entitlement_outbox"));
+                """
+            }
+        },
+        // Issue 17 (item 6): whether each entitlement's last queued change was active, and until when it
+        // entitles when nothing else happens, so the expiry sweeper finds those whose time ran out without
+        // a notification. An existing active entitlement counts as published active: one whose end has
+        // already passed is published inactive once by the first sweep.
+        Migration(version: 3, name: "entitlement active flag for the expiry sweeper") { _ in
+            """
+            ALTER TABLE entitlements ADD COLUMN active INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE entitlements ADD COLUMN active_until_ms BIGINT;
+            UPDATE entitlements SET active = 1,
+                active_until_ms = CASE WHEN state = 'grace_period' THEN COALESCE(grace_expires_at_ms, expires_at_ms)
+                                       ELSE expires_at_ms END
+                WHERE state IN ('active', 'grace_period');
+            CREATE INDEX entitlements_active_until ON entitlements (active_until_ms);
+            """
+        },
     ]
 }

@@ -76,18 +76,59 @@ public final class EntitlementStore: Sendable {
         return plan.outcomes
     }
 
+    /// Queues `active: false` for up to `limit` entitlements whose expiry or grace period ended at or
+    /// before `nowMs` with no event since (the expiry sweeper); returns how many it queued. Each is
+    /// read again under its lock (the projection's), so a replica that swept it first, or an event
+    /// that renewed it meanwhile, leaves nothing to queue: each end is queued once across replicas.
+    public func queueExpiries(nowMs: Int64, limit: Int) async throws(StoreError) -> Int {
+        // Most sweeps find nothing: they look on the read lane first, so they do not take the writer.
+        let anyDue = try await database.read { connection throws(StoreError) in
+            try !EntitlementRows.due(nowMs: nowMs, limit: 1, on: connection).isEmpty
+        }
+        guard anyDue else { return 0 }
+        return try await database.transaction { connection throws(StoreError) in
+            let due = try EntitlementRows.due(nowMs: nowMs, limit: limit, on: connection).sorted()
+            guard !due.isEmpty else { return 0 }
+            try EntitlementRows.lock(due, on: connection)
+            let stored = try EntitlementRows.load(due, on: connection)
+            let candidates = try PurchaseRow.forEntitlements(due, on: connection)
+            // No event caused the change: it carries the id of the last event applied to the deciding purchase.
+            let lastEvent = Dictionary(candidates.map { ("\($0.key.source)/\($0.key.environment)/\($0.key.subject)", $0.lastEventId) },
+                                       uniquingKeysWith: { first, _ in first })
+            let steps = due.map { key in
+                let decider = stored[key].map { "\($0.entitlement.source)/\(key.environment)/\($0.entitlement.subject)" }
+                return BatchPlan.Step(eventId: decider.flatMap { lastEvent[$0] } ?? "expiry", writes: [], touched: [key])
+            }
+            var replay = EntitlementReplay(purchases: [:], candidates: candidates, entitlements: stored)
+            replay.run(steps, nowMs: nowMs)
+            try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
+            try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
+            return replay.outbox.count
+        }
+    }
+
+    /// The environments in which the store keeps a purchase with this source, app and subject.
+    public func environments(source: String, app: String, subject: String) async throws(StoreError) -> [String] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT environment FROM purchases WHERE source = $1 AND app = $2 AND subject = $3 ORDER BY environment",
+                                 [.text(source), .text(app), .text(subject)]).compactMap { $0.text("environment") }
+        }
+    }
+
     public func purchase(_ key: PurchaseKey) async throws(StoreError) -> Purchase? {
         try await database.read { connection throws(StoreError) in try PurchaseRow.load(key, on: connection, forUpdate: false) }
     }
 
-    /// The user's entitlements in an app (active or not, newest state of each product), or nil when the
-    /// store knows no purchase of this user in this app.
-    public func entitlements(app: String, user: String) async throws(StoreError) -> [Entitlement]? {
+    /// The user's entitlements in an app and environment (active or not, newest state of each product),
+    /// or nil when the store knows no purchase of this user in this app and environment. Production
+    /// unless asked: sandbox purchases never show there.
+    public func entitlements(app: String, user: String, environment: String = "production") async throws(StoreError) -> [Entitlement]? {
         try await database.read { connection throws(StoreError) in
-            let known = try connection.query("SELECT 1 AS known FROM purchases WHERE app = $1 AND user_id = $2 LIMIT 1",
-                                             [.text(app), .text(user)])
+            let known = try connection.query(
+                "SELECT 1 AS known FROM purchases WHERE app = $1 AND environment = $2 AND user_id = $3 LIMIT 1",
+                [.text(app), .text(environment), .text(user)])
             guard !known.isEmpty else { return nil }
-            return try EntitlementRows.forUser(app: app, user: user, on: connection)
+            return try EntitlementRows.forUser(app: app, environment: environment, user: user, on: connection)
         }
     }
 

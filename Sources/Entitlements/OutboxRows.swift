@@ -19,15 +19,18 @@ enum OutboxRows {
         let rows = entries.map(\.entitlement)
         // ORDER BY the position: the sequence is taken row by row as the rows come out.
         try connection.execute("""
-            INSERT INTO entitlement_outbox (app, user_id, product, source, subject, state, active, expires_at_ms,
+            INSERT INTO entitlement_outbox (app, environment, user_id, product, source, subject, state, active, expires_at_ms,
                                             grace_expires_at_ms, changed_at_ms, event_id)
-            SELECT app, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms, $11::bigint, event_id
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::bigint[],
-                        $9::bigint[], $10::text[]) WITH ORDINALITY
-                AS t(app, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms, event_id, ord)
+            SELECT app, environment, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms,
+                   $12::bigint, event_id
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[],
+                        $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
+                AS t(app, environment, user_id, product, source, subject, state, active, expires_at_ms, grace_expires_at_ms,
+                     event_id, ord)
             ORDER BY ord
             """, [
-                .textArray(rows.map(\.app)), .textArray(rows.map(\.user)), .textArray(rows.map(\.product)),
+                .textArray(rows.map(\.app)), .textArray(rows.map(\.environment)), .textArray(rows.map(\.user)),
+                .textArray(rows.map(\.product)),
                 .textArray(rows.map(\.source)), .textArray(rows.map(\.subject)),
                 .textArray(rows.map(\.state.rawValue)), .intArray(entries.map { $0.active ? 1 : 0 }),
                 .intArray(rows.map(\.expiresAtMs)), .intArray(rows.map(\.gracePeriodExpiresAtMs)),
@@ -38,21 +41,23 @@ enum OutboxRows {
     static func append(_ entry: OutboxEntry, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         let e = entry.entitlement
         try connection.execute("""
-            INSERT INTO entitlement_outbox (app, user_id, product, source, subject, state, active, expires_at_ms,
+            INSERT INTO entitlement_outbox (app, environment, user_id, product, source, subject, state, active, expires_at_ms,
                                             grace_expires_at_ms, changed_at_ms, event_id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            """, [.text(e.app), .text(e.user), .text(e.product), .text(e.source), .text(e.subject), .text(e.state.rawValue),
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, [.text(e.app), .text(e.environment), .text(e.user), .text(e.product), .text(e.source), .text(e.subject),
+                  .text(e.state.rawValue),
                   .int(entry.active ? 1 : 0), .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs), .int(nowMs),
                   .text(entry.eventId)])
     }
 
     static func oldest(limit: Int, on connection: any SQLConnection) throws(StoreError) -> [EntitlementChange] {
         try connection.query("SELECT * FROM entitlement_outbox ORDER BY sequence LIMIT $1", [.int(Int64(limit))]).compactMap { row in
-            guard let sequence = row.int("sequence"), let app = row.text("app"), let user = row.text("user_id"),
+            guard let sequence = row.int("sequence"), let app = row.text("app"), let environment = row.text("environment"),
+                  let user = row.text("user_id"),
                   let product = row.text("product"), let source = row.text("source"), let subject = row.text("subject"),
                   let state = row.text("state").flatMap(PurchaseState.init(rawValue:)), let active = row.bool("active"),
                   let changedAtMs = row.int("changed_at_ms"), let eventId = row.text("event_id") else { return nil }
-            let entitlement = Entitlement(app: app, user: user, product: product, source: source, subject: subject, state: state,
+            let entitlement = Entitlement(app: app, environment: environment, user: user, product: product, source: source, subject: subject, state: state,
                                           expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
             return EntitlementChange(sequence: sequence, entitlement: entitlement, active: active, changedAtMs: changedAtMs, eventId: eventId)
         }

@@ -7,22 +7,31 @@ public enum Projector {
     /// `snapshot` is the purchase's state as the sender's API reports it now (Google), which wins.
     public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
         guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
-        let key = PurchaseKey(source: sourceName(of: event), app: event.app, subject: event.subject)
+        // The sender's API knows better than the notification whether a purchase is a test (Google's
+        // testPurchase / purchaseType), so its environment wins.
+        let environment = snapshot?.environment?.rawValue ?? event.environment.rawValue
+        let key = PurchaseKey(source: sourceName(of: event), app: event.app, environment: environment, subject: event.subject)
         let occurredAtMs = Timestamp(rfc3339: event.occurredAt)?.millisecondsSince1970 ?? 0
         if let snapshot {
+            // The event's claimed time cannot be later than its arrival: a forged future time must not
+            // hold back later events.
+            let receivedAtMs = Timestamp(rfc3339: event.receivedAt)?.millisecondsSince1970 ?? occurredAtMs
+            let eventAtMs = min(occurredAtMs, receivedAtMs)
             return PurchaseChange(eventId: event.id, key: key, supersedes: snapshot.linkedPurchaseToken) { current in
-                var next = current ?? Purchase(key: key, kind: snapshot.kind, state: snapshot.state, environment: event.environment.rawValue,
-                                               lastEventAtMs: occurredAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
-                // The API answers with the state as of now, newer than any event, so it is applied whatever the order;
-                // a revocation or refund event is the one fact the API may not show yet.
-                next.state = forcedState(event.type) ?? snapshot.state
-                next.kind = snapshot.kind
+                var next = current ?? Purchase(key: key, kind: snapshot.kind ?? kind(of: event), state: snapshot.state,
+                                               lastEventAtMs: eventAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
+                // The API answers with the state as of now, newer than any event, so it is applied whatever the order.
+                // The event's own word (revoked, on hold, ...) is kept only where the API agrees the purchase does not
+                // entitle: an event alone is a claim anyone holding a push token can make.
+                let entitlesNow = snapshot.state == .active || snapshot.state == .gracePeriod
+                next.state = entitlesNow ? snapshot.state : forcedState(event.type) ?? snapshot.state
+                next.kind = snapshot.kind ?? next.kind
                 next.expiresAtMs = snapshot.expiresAtMs ?? next.expiresAtMs
                 next.gracePeriodExpiresAtMs = nil
                 next.autoRenew = snapshot.autoRenew ?? next.autoRenew
                 next.user = snapshot.user ?? event.user ?? next.user
                 next.product = snapshot.product ?? event.product ?? next.product
-                next.lastEventAtMs = max(next.lastEventAtMs, occurredAtMs)
+                next.lastEventAtMs = max(next.lastEventAtMs, eventAtMs)
                 next.lastEventId = event.id
                 next.lastEventType = event.type.rawValue
                 return next
@@ -31,8 +40,7 @@ public enum Projector {
         return PurchaseChange(eventId: event.id, key: key) { current in
             // Order safety: an event older than what is stored must not roll the state back.
             if let current, current.lastEventAtMs > occurredAtMs { return nil }
-            var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active,
-                                           environment: event.environment.rawValue, lastEventAtMs: occurredAtMs,
+            var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active, lastEventAtMs: occurredAtMs,
                                            lastEventId: event.id, lastEventType: event.type.rawValue)
             apply(event, to: &next)
             next.lastEventAtMs = occurredAtMs
@@ -74,6 +82,12 @@ public enum Projector {
         }
     }
 
+    /// Whether an event of this type ends or suspends a purchase (its type alone says so).
+    public static func ends(_ type: EventType) -> Bool {
+        guard let state = forcedState(type) else { return false }
+        return state != .pending
+    }
+
     /// States an event type decides on its own.
     private static func forcedState(_ type: EventType) -> PurchaseState? {
         switch type {
@@ -113,7 +127,8 @@ public enum Projector {
 
 /// A purchase's state as the sender's API reports it (Google Play Developer API).
 public struct PurchaseSnapshot: Sendable, Equatable {
-    public var kind: Purchase.Kind
+    /// Nil when the API does not say (a voided purchase): the stored kind holds.
+    public var kind: Purchase.Kind?
     public var state: PurchaseState
     public var user: String?
     public var product: String?
@@ -121,9 +136,12 @@ public struct PurchaseSnapshot: Sendable, Equatable {
     public var autoRenew: Bool?
     /// The purchase this one replaced (upgrade, downgrade, resubscribe).
     public var linkedPurchaseToken: String?
+    /// Whether the API calls it a test purchase; nil when it does not say (the event's environment then holds).
+    public var environment: NormalizedEvent.Environment?
 
-    public init(kind: Purchase.Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
-                expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil) {
+    public init(kind: Purchase.Kind?, state: PurchaseState, user: String? = nil, product: String? = nil,
+                expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil,
+                environment: NormalizedEvent.Environment? = nil) {
         self.kind = kind
         self.state = state
         self.user = user
@@ -131,5 +149,6 @@ public struct PurchaseSnapshot: Sendable, Equatable {
         self.expiresAtMs = expiresAtMs
         self.autoRenew = autoRenew
         self.linkedPurchaseToken = linkedPurchaseToken
+        self.environment = environment
     }
 }

@@ -1,18 +1,23 @@
 import Store
 
-/// Which purchase a row is: one per sender, app and subject (the Kafka key of its events).
+/// Which purchase a row is: one per sender, app, environment and subject (the Kafka key of its events).
+/// The environment is part of it so a sandbox event can never change a production purchase, even one
+/// with the same subject.
 public struct PurchaseKey: Sendable, Hashable, CustomStringConvertible {
     public var source: String
     public var app: String
+    /// `production` or `sandbox` (`NormalizedEvent.Environment`).
+    public var environment: String
     public var subject: String
 
-    public init(source: String, app: String, subject: String) {
+    public init(source: String, app: String, environment: String, subject: String) {
         self.source = source
         self.app = app
+        self.environment = environment
         self.subject = subject
     }
 
-    public var description: String { "\(source)/\(app)/\(subject)" }
+    public var description: String { "\(source)/\(app)/\(environment)/\(subject)" }
 }
 
 /// The lifecycle state of a purchase, in one vocabulary for every sender.
@@ -32,7 +37,8 @@ public struct Purchase: Sendable, Equatable {
     public var state: PurchaseState
     public var user: String?
     public var product: String?
-    public var environment: String
+    /// The key's environment.
+    public var environment: String { key.environment }
     public var expiresAtMs: Int64?
     public var gracePeriodExpiresAtMs: Int64?
     public var autoRenew: Bool?
@@ -44,7 +50,7 @@ public struct Purchase: Sendable, Equatable {
     public var lastEventType: String
 
     public init(key: PurchaseKey, kind: Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
-                environment: String, expiresAtMs: Int64? = nil, gracePeriodExpiresAtMs: Int64? = nil,
+                expiresAtMs: Int64? = nil, gracePeriodExpiresAtMs: Int64? = nil,
                 autoRenew: Bool? = nil, supersededBy: String? = nil, lastEventAtMs: Int64, lastEventId: String,
                 lastEventType: String) {
         self.key = key
@@ -52,7 +58,6 @@ public struct Purchase: Sendable, Equatable {
         self.state = state
         self.user = user
         self.product = product
-        self.environment = environment
         self.expiresAtMs = expiresAtMs
         self.gracePeriodExpiresAtMs = gracePeriodExpiresAtMs
         self.autoRenew = autoRenew

@@ -15,8 +15,8 @@ enum PurchaseRow {
               let lastEventId = row.text("last_event_id"), let lastEventType = row.text("last_event_type")
         else { return nil }
         return Purchase(
-            key: PurchaseKey(source: source, app: app, subject: subject), kind: kind, state: state,
-            user: row.text("user_id"), product: row.text("product"), environment: environment,
+            key: PurchaseKey(source: source, app: app, environment: environment, subject: subject), kind: kind, state: state,
+            user: row.text("user_id"), product: row.text("product"),
             expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"),
             autoRenew: row.bool("auto_renew"), supersededBy: row.text("superseded_by"),
             lastEventAtMs: lastEventAtMs, lastEventId: lastEventId, lastEventType: lastEventType)
@@ -25,8 +25,8 @@ enum PurchaseRow {
     static func load(_ key: PurchaseKey, on connection: any SQLConnection, forUpdate: Bool) throws(StoreError) -> Purchase? {
         let lock = forUpdate && connection.dialect == .postgres ? " FOR UPDATE" : ""
         let rows = try connection.query(
-            "SELECT \(columns) FROM purchases WHERE source = $1 AND app = $2 AND subject = $3\(lock)",
-            [.text(key.source), .text(key.app), .text(key.subject)])
+            "SELECT \(columns) FROM purchases WHERE source = $1 AND app = $2 AND environment = $3 AND subject = $4\(lock)",
+            [.text(key.source), .text(key.app), .text(key.environment), .text(key.subject)])
         guard let row = rows.first else { return nil }
         guard let purchase = decode(row) else {
             throw StoreError(.invalid, "purchase \(key) has a row this version cannot read")
@@ -48,12 +48,13 @@ enum PurchaseRow {
         let lock = forUpdate ? " FOR UPDATE" : ""
         let rows = try connection.query("""
             SELECT \(columns) FROM purchases
-            WHERE (source, app, subject) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
-            ORDER BY source, app, subject\(lock)
-            """, [.textArray(keys.map(\.source)), .textArray(keys.map(\.app)), .textArray(keys.map(\.subject))])
+            WHERE (source, app, environment, subject) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
+            ORDER BY source, app, environment, subject\(lock)
+            """, [.textArray(keys.map(\.source)), .textArray(keys.map(\.app)), .textArray(keys.map(\.environment)),
+                  .textArray(keys.map(\.subject))])
         for row in rows {
             guard let purchase = decode(row) else {
-                let key = "\(row.text("source") ?? "?")/\(row.text("app") ?? "?")/\(row.text("subject") ?? "?")"
+                let key = "\(row.text("source") ?? "?")/\(row.text("app") ?? "?")/\(row.text("environment") ?? "?")/\(row.text("subject") ?? "?")"
                 throw StoreError(.invalid, "purchase \(key) has a row this version cannot read")
             }
             found[purchase.key] = purchase
@@ -100,20 +101,20 @@ enum PurchaseRow {
     }
 
     private static let upsert = """
-        ON CONFLICT (source, app, subject) DO UPDATE SET
+        ON CONFLICT (source, app, environment, subject) DO UPDATE SET
             kind = excluded.kind, state = excluded.state, user_id = excluded.user_id, product = excluded.product,
-            environment = excluded.environment, expires_at_ms = excluded.expires_at_ms,
+            expires_at_ms = excluded.expires_at_ms,
             grace_expires_at_ms = excluded.grace_expires_at_ms, auto_renew = excluded.auto_renew,
             superseded_by = excluded.superseded_by, last_event_at_ms = excluded.last_event_at_ms,
             last_event_id = excluded.last_event_id, last_event_type = excluded.last_event_type,
             updated_at_ms = excluded.updated_at_ms
         """
 
-    /// Every purchase of one user's product in an app: the candidates for its entitlement.
+    /// Every purchase of one user's product in an app and environment: the candidates for its entitlement.
     static func forEntitlement(_ key: EntitlementKey, on connection: any SQLConnection) throws(StoreError) -> [Purchase] {
         try connection.query(
-            "SELECT \(columns) FROM purchases WHERE app = $1 AND user_id = $2 AND product = $3",
-            [.text(key.app), .text(key.user), .text(key.product)]).compactMap(decode)
+            "SELECT \(columns) FROM purchases WHERE app = $1 AND environment = $2 AND user_id = $3 AND product = $4",
+            [.text(key.app), .text(key.environment), .text(key.user), .text(key.product)]).compactMap(decode)
     }
 
     /// The candidates of all these entitlements: one statement on PostgreSQL.
@@ -126,7 +127,7 @@ enum PurchaseRow {
         guard !keys.isEmpty else { return [] }
         return try connection.query("""
             SELECT \(columns) FROM purchases
-            WHERE (app, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+            WHERE (app, environment, user_id, product) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
             """, EntitlementKey.arrays(keys)).compactMap(decode)
     }
 }

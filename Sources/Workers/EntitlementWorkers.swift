@@ -63,17 +63,19 @@ public struct EntitlementWorkers: Service {
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, apiTokens: config.api.tokens, listener: listener,
-                                      metrics: metrics, logger: logger)
+                                      expiryPublishDelayMs: config.workers.expiryPublishDelayMs, metrics: metrics, logger: logger)
     }
 
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
-    /// caller owns it, as the tests that run two instances on one store do).
+    /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
+    /// expiry sweeper compares ends with (tests move it by hand).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
-                apiTokens: [APIToken] = [], listener: APIListener = .elsewhere,
+                apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
+                clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
-        let api = EntitlementAPI(store: store, tokens: apiTokens, logger: logger)
+        let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
         let processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
@@ -91,6 +93,8 @@ public struct EntitlementWorkers: Service {
             }
         }
         steps += [
+            // Before the relay, so the relay's last pass publishes what the last sweep queued.
+            .stop("expiry sweeper", ExpirySweeper(store: store, delayMs: expiryPublishDelayMs, metrics: metrics, logger: logger, now: clock)),
             .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, metrics: metrics, logger: logger)),
             // Each consumer finishes and commits the batch in hand, then leaves the group.
             .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,

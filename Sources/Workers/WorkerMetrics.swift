@@ -22,6 +22,16 @@ public struct WorkerMetrics: Sendable {
                 factory: factory).increment()
     }
 
+    /// An event whose claim the sender's API does not confirm (a forged or stale notification), by type.
+    func unconfirmed(type: String) {
+        Counter(label: "tollgate_worker_unconfirmed_events_total", dimensions: [("type", type)], factory: factory).increment()
+    }
+
+    /// A call of the entitlement API refused, by reason code.
+    func apiRejected(reason: String) {
+        Counter(label: "tollgate_api_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
     func retried(topic: String) {
         Counter(label: "tollgate_worker_retries_total", dimensions: [("topic", topic)], factory: factory).increment()
     }
@@ -49,10 +59,17 @@ public struct WorkerMetrics: Sendable {
         Gauge(label: "tollgate_outbox_pending", factory: factory).record(count)
     }
 
+    /// Entitlements whose expiry or grace period ended with no notification, queued as `active: false`.
+    func expiriesQueued(_ count: Int) {
+        Counter(label: "tollgate_worker_expiries_total", factory: factory).increment(by: count)
+    }
+
     /// Every family the workers emit, the Play Developer API client's included (held to what they emit by WorkersTests).
     public static let families: [MetricFamily] = [
         MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
         MetricFamily("tollgate_worker_failures_total", .counter, labels: ["type", "route", "failure"], help: "Events that failed, by type, where they went (retry, dead_letter) and why."),
+        MetricFamily("tollgate_worker_unconfirmed_events_total", .counter, labels: ["type"], help: "Events whose claim the sender's API does not confirm (forged or stale), by type: they change nothing the API does not report."),
+        MetricFamily("tollgate_api_rejections_total", .counter, labels: ["reason"], help: "Entitlement API calls refused, by reason code."),
         MetricFamily("tollgate_worker_retries_total", .counter, labels: ["topic"], help: "Events sent to a retry topic, by topic."),
         MetricFamily("tollgate_worker_dead_letters_total", .counter, help: "Events parked in the dead-letter topic."),
         MetricFamily("tollgate_worker_batch_size", .histogram, help: "Events per projection batch."),
@@ -60,6 +77,7 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_consumer_lag", .gauge, labels: ["topic", "partition"], help: "Records not yet consumed, by topic and partition."),
         MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
         MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
+        MetricFamily("tollgate_worker_expiries_total", .counter, help: "Entitlements whose expiry or grace period ended without a notification, queued as inactive."),
         MetricFamily("tollgate_app_store_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "App Store Server API requests, answered or not, by endpoint."),
         MetricFamily("tollgate_app_store_api_errors_total", .counter, labels: ["call", "kind"],

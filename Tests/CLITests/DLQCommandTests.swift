@@ -125,7 +125,7 @@ extension DevEndToEndTests {
             #expect(once.first?.value == EventCoding.encode(letter.event))
             #expect(once.first?.headerString(SpringHeaders.replayCount) == "1")
             #expect(once.first?.headers.contains { SpringHeaders.all.contains($0.name) } == false, "no dead-letter headers go back")
-            let granted = try await dev.entitlements(user: user, app: DeadLetterFixture.app, until: "the projection applies the replayed event") {
+            let granted = try await dev.entitlements(user: user, app: DeadLetterFixture.app, environment: "production", until: "the projection applies the replayed event") {
                 !$0.entitlements.isEmpty
             }
             #expect(granted.entitlements == [EntitlementsBody.Item(product: DeadLetterFixture.product, source: "iaptic", subject: letter.event.subject,
@@ -153,7 +153,7 @@ extension DevEndToEndTests {
             }
             // A duplicate of its ce_id: the entitlement, the outbox and tollgate.entitlements stay as they were.
             #expect(try await dev.metric("tollgate_worker_events_total", duplicates) == duplicatesBefore + 1)
-            let after = try await dev.entitlements(user: user, app: DeadLetterFixture.app)
+            let after = try await dev.entitlements(user: user, app: DeadLetterFixture.app, environment: "production")
             #expect(try JSONDecoder().decode(EntitlementsBody.self, from: after.data) == granted)
             #expect(try await dev.withStore { try await $0.pendingChanges(limit: 100) }.isEmpty)
             #expect(try await dev.records("tollgate.entitlements").filter { $0.keyString == letter.topicKey }.count == 1)

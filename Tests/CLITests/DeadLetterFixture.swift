@@ -33,7 +33,7 @@ struct DeadLetterFixture: Sendable {
     }
 
     var expiresAt: String? { event.transaction?.expiresAt }
-    var topicKey: String { "\(Self.app)/\(event.user ?? "")/\(Self.product)" }
+    var topicKey: String { "\(Self.app)/production/\(event.user ?? "")/\(Self.product)" }
 
     /// The dead letter, as `FailureRouter.route` writes it after the last retry tier.
     func message(topics: TopicNames = TopicNames(sources: SenderCatalog.standard.names)) -> KafkaMessage {

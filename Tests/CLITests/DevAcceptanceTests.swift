@@ -11,7 +11,7 @@ extension DevEndToEndTests {
         func subscribedThenExpired() async throws {
             let dev = try DevEndToEndTests.dev()
             let purchase = ApplePurchase()
-            let key = "\(DevProcess.bundleId)/\(purchase.user)/\(purchase.product)"
+            let key = "\(DevProcess.bundleId)/sandbox/\(purchase.user)/\(purchase.product)"
 
             let subscribed = try purchase.subscribed(chain: dev.chain)
             let subscribedResponse = try await dev.post(subscribed)
@@ -19,6 +19,7 @@ extension DevEndToEndTests {
             let granted = try await dev.entitlements(user: purchase.user, until: "the API lists the subscription") { !$0.entitlements.isEmpty }
             #expect(granted.user == purchase.user)
             #expect(granted.app == DevProcess.bundleId)
+            #expect(granted.environment == "sandbox")
             #expect(granted.entitlements == [EntitlementsBody.Item(
                 product: purchase.product, source: "apple", subject: purchase.originalTransactionId, state: "active",
                 expiresAt: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, gracePeriodExpiresAt: nil)])
@@ -51,7 +52,7 @@ extension DevEndToEndTests {
             #expect(changes.map(\.state) == ["active", "expired"])
             #expect(changes.map(\.expiresAt) == Array(repeating: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, count: 2))
             #expect(changes.map(\.eventId) == [subscribed.eventId, expired.eventId])
-            #expect(changes.allSatisfy { $0.app == DevProcess.bundleId && $0.user == purchase.user && $0.product == purchase.product
+            #expect(changes.allSatisfy { $0.app == DevProcess.bundleId && $0.environment == "sandbox" && $0.user == purchase.user && $0.product == purchase.product
                 && $0.source == "apple" && $0.subject == purchase.originalTransactionId })
             #expect(changes[0].sequence < changes[1].sequence)
         }

@@ -14,18 +14,21 @@ extension DevProcess {
         return response
     }
 
-    /// `GET /v1/users/<user>/entitlements?app=<app>` with the configured token (or `token`, or none).
-    func entitlements(user: String, app: String = DevProcess.bundleId, token: String? = DevProcess.apiToken) async throws -> HTTP.Response {
+    /// `GET /v1/users/<user>/entitlements?app=<app>&environment=<environment>` with the configured token
+    /// (or `token`, or none). Sandbox by default: the dev configuration's Apple app takes Sandbox only.
+    func entitlements(user: String, app: String = DevProcess.bundleId, environment: String = "sandbox",
+                      token: String? = DevProcess.apiToken) async throws -> HTTP.Response {
         let user = user.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? user
         let headers = token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
-        return try await HTTP.request("GET", baseURL + "/v1/users/\(user)/entitlements?app=\(app)", headers: headers)
+        return try await HTTP.request("GET", baseURL + "/v1/users/\(user)/entitlements?app=\(app)&environment=\(environment)",
+                                      headers: headers)
     }
 
     /// The API's 200 answer once `accept` takes it.
-    func entitlements(user: String, app: String = DevProcess.bundleId, until what: String,
+    func entitlements(user: String, app: String = DevProcess.bundleId, environment: String = "sandbox", until what: String,
                       _ accept: @escaping @Sendable (EntitlementsBody) -> Bool) async throws -> EntitlementsBody {
         try await eventually(what) { () -> EntitlementsBody? in
-            let response = try await entitlements(user: user, app: app)
+            let response = try await entitlements(user: user, app: app, environment: environment)
             guard response.status == 200 else { return nil }
             let body = try JSONDecoder().decode(EntitlementsBody.self, from: response.data)
             return accept(body) ? body : nil
@@ -71,12 +74,13 @@ struct EntitlementsBody: Decodable, Equatable, Sendable {
     }
     var user: String
     var app: String
+    var environment: String
     var entitlements: [Item]
 }
 
 /// A `tollgate.entitlements` record's value.
 struct EntitlementChangeValue: Decodable, Equatable, Sendable {
-    var app, user, product, source, subject, state: String
+    var app, environment, user, product, source, subject, state: String
     var active: Bool
     var expiresAt: String?
     var changedAt: String

@@ -27,7 +27,7 @@ struct BatchedApplyTests {
     /// A change that makes the purchase an active subscription of `user` to `product`, whatever it was.
     static func started(_ id: String, _ key: PurchaseKey, user: String?, product: String, at occurredMs: Int64 = now - day) -> PurchaseChange {
         PurchaseChange(eventId: id, key: key) { current in
-            var next = current ?? Purchase(key: key, kind: .subscription, state: .active, environment: "sandbox", lastEventAtMs: occurredMs,
+            var next = current ?? Purchase(key: key, kind: .subscription, state: .active, lastEventAtMs: occurredMs,
                                            lastEventId: id, lastEventType: "subscription.started")
             next.state = .active
             next.user = user ?? next.user
@@ -74,7 +74,7 @@ struct BatchedApplyTests {
     }
 
     static let user1 = [(app: "com.example", user: "u-1")]
-    static func apple(_ subject: String) -> PurchaseKey { PurchaseKey(source: "apple", app: "com.example", subject: subject) }
+    static func apple(_ subject: String) -> PurchaseKey { PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: subject) }
 
     @Test("start, renewal and expiry of one subscription in one batch: three outbox rows, as one by one", arguments: Backend.allCases)
     func lifecycle(backend: Backend) async throws {
@@ -86,9 +86,9 @@ struct BatchedApplyTests {
         ], users: Self.user1, keys: [Self.apple("otx-1")])
         #expect(result.outcomes == [.applied, .applied, .applied])
         #expect(result.changes == [
-            "e1 com.example/u-1/pro.monthly otx-1 active active=false",
-            "e2 com.example/u-1/pro.monthly otx-1 active active=true",
-            "e3 com.example/u-1/pro.monthly otx-1 expired active=false",
+            "e1 com.example/production/u-1/pro.monthly otx-1 active active=false",
+            "e2 com.example/production/u-1/pro.monthly otx-1 active active=true",
+            "e3 com.example/production/u-1/pro.monthly otx-1 expired active=false",
         ])
         #expect(result.purchases[Self.apple("otx-1")]?.state == .expired)
     }
@@ -99,8 +99,8 @@ struct BatchedApplyTests {
             try Self.change(ProjectionTests.event("s", .subscriptionStarted, at: Self.now - Self.day, expiresMs: Self.now + 29 * Self.day)),
             try Self.change(ProjectionTests.event("x", .subscriptionExpired, at: Self.now - 1_000)),
         ], users: Self.user1, keys: [Self.apple("otx-1")])
-        #expect(result.changes == ["s com.example/u-1/pro.monthly otx-1 active active=true",
-                                   "x com.example/u-1/pro.monthly otx-1 expired active=false"])
+        #expect(result.changes == ["s com.example/production/u-1/pro.monthly otx-1 active active=true",
+                                   "x com.example/production/u-1/pro.monthly otx-1 expired active=false"])
         #expect(result.entitlements["com.example/u-1"]?.map(\.state) == [.expired])
     }
 
@@ -128,7 +128,7 @@ struct BatchedApplyTests {
         let basic = PurchaseSnapshot(kind: .subscription, state: .active, user: "u-1", product: "basic", expiresAtMs: Self.now + 20 * Self.day)
         let premium = PurchaseSnapshot(kind: .subscription, state: .active, user: nil, product: "premium",
                                        expiresAtMs: Self.now + 30 * Self.day, linkedPurchaseToken: "token-basic")
-        let key = { (subject: String) in PurchaseKey(source: "google", app: "com.example", subject: subject) }
+        let key = { (subject: String) in PurchaseKey(source: "google", app: "com.example", environment: "production", subject: subject) }
         let result = try await Self.batchedAndOneByOne(backend, [
             try google("g1", .subscriptionStarted, "token-basic", at: Self.now - 10 * Self.day, basic),
             try google("g2", .subscriptionRenewed, "token-basic", at: Self.now - 5 * Self.day, basic),
@@ -140,7 +140,7 @@ struct BatchedApplyTests {
         #expect(result.outcomes == [.applied, .applied, .applied, .applied, .applied])
         #expect(result.purchases[key("token-premium")]?.user == "u-1")
         #expect(result.entitlements["com.example/u-1"]?.filter { $0.isActive(atMs: Self.now) }.map(\.product) == ["premium"])
-        #expect(result.changes.contains("g3 com.example/u-1/basic token-basic superseded active=false"))
+        #expect(result.changes.contains("g3 com.example/production/u-1/basic token-basic superseded active=false"))
     }
 
     @Test("two entitlements of one user, and a purchase moving between them, in one batch", arguments: Backend.allCases)
@@ -155,7 +155,7 @@ struct BatchedApplyTests {
         ], users: Self.user1, keys: ["otx-a", "otx-b", "otx-c"].map(Self.apple))
         #expect(result.entitlements["com.example/u-1"]?.map(\.product) == ["gold", "silver"])
         #expect(result.entitlements["com.example/u-1"]?.map(\.state) == [.active, .superseded])
-        #expect(result.changes.contains { $0.hasPrefix("t4 com.example/u-1/silver ") && $0.hasSuffix("superseded active=false") })
+        #expect(result.changes.contains { $0.hasPrefix("t4 com.example/production/u-1/silver ") && $0.hasSuffix("superseded active=false") })
     }
 
     @Test("keys and ids with quotes, backslashes, commas, braces, spaces, non-ASCII, empty or no user", arguments: Backend.allCases)
@@ -165,12 +165,12 @@ struct BatchedApplyTests {
         var users: [(app: String, user: String)] = []
         var keys: [PurchaseKey] = []
         for (index, text) in awkward.enumerated() {
-            let key = PurchaseKey(source: "apple", app: "app\(text)", subject: "sub\(text)")
+            let key = PurchaseKey(source: "apple", app: "app\(text)", environment: "production", subject: "sub\(text)")
             changes.append(Self.started("id\(text)", key, user: text, product: "prod\(text)"))
             users.append((app: key.app, user: text))
             keys.append(key)
             // The same text as a subject of its own with no user: stored, entitles nobody.
-            let anonymous = PurchaseKey(source: "apple", app: "app\(text)", subject: text + "-\(index)")
+            let anonymous = PurchaseKey(source: "apple", app: "app\(text)", environment: "production", subject: text + "-\(index)")
             changes.append(Self.started("anon\(text)", anonymous, user: nil, product: text))
             keys.append(anonymous)
         }

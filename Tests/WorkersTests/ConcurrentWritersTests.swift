@@ -41,7 +41,7 @@ struct ConcurrentWritersTests {
         try await TestDatabases.withURL(.postgres) { url in
             try await withStore(url: url) { store in
                 try await withStore(url: url) { other in
-                    let blocker = BlockingChange(eventId: "block", key: PurchaseKey(source: "apple", app: "com.example", subject: "otx-block"))
+                    let blocker = BlockingChange(eventId: "block", key: PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-block"))
                     // `other` queues u-1's change first (the lower sequence) and has not committed it yet.
                     try await Self.whileOpen(other, [try Self.started("late", subject: "otx-1", user: "u-1")], blocker: blocker) { held in
                         #expect(try await store.apply([try Self.started("early", subject: "otx-2", user: "u-2")], nowMs: Self.now) == [.applied])
@@ -87,7 +87,7 @@ struct ConcurrentWritersTests {
 
                     let renewal = try Self.change(ProjectionTests.event("renew-1", .subscriptionRenewed, at: Self.now - 1_000,
                                                                         expiresMs: Self.now + 60 * Self.day, subject: "otx-1"))
-                    let blocker = BlockingChange(eventId: "block", key: PurchaseKey(source: "apple", app: "com.example", subject: "otx-block"))
+                    let blocker = BlockingChange(eventId: "block", key: PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-block"))
                     // `other` renews otx-1 (the entitlement now follows it) and has not committed; meanwhile otx-2 expires.
                     try await Self.whileOpen(other, [renewal], blocker: blocker) { held in
                         let expiry = try Self.change(ProjectionTests.event("expire-2", .subscriptionExpired, at: Self.now - 500, subject: "otx-2"))

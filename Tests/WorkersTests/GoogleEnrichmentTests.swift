@@ -22,7 +22,27 @@ struct GoogleEnrichmentTests {
         #expect(snapshot == PurchaseSnapshot(
             kind: .subscription, state: .active, user: "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", product: "premium_monthly",
             expiresAtMs: Timestamp(rfc3339: "2022-05-22T18:39:58.270Z")?.millisecondsSince1970, autoRenew: true,
-            linkedPurchaseToken: "kmgpcmjdnlfcbihnhcebkahb.AO-J1OzPreviousPurchaseToken"))
+            linkedPurchaseToken: "kmgpcmjdnlfcbihnhcebkahb.AO-J1OzPreviousPurchaseToken", environment: .production))
+    }
+
+    @Test("a license tester's purchase is a sandbox one: testPurchase in subscriptionsv2, purchaseType 0 in products")
+    func testPurchases() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let enricher = GooglePlayEnricher(client: h.client)
+        h.fake.store(PlayFixtures.canceledPrepaidSubscription, at: PlayHarness.subscriptionPath("tester"))
+        let subscription = try await enricher.snapshot(for: Self.event(.subscriptionAutoRenewDisabled, token: "tester"))
+        #expect(subscription?.environment == .sandbox)
+        h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("coins_100", "tester-p"))
+        let product = try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "tester-p", product: "coins_100"))
+        #expect(product?.environment == .sandbox)
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", "paid-p"))
+        #expect(try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "paid-p", product: "coins_100"))?.environment == .production)
+
+        // The purchase is kept under the sandbox key, whatever environment the notification claimed.
+        let event = Self.event(.purchaseCompleted, token: "tester-p", product: "coins_100")
+        #expect(event.environment == .production)
+        #expect(Projector.change(for: event, snapshot: product)?.key.environment == "sandbox")
     }
 
     @Test("410 means ended long ago: expired, not an error; a one-time purchase reads products.get")

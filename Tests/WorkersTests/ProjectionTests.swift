@@ -13,9 +13,9 @@ struct ProjectionTests {
 
     static func event(_ id: String, _ type: EventType, at occurredMs: Int64, expiresMs: Int64? = nil, subject: String = "otx-1",
                       user: String? = "u-1", product: String? = "pro.monthly", source: String = "/apple/com.example",
-                      grace: Int64? = nil) -> NormalizedEvent {
+                      grace: Int64? = nil, environment: NormalizedEvent.Environment = .production) -> NormalizedEvent {
         NormalizedEvent(
-            id: id, type: type, source: source, environment: .sandbox, app: "com.example", subject: subject,
+            id: id, type: type, source: source, environment: environment, app: "com.example", subject: subject,
             occurredAt: Timestamp(millisecondsSince1970: occurredMs).rfc3339, receivedAt: Timestamp(millisecondsSince1970: occurredMs).rfc3339,
             user: user, product: product,
             transaction: NormalizedEvent.Transaction(expiresAt: expiresMs.map { Timestamp(millisecondsSince1970: $0).rfc3339 }),
@@ -45,13 +45,13 @@ struct ProjectionTests {
             #expect(try await store.entitlements(app: "com.example", user: "u-1")?.first?.expiresAtMs == renewal + 30 * Self.day)
             #expect(try await Self.apply(store, Self.event("e3", .subscriptionExpired, at: Self.now - 1_000)) == [.applied])
             #expect(try await Self.active(store).isEmpty)
-            #expect(try await store.purchase(PurchaseKey(source: "apple", app: "com.example", subject: "otx-1"))?.state == .expired)
+            #expect(try await store.purchase(PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-1"))?.state == .expired)
 
             let changes = try await store.pendingChanges(limit: 10)
             #expect(changes.map(\.entitlement.state) == [.active, .active, .expired])
             #expect(changes.map(\.active) == [false, true, false])
             #expect(changes.map(\.eventId) == ["e1", "e2", "e3"])
-            #expect(changes.allSatisfy { $0.entitlement.topicKey == "com.example/u-1/pro.monthly" })
+            #expect(changes.allSatisfy { $0.entitlement.topicKey == "com.example/production/u-1/pro.monthly" })
             #expect(changes.map(\.sequence) == changes.map(\.sequence).sorted())
         }
     }
@@ -87,7 +87,7 @@ struct ProjectionTests {
             _ = try await Self.apply(store, Self.event("g2", .subscriptionBillingIssue, at: Self.now - Self.day, grace: Self.now + 5 * Self.day))
             #expect(try await Self.active(store) == ["pro.monthly"])
             _ = try await Self.apply(store, Self.event("g3", .subscriptionBillingIssue, at: Self.now - 1_000, subject: "otx-2"))
-            #expect(try await store.purchase(PurchaseKey(source: "apple", app: "com.example", subject: "otx-2"))?.state == .billingRetry)
+            #expect(try await store.purchase(PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-2"))?.state == .billingRetry)
         }
     }
 
@@ -116,10 +116,10 @@ struct ProjectionTests {
                                             expiresAtMs: Self.now + 30 * Self.day, linkedPurchaseToken: "token-basic")
             #expect(try await store.apply([try #require(Projector.change(for: new, snapshot: newState))], nowMs: Self.now) == [.applied])
             #expect(try await Self.active(store) == ["premium"])
-            let replaced = try await store.purchase(PurchaseKey(source: "google", app: "com.example", subject: "token-basic"))
+            let replaced = try await store.purchase(PurchaseKey(source: "google", app: "com.example", environment: "production", subject: "token-basic"))
             #expect(replaced?.state == .superseded)
             #expect(replaced?.supersededBy == "token-premium")
-            #expect(try await store.purchase(PurchaseKey(source: "google", app: "com.example", subject: "token-premium"))?.user == "u-1")
+            #expect(try await store.purchase(PurchaseKey(source: "google", app: "com.example", environment: "production", subject: "token-premium"))?.user == "u-1")
             let last = try await store.pendingChanges(limit: 10).suffix(2)
             #expect(Set(last.map(\.entitlement.product)) == ["basic", "premium"])
         }

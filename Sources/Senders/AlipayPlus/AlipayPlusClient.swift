@@ -1,4 +1,5 @@
 import Config
+import Events
 import Foundation
 import Toolkit
 
@@ -15,9 +16,12 @@ struct AlipayPlusClient: Sendable {
     let platformKeys: [PlatformKey]
     let merchantKey: PrivateKey?
     let merchantKeyVersion: Int?
+    let environment: NormalizedEvent.Environment
 
-    init(clientId: String, platformKeys: [PlatformKey], merchantKey: PrivateKey? = nil, merchantKeyVersion: Int? = nil) {
+    init(clientId: String, platformKeys: [PlatformKey], merchantKey: PrivateKey? = nil, merchantKeyVersion: Int? = nil,
+         environment: NormalizedEvent.Environment = .production) {
         self.clientId = clientId
+        self.environment = environment
         self.platformKeys = platformKeys
         self.merchantKey = merchantKey
         self.merchantKeyVersion = merchantKeyVersion
@@ -55,7 +59,7 @@ struct AlipayPlusClient: Sendable {
             merchantKey = key
         }
         self.init(clientId: settings.clientId, platformKeys: keys, merchantKey: merchantKey,
-                  merchantKeyVersion: settings.merchantKeyVersion)
+                  merchantKeyVersion: settings.merchantKeyVersion, environment: settings.environment)
     }
 
     /// The keys a request's `keyVersion` selects: those bound to it plus the unbound ones.

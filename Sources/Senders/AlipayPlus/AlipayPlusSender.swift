@@ -33,7 +33,8 @@ public enum AlipayPlusSender: SenderDefinition {
                 throw ConfigError(key: c.name("merchantKeyVersion"), message: "is only meaningful with merchantPrivateKey")
             }
             return AlipayPlusSettings.Client(clientId: clientId, platformPublicKeys: keys,
-                                             merchantPrivateKey: merchantPrivateKey, merchantKeyVersion: merchantKeyVersion)
+                                             merchantPrivateKey: merchantPrivateKey, merchantKeyVersion: merchantKeyVersion,
+                                             environment: try c.environment())
         }
         var seen = Set<String>()
         for client in alipay.clients where !seen.insert(client.clientId).inserted {
@@ -82,12 +83,15 @@ public struct AlipayPlusSettings: Sendable {
         public var merchantPrivateKey: String?
         /// The `keyVersion` written in the response `Signature`; omitted when nil.
         public var merchantKeyVersion: Int?
+        /// `sandbox`: the client's events are sandbox ones (as are those of a `SANDBOX_` client id).
+        public var environment: NormalizedEvent.Environment
         public init(clientId: String, platformPublicKeys: [PlatformKey], merchantPrivateKey: String? = nil,
-                    merchantKeyVersion: Int? = nil) {
+                    merchantKeyVersion: Int? = nil, environment: NormalizedEvent.Environment = .production) {
             self.clientId = clientId
             self.platformPublicKeys = platformPublicKeys
             self.merchantPrivateKey = merchantPrivateKey
             self.merchantKeyVersion = merchantKeyVersion
+            self.environment = environment
         }
     }
     public var clients: [Client] = []

@@ -50,7 +50,8 @@ public struct AlipayPlusSource: WebhookSource {
         guard let body = JSONValue.parse(request.body)?.object else {
             throw Rejection(.malformedJSON, "the body is not a JSON object")
         }
-        let event = try AlipayPlusNormalizer(clientId: clientId, body: body, receivedAt: request.receivedAt).event()
+        var event = try AlipayPlusNormalizer(clientId: clientId, body: body, receivedAt: request.receivedAt).event()
+        if client.environment == .sandbox { event.environment = .sandbox }
         return AcceptedDelivery(events: [event], rawKey: event.subject,
                                 response: response(client: client, path: request.path, time: request.receivedAt))
     }

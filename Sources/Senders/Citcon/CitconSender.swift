@@ -23,7 +23,8 @@ public enum CitconSender: SenderDefinition {
             guard name.unicodeScalars.allSatisfy(accountNameCharacters.contains), name != ".", name != ".." else {
                 throw ConfigError(key: a.name("name"), message: "use ASCII letters, digits, '.', '_' or '-' (it is a URL path segment), got \"\(name)\"")
             }
-            let account = CitconSettings.Account(name: name, secrets: try a.strings("secrets"), tokens: try a.strings("tokens"))
+            let account = CitconSettings.Account(name: name, secrets: try a.strings("secrets"), tokens: try a.strings("tokens"),
+                                                 environment: try a.environment())
             if account.secrets.isEmpty, account.tokens.isEmpty {
                 throw ConfigError(key: a.name("secrets"), message: "account \(name) needs at least one UPI secret or one CHOP token")
             }
@@ -55,10 +56,13 @@ public struct CitconSettings: Sendable {
         public var secrets: [String]
         /// Legacy CHOP API tokens (MD5 signatures); several for rotation.
         public var tokens: [String]
-        public init(name: String, secrets: [String] = [], tokens: [String] = []) {
+        /// Citcon's IPNs do not say whether they come from its sandbox: the account does.
+        public var environment: NormalizedEvent.Environment
+        public init(name: String, secrets: [String] = [], tokens: [String] = [], environment: NormalizedEvent.Environment = .production) {
             self.name = name
             self.secrets = secrets
             self.tokens = tokens
+            self.environment = environment
         }
     }
     public var accounts: [Account] = []

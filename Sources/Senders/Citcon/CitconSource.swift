@@ -23,8 +23,9 @@ public struct CitconSource: WebhookSource {
         let signature = try CitconSignature(body: body)
         let account = try authenticate(claimed.lowercased(), signature: signature, format: format, among: candidates)
 
-        let event = try CitconNormalizer(account: account, body: body, signedNames: Set(signature.signedNames),
+        var event = try CitconNormalizer(account: account, body: body, signedNames: Set(signature.signedNames),
                                          receivedAt: request.receivedAt).event()
+        event.environment = candidates.first { $0.name == account }?.environment ?? .production
         return AcceptedDelivery(events: [event], rawKey: event.subject, response: .text("ok"))
     }
 

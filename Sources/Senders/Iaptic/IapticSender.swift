@@ -13,7 +13,8 @@ public enum IapticSender: SenderDefinition {
     public static func readSettings(_ i: ConfigReader) throws(ConfigError) -> IapticSettings {
         var iaptic = IapticSettings()
         iaptic.apps = try i.list("apps") { (a) throws(ConfigError) in
-            let app = IapticSettings.App(name: try a.requiredString("name"), secrets: try a.strings("secrets"))
+            let app = IapticSettings.App(name: try a.requiredString("name"), secrets: try a.strings("secrets"),
+                                         environment: try a.environment())
             if app.secrets.isEmpty || app.secrets.contains(where: \.isEmpty) {
                 throw ConfigError(key: a.name("secrets"), message: "needs at least one non-empty secret")
             }
@@ -44,9 +45,12 @@ public struct IapticSettings: Sendable {
     public struct App: Sendable {
         public var name: String
         public var secrets: [String]
-        public init(name: String, secrets: [String]) {
+        /// `sandbox`: every event of the app is a sandbox one, whatever a purchase's own `sandbox` says.
+        public var environment: NormalizedEvent.Environment
+        public init(name: String, secrets: [String], environment: NormalizedEvent.Environment = .production) {
             self.name = name
             self.secrets = secrets
+            self.environment = environment
         }
     }
     public var apps: [App] = []

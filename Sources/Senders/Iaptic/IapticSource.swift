@@ -54,11 +54,15 @@ public struct IapticSource: WebhookSource {
         try Self.checkTypes(object)
         let kept = Self.redacted(object)
         let normalizer = IapticNormalizer(app: app, body: .object(object), rawBody: kept, receivedAt: receivedAt)
-        let events: [NormalizedEvent]
+        var events: [NormalizedEvent]
         switch type.lowercased() {
         case "test": events = [normalizer.testEvent()]
         case "purchases.updated": events = try normalizer.purchaseEvents()
         default: events = [normalizer.otherEvent(type: type)]
+        }
+        if apps.first(where: { $0.name == app })?.environment == .sandbox {
+            // A sandbox app's purchases are sandbox ones even where Iaptic's `sandbox` flag is absent.
+            for index in events.indices { events[index].environment = .sandbox }
         }
         let rawKey = events.first?.subject ?? object["applicationUsername"]?.string ?? app
         var delivery = AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))

@@ -100,6 +100,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case missingUser = "missing_user"
     /// The `app` query parameter is missing or empty.
     case missingApp = "missing_app"
+    /// The `environment` query parameter is neither `production` nor `sandbox`.
+    case invalidEnvironment = "invalid_environment"
     /// No purchase of this user in this app.
     case unknownUser = "unknown_user"
     /// The entitlement store cannot answer now.
@@ -109,7 +111,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         switch self {
         case .malformedJSON, .unreadableBody, .missingField, .invalidField, .malformedJWS, .invalidCertificate, .invalidChainLength,
              .unsupportedVersion, .duplicateHeader, .malformedForm, .missingSignedField, .invalidSignedValue, .unsignedField,
-             .malformedSignature, .malformedRequest, .missingUser, .missingApp: 400
+             .malformedSignature, .malformedRequest, .missingUser, .missingApp, .invalidEnvironment: 400
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion, .requestTimeOutsideWindow,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,

@@ -10,19 +10,22 @@ import ServiceHost
 import Store
 import Toolkit
 
-/// `GET /v1/users/{user}/entitlements?app=...`: the user's active entitlements, for the merchant's own
-/// services. Bearer tokens from `api.tokens`, compared in constant time; none configured refuses all;
-/// a token limited to apps answers only for those. `{user}` is percent-decoded, as `app` is.
+/// `GET /v1/users/{user}/entitlements?app=...[&environment=sandbox]`: the user's active entitlements in
+/// one environment (production unless asked), for the merchant's own services. Bearer tokens from
+/// `api.tokens`, compared in constant time; none configured refuses all; a token limited to apps
+/// answers only for those. `{user}` is percent-decoded, as `app` is.
 public struct EntitlementAPI: Sendable {
     public static let path = "/v1/users/:user/entitlements"
 
     let store: EntitlementStore
     let tokens: [APIToken]
+    let metrics: WorkerMetrics
     let logger: Logger
 
-    public init(store: EntitlementStore, tokens: [APIToken], logger: Logger) {
+    public init(store: EntitlementStore, tokens: [APIToken], metrics: WorkerMetrics = WorkerMetrics(), logger: Logger) {
         self.store = store
         self.tokens = tokens
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -43,6 +46,7 @@ public struct EntitlementAPI: Sendable {
         }
         var user: String
         var app: String
+        var environment: String
         var entitlements: [Item]
     }
 
@@ -52,33 +56,45 @@ public struct EntitlementAPI: Sendable {
         guard credentials.count == 1, let token = authorized(credentials.first) else {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Bearer"
-            return Self.error(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
+            return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
         }
         // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
-        guard let encodedUser = user, !encodedUser.isEmpty else { return Self.error(.missingUser, "the path names no user") }
+        guard let encodedUser = user, !encodedUser.isEmpty else { return refuse(.missingUser, "the path names no user") }
         guard let user = encodedUser.removingPercentEncoding, !user.isEmpty else {
-            return Self.error(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8")
+            return refuse(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8")
         }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return Self.error(.missingApp, "the query parameter app is required")
+            return refuse(.missingApp, "the query parameter app is required")
+        }
+        // Production unless asked: a sandbox purchase must never read as a paid one.
+        let environment: NormalizedEvent.Environment
+        switch request.uri.queryParameters.get("environment") {
+        case nil: environment = .production
+        case let text?:
+            guard let parsed = NormalizedEvent.Environment(rawValue: text) else {
+                return refuse(.invalidEnvironment, "the query parameter environment must be production or sandbox")
+            }
+            environment = parsed
         }
         guard token.allows(app: app) else {
-            return Self.error(.appNotAllowed, "this token is limited to other apps (api.tokens)")
+            return refuse(.appNotAllowed, "this token is limited to other apps (api.tokens)")
         }
         let found: [Entitlement]?
-        do { found = try await store.entitlements(app: app, user: user) } catch {
+        do { found = try await store.entitlements(app: app, user: user, environment: environment.rawValue) } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
-            return Self.error(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
+            return refuse(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
         }
-        guard let found else { return Self.error(.unknownUser, "no purchase of this user in app \(app)") }
+        guard let found else {
+            return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
+        }
         let items = found.filter { $0.isActive(atMs: nowMs) }.map {
             Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
                       expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
                       gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
         }
-        let data = (try? Self.encoder.encode(Body(user: user, app: app, entitlements: items))) ?? Data()
+        let data = (try? Self.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, entitlements: items))) ?? Data()
         return Self.json(.ok, data)
     }
 
@@ -93,6 +109,12 @@ public struct EntitlementAPI: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
+
+    /// A refusal, counted by reason.
+    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: reason.rawValue)
+        return Self.error(reason, message, headers: headers)
+    }
 
     static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
         Rejection(reason, message).response(extraHeaders: headers)

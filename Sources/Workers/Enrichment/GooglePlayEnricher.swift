@@ -8,6 +8,9 @@ import Toolkit
 
 /// Google RTDN events say only that something happened to a purchase token: the state comes from the
 /// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.products.get`), asked per event.
+/// A push token is not bound to its message, so an event is a claim to check, never a fact: a voided
+/// purchase counts only when `purchases.voidedpurchases.list` lists its token, and an end of a purchase
+/// the API reports entitling is unconfirmed.
 public struct GooglePlayEnricher: PurchaseEnricher {
     let client: PlayAPIClient
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
@@ -19,6 +22,33 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         guard let path = settings.credentialsFile else { return nil }
         let key = try ServiceAccountKey.load(path: path)
         self.init(client: PlayAPIClient(settings: settings, key: key, fetcher: fetcher, logger: logger))
+    }
+
+    /// Google keeps voided purchases for 30 days; the list is asked from a little after that horizon.
+    static let voidedHorizonMs: Int64 = 30 * 86_400_000 - 3_600_000
+
+    func enrich(_ event: NormalizedEvent) async throws(WorkerFailure) -> Enrichment {
+        guard Projector.sourceName(of: event) == GoogleSender.name.rawValue else { return .asSent }
+        if event.type == .purchaseRefunded {
+            // A voidedPurchaseNotification: true only if Google lists the token among the package's voids.
+            do throws(PlayAPIError) {
+                let nowMs = now()
+                let claimedMs = [event.occurredAt, event.receivedAt].compactMap { Timestamp(rfc3339: $0)?.millisecondsSince1970 }.min() ?? nowMs
+                let startMs = max(claimedMs - 86_400_000, nowMs - Self.voidedHorizonMs)
+                guard try await client.isVoided(packageName: event.app, token: event.subject, startTimeMillis: startMs) else {
+                    return .unconfirmed(nil)
+                }
+                return .state(PurchaseSnapshot(kind: nil, state: .refunded))
+            } catch {
+                throw WorkerFailure(.playAPIError, message: "\(error)", isTransient: error.isTransient)
+            }
+        }
+        guard let snapshot = try await snapshot(for: event) else { return .asSent }
+        // An event that ends the purchase while Google reports it entitling: the API's state holds.
+        if Projector.ends(event.type), snapshot.state == .active || snapshot.state == .gracePeriod {
+            return .unconfirmed(snapshot)
+        }
+        return .state(snapshot)
     }
 
     func snapshot(for event: NormalizedEvent) async throws(WorkerFailure) -> PurchaseSnapshot? {
@@ -59,7 +89,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         let first = p.lineItems?.first
         return PurchaseSnapshot(kind: .subscription, state: state, user: p.externalAccountIdentifiers?.obfuscatedExternalAccountId,
                                 product: first?.productId, expiresAtMs: expiresAtMs,
-                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken)
+                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken,
+                                // Google sets testPurchase (an empty object) only for a license tester's purchase.
+                                environment: p.testPurchase == nil ? .production : .sandbox)
     }
 
     static func productSnapshot(_ p: ProductPurchase, productId: String) -> PurchaseSnapshot {
@@ -68,6 +100,8 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         case .canceled?: .canceled
         default: .pending
         }
-        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId)
+        // purchaseType 0 is a test purchase (a license tester's); absent for a standard one.
+        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId,
+                                environment: p.purchaseType == 0 ? .sandbox : .production)
     }
 }

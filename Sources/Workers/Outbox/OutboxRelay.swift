@@ -76,7 +76,7 @@ public struct OutboxRelay: Service {
 /// The value of a `tollgate.entitlements` record (docs/asyncapi.yaml).
 enum EntitlementJSON {
     struct Value: Encodable {
-        var app, user, product, source, subject, state: String
+        var app, environment, user, product, source, subject, state: String
         var active: Bool
         var expiresAt: String?
         var gracePeriodExpiresAt: String?
@@ -87,7 +87,7 @@ enum EntitlementJSON {
 
     static func value(_ change: EntitlementChange) -> Value {
         let e = change.entitlement
-        return Value(app: e.app, user: e.user, product: e.product, source: e.source, subject: e.subject, state: e.state.rawValue,
+        return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, subject: e.subject, state: e.state.rawValue,
                      active: change.active, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
                      changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
     }

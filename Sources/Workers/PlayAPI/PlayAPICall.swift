@@ -6,4 +6,6 @@ public enum PlayAPICall: String, Sendable, Hashable {
     case subscription
     /// `purchases.products.get`.
     case product
+    /// `purchases.voidedpurchases.list`.
+    case voidedPurchases = "voided_purchases"
 }

@@ -50,6 +50,29 @@ public struct PlayAPIClient: Sendable {
         return try await get(.product, url: url)
     }
 
+    /// `purchases.voidedpurchases.list`, one page: the package's purchases voided since `startTimeMillis`
+    /// (Google keeps 30 days), subscriptions and quantity-based partial refunds included.
+    public func voidedPurchases(packageName: String, startTimeMillis: Int64, pageToken: String? = nil) async throws(PlayAPIError) -> VoidedPurchasesPage {
+        var url = try url(.voidedPurchases, "applications", packageName, "purchases", "voidedpurchases")
+        url += "?startTime=\(startTimeMillis)&type=1&includeQuantityBasedPartialRefund=true&maxResults=1000"
+        if let pageToken { url += "&token=" + PercentEncoding.encode(pageToken) }
+        let page: VoidedPurchasesPage? = try await get(.voidedPurchases, url: url)
+        return page ?? VoidedPurchasesPage(voidedPurchases: nil, tokenPagination: nil)
+    }
+
+    /// Whether Google lists `token` among the package's purchases voided since `startTimeMillis`,
+    /// reading at most `maxPages` pages of 1,000.
+    public func isVoided(packageName: String, token: String, startTimeMillis: Int64, maxPages: Int = 20) async throws(PlayAPIError) -> Bool {
+        var pageToken: String?
+        for _ in 0..<maxPages {
+            let page = try await voidedPurchases(packageName: packageName, startTimeMillis: startTimeMillis, pageToken: pageToken)
+            if page.voidedPurchases?.contains(where: { $0.purchaseToken == token }) == true { return true }
+            guard let next = page.tokenPagination?.nextPageToken, !next.isEmpty else { return false }
+            pageToken = next
+        }
+        return false
+    }
+
     private func url(_ call: PlayAPICall, _ segments: String...) throws(PlayAPIError) -> String {
         var url = baseURL + "/androidpublisher/v3"
         for segment in segments {

@@ -39,8 +39,22 @@ struct EventProcessor: Sendable {
                 continue
             }
             do {
-                let snapshot = try await enricher?.snapshot(for: event)
-                if let change = Projector.change(for: event, snapshot: snapshot) {
+                let snapshot: PurchaseSnapshot?
+                switch try await enricher?.enrich(event) ?? .asSent {
+                case .asSent: snapshot = nil
+                case .state(let reported): snapshot = reported
+                case .unconfirmed(let reported):
+                    // A forged (or stale) notification: whoever holds one valid push token can write any.
+                    metrics.unconfirmed(type: event.type.rawValue)
+                    logger.warning("the sender's API does not confirm this event: it changes nothing the API does not report",
+                                   metadata: ["event_id": .string(event.id), "type": .string(event.type.rawValue)])
+                    guard let reported else {
+                        prepared.dispositions[index] = .done(.unchanged)
+                        continue
+                    }
+                    snapshot = reported
+                }
+                if let change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event)) {
                     prepared.changes.append((index, change))
                 } else {
                     prepared.dispositions[index] = .done(.unchanged)
@@ -50,6 +64,21 @@ struct EventProcessor: Sendable {
             }
         }
         return prepared
+    }
+
+    /// A state the API reports without saying whether the purchase is a test one (a void, a purchase
+    /// Google no longer keeps) applies to the purchase in the environment the store keeps it in: a
+    /// license tester's void ends the sandbox purchase, not a production one of the same token.
+    private func keepingEnvironment(_ snapshot: PurchaseSnapshot?, of event: NormalizedEvent) async throws(WorkerFailure) -> PurchaseSnapshot? {
+        guard var snapshot, snapshot.environment == nil else { return snapshot }
+        let kept: [String]
+        do {
+            kept = try await store.environments(source: Projector.sourceName(of: event), app: event.app, subject: event.subject)
+        } catch {
+            throw Self.failure(error)
+        }
+        if kept == [NormalizedEvent.Environment.sandbox.rawValue] { snapshot.environment = .sandbox }
+        return snapshot
     }
 
     /// Applies a prepared batch: one disposition per record, in order.

@@ -9,7 +9,7 @@ import Testing
 @Suite("End to end: events to entitlements")
 struct LifecycleEndToEndTests {
     static let day = ProjectionTests.day
-    static let key = "com.example/u-1/pro.monthly"
+    static let key = "com.example/production/u-1/pro.monthly"
 
     @Test("started, renewed, expired: the store ends expired and every change reaches tollgate.entitlements once, in order",
           arguments: Backend.allCases)
@@ -35,7 +35,7 @@ struct LifecycleEndToEndTests {
                     #expect(entitlement.state == .expired)
                     #expect(entitlement.expiresAtMs == renewal + 30 * Self.day)
                     #expect(!entitlement.isActive(atMs: Timestamp.now.millisecondsSince1970))
-                    let purchase = try await store.purchase(PurchaseKey(source: "apple", app: "com.example", subject: "otx-1"))
+                    let purchase = try await store.purchase(PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-1"))
                     #expect(purchase?.state == .expired)
                     #expect(purchase?.lastEventId == "life-3")
 

@@ -77,7 +77,7 @@ struct TwoInstancesEndToEndTests {
         }
         #expect(processed == Int64(total))
         for k in 0..<subjects {
-            let purchase = try await staying.store.purchase(PurchaseKey(source: "apple", app: "com.example", subject: "otx-\(k)"))
+            let purchase = try await staying.store.purchase(PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "otx-\(k)"))
             #expect(purchase?.lastEventId == "two-\(k)-\(rounds - 1)", "otx-\(k)")
             #expect(purchase?.user == "u-\(k)")
         }
@@ -87,7 +87,7 @@ struct TwoInstancesEndToEndTests {
         let records = try await harness.records(harness.topics.entitlements).map(EntitlementRecord.init)
         #expect(records.count == total, "one entitlement change per event, none lost, none repeated")
         for k in 0..<subjects {
-            let ids = records.filter { $0.key == "com.example/u-\(k)/pro.monthly" }.map(\.eventId)
+            let ids = records.filter { $0.key == "com.example/production/u-\(k)/pro.monthly" }.map(\.eventId)
             #expect(ids == (0..<rounds).map { "two-\(k)-\($0)" }, "u-\(k)'s changes in order")
         }
     }

@@ -104,4 +104,20 @@ enum PlayFixtures {
       "refundableQuantity": 2
     }
     """#
+
+    /// A license tester's one-time purchase: `purchaseType` 0 (test).
+    static let testProduct = #"""
+    {
+      "kind": "androidpublisher#productPurchase",
+      "purchaseTimeMillis": "1650652798270",
+      "purchaseState": 0,
+      "consumptionState": 0,
+      "orderId": "GPA.3312-0000-0000-00001",
+      "purchaseType": 0,
+      "acknowledgementState": 1,
+      "productId": "coins_100",
+      "obfuscatedExternalAccountId": "obfuscated-acc-id-tester",
+      "regionCode": "GB"
+    }
+    """#
 }

@@ -4,18 +4,18 @@ import Kafka
 /// A `tollgate.entitlements` record as a consumer sees it: its key, the `tollgate_event_id` header and
 /// the JSON value (docs/asyncapi.yaml).
 struct EntitlementRecord: Decodable, Equatable {
-    var app, user, product, source, subject, state: String
+    var app, environment, user, product, source, subject, state: String
     var active: Bool
     var expiresAt: String?
     var eventId: String
     var sequence: Int64
 
-    /// The record's key, `<app>/<user>/<product>`.
+    /// The record's key, `<app>/<environment>/<user>/<product>`.
     var key = ""
     var headerEventId: String?
 
     private enum CodingKeys: String, CodingKey {
-        case app, user, product, source, subject, state, active, expiresAt, eventId, sequence
+        case app, environment, user, product, source, subject, state, active, expiresAt, eventId, sequence
     }
 
     init(_ record: KafkaRecord) throws {

@@ -32,6 +32,11 @@ final class FakeGooglePlay: @unchecked Sendable {
 
     /// The purchase answered at `path` (the request target as the client must send it).
     func store(_ json: String, at path: String) { state.locked { $0.purchases[path] = json } }
+    /// The package's voided purchases, as `purchases.voidedpurchases.list` answers them: each a
+    /// `VoidedPurchase` JSON object with `purchaseToken` and `voidedTimeMillis`.
+    func storeVoided(_ purchases: [String]) { state.locked { $0.voided = purchases } }
+    /// Voided purchases per page (Google's `maxResults`, at most 1000).
+    func setVoidedPageSize(_ size: Int) { state.locked { $0.voidedPageSize = size } }
     /// Answers for the next requests to `path`, before the stored purchase.
     func script(_ path: String, _ replies: Scripted...) { state.locked { $0.scripted[path, default: []] += replies } }
     /// Answers for the next token requests, instead of checking and issuing.
@@ -64,6 +69,8 @@ final class FakeGooglePlay: @unchecked Sendable {
             var purchases: [String: String] = [:]
             var scripted: [String: [Scripted]] = [:]
             var tokenScript: [Scripted] = []
+            var voided: [String] = []
+            var voidedPageSize = 1000
         }
 
         let publicKey: PublicKey
@@ -160,10 +167,34 @@ final class FakeGooglePlay: @unchecked Sendable {
             case .hang?: return nil
             case nil: break
             }
+            let (path, query) = Self.split(request.target)
+            if path.hasSuffix("/purchases/voidedpurchases") { return voidedList(query) }
             guard let stored else {
                 return .json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "status": "NOT_FOUND"}}"#)
             }
             return .json(200, stored)
+        }
+
+        /// `purchases.voidedpurchases.list`: the voids at or after `startTime` (milliseconds, required),
+        /// oldest first, `maxResults` per page, continued with the `token` of `tokenPagination.nextPageToken`.
+        private func voidedList(_ query: [String: String]) -> LoopbackHTTPServer.Reply {
+            guard let startTime = query["startTime"].flatMap(Int64.init) else {
+                return .json(400, #"{"error": {"code": 400, "message": "startTime is required.", "status": "INVALID_ARGUMENT"}}"#)
+            }
+            let (all, pageSize) = locked { ($0.voided, $0.voidedPageSize) }
+            let due = all.filter { (JSONValue.parse(Array($0.utf8))?["voidedTimeMillis"]?.string).flatMap(Int64.init) ?? 0 >= startTime }
+            let size = min(pageSize, query["maxResults"].flatMap(Int.init) ?? 1000)
+            let first = query["token"].flatMap { Int($0.dropFirst("page-".count)) } ?? 0
+            let page = Array(due.dropFirst(first).prefix(size))
+            var fields = [#""pageInfo": {"totalResults": \#(due.count), "resultPerPage": \#(size), "startIndex": \#(first)}"#]
+            if first + size < due.count { fields.append(#""tokenPagination": {"nextPageToken": "page-\#(first + size)"}"#) }
+            if !page.isEmpty { fields.append(#""voidedPurchases": [\#(page.joined(separator: ", "))]"#) }
+            return .json(200, "{" + fields.joined(separator: ", ") + "}")
+        }
+
+        private static func split(_ target: String) -> (path: String, query: [String: String]) {
+            let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts[0]), parts.count > 1 ? form(Array(parts[1].utf8)) : [:])
         }
 
         private static func form(_ body: [UInt8]) -> [String: String] {

@@ -1,4 +1,5 @@
 import Entitlements
+import Events
 import Gateway
 import Logging
 import ServiceLifecycle
@@ -13,9 +14,12 @@ final class RunningWorkers: Sendable {
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
-    init(harness: WorkerHarness, store: EntitlementStore) throws {
+    /// `clock`: the expiry sweeper's time, with ends noticed within `expiryPublishDelayMs` of it.
+    init(harness: WorkerHarness, store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
+         clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) throws {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
-                                         store: store, metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
+                                         store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
+                                         metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }
     }
