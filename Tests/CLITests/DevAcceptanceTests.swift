@@ -25,7 +25,7 @@ extension DevEndToEndTests {
                 expiresAt: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, gracePeriodExpiresAt: nil)])
             // {user} is percent-decoded as app is: every byte escaped (user%2D42 style) names the same user.
             let escapedUser = purchase.user.utf8.map { String(format: "%%%02X", $0) }.joined()
-            let escaped = try await HTTP.request("GET", dev.baseURL + "/v1/users/\(escapedUser)/entitlements?app=\(DevProcess.bundleId)",
+            let escaped = try await HTTP.request("GET", dev.baseURL + "/v1/users/\(escapedUser)/entitlements?app=\(DevProcess.bundleId)&environment=sandbox",
                                                  headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
             #expect(escaped.status == 200, "\(escaped.body)")
             #expect(try JSONDecoder().decode(EntitlementsBody.self, from: escaped.data) == granted)
