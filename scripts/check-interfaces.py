@@ -331,9 +331,9 @@ def entitlement_problems(record, validators):
         return problems + [f"value is not JSON: {error}"]
     problems += [f"value {e.message}" for e in validators["entitlement"].iter_errors(value)]
     key = record.key.decode() if record.key else None
-    expected_key = "/".join(str(value.get(k)) for k in ("app", "user", "product"))
+    expected_key = "/".join(str(value.get(k)) for k in ("app", "environment", "user", "product"))
     if key != expected_key:
-        problems.append(f"key {key!r} is not <app>/<user>/<product> {expected_key!r}")
+        problems.append(f"key {key!r} is not <app>/<environment>/<user>/<product> {expected_key!r}")
     return problems
 
 
