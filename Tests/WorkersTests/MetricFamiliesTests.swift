@@ -27,10 +27,10 @@ struct WorkerMetricFamiliesTests {
         metrics.expiriesQueued(1)
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
-        play.error(PlayAPIError(call: .subscription, kind: .timeout, message: "timed out"))
+        play.error(.subscription, kind: "timeout")
         let appStore = AppStoreAPIMetrics(factory: factory)
         appStore.requestDuration(.transactionInfo, .milliseconds(30))
-        appStore.error(AppStoreAPIError(call: .transactionInfo, kind: .rateLimited(retryAfterSeconds: 60), message: "rate limited"))
+        appStore.error(.transactionInfo, kind: "rate_limited")
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.kind) }))

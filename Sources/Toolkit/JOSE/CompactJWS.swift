@@ -1,3 +1,5 @@
+import Foundation
+
 /// A JWS in compact serialization, split and decoded but not yet verified.
 /// Only the shape is checked here; `alg` and keys are the caller's to enforce.
 public struct CompactJWS: Sendable {
@@ -36,5 +38,19 @@ public struct CompactJWS: Sendable {
         guard let bytes = Base64.decodeURL(headerSegment) else { throw .malformed("the header is not base64url") }
         guard let header = JSONValue.parse(bytes), header.object != nil else { throw .malformed("the header is not a JSON object") }
         return header
+    }
+}
+
+extension CompactJWS {
+    /// `BASE64URL(header) "." BASE64URL(claims) "." BASE64URL(signature)`, the JSON with sorted keys and
+    /// unescaped slashes, `sign` given the signing input: the bearer JWTs Tollgate presents to Google
+    /// (RS256) and Apple (ES256). Nil when encoding or signing fails.
+    public static func signed(header: some Encodable, claims: some Encodable, sign: ([UInt8]) -> [UInt8]?) -> String? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let headerJSON = try? encoder.encode(header), let claimsJSON = try? encoder.encode(claims) else { return nil }
+        let signingInput = Base64.encodeURL([UInt8](headerJSON)) + "." + Base64.encodeURL([UInt8](claimsJSON))
+        guard let signature = sign(Array(signingInput.utf8)) else { return nil }
+        return signingInput + "." + Base64.encodeURL(signature)
     }
 }

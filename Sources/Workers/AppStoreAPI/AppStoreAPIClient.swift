@@ -178,7 +178,7 @@ public struct AppStoreAPIClient: Sendable {
     /// Every `AppStoreAPIError` is made here, so each is counted and logged exactly once.
     private func failure(_ call: AppStoreAPICall, _ kind: AppStoreAPIError.Kind, _ message: String) -> AppStoreAPIError {
         let error = AppStoreAPIError(call: call, kind: kind, message: message)
-        metrics.error(error)
+        metrics.error(error.call, kind: error.kindLabel)
         logger.warning("App Store Server API call failed", metadata: [
             "call": .string(call.rawValue), "kind": .string(error.kindLabel), "bundle_id": .string(credentials.bundleId),
             "transient": .stringConvertible(error.isTransient), "error": .string(message)])

@@ -36,15 +36,10 @@ actor AppStoreTokenSigner {
     }
 
     static func sign(_ credentials: AppStoreAPICredentials, issuedAt: Int64) -> String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = Header(alg: "ES256", kid: credentials.keyId, typ: "JWT")
-        let claims = Claims(iss: credentials.issuerId, iat: issuedAt, exp: issuedAt + lifetimeSeconds, aud: audience,
-                            bid: credentials.bundleId)
-        guard let headerJSON = try? encoder.encode(header), let claimsJSON = try? encoder.encode(claims) else { return nil }
-        let signingInput = Base64.encodeURL([UInt8](headerJSON)) + "." + Base64.encodeURL([UInt8](claimsJSON))
-        guard let signature = credentials.privateKey.signES256(Array(signingInput.utf8)) else { return nil }
-        return signingInput + "." + Base64.encodeURL(signature)
+        CompactJWS.signed(header: Header(alg: "ES256", kid: credentials.keyId, typ: "JWT"),
+                          claims: Claims(iss: credentials.issuerId, iat: issuedAt, exp: issuedAt + lifetimeSeconds, aud: audience,
+                                         bid: credentials.bundleId),
+                          sign: credentials.privateKey.signES256)
     }
 
     private struct Header: Encodable {

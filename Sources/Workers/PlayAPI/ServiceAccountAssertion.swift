@@ -12,14 +12,9 @@ enum ServiceAccountAssertion {
 
     /// `header.claims.signature`, each base64url; nil when the key cannot sign.
     static func make(key: ServiceAccountKey, audience: String, issuedAt: Int64) -> String? {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = Header(alg: "RS256", typ: "JWT", kid: key.privateKeyId)
-        let claims = Claims(iss: key.clientEmail, scope: scope, aud: audience, iat: issuedAt, exp: issuedAt + lifetimeSeconds)
-        guard let headerJSON = try? encoder.encode(header), let claimsJSON = try? encoder.encode(claims) else { return nil }
-        let signingInput = Base64.encodeURL([UInt8](headerJSON)) + "." + Base64.encodeURL([UInt8](claimsJSON))
-        guard let signature = key.privateKey.signRSASHA256(Array(signingInput.utf8)) else { return nil }
-        return signingInput + "." + Base64.encodeURL(signature)
+        CompactJWS.signed(header: Header(alg: "RS256", typ: "JWT", kid: key.privateKeyId),
+                          claims: Claims(iss: key.clientEmail, scope: scope, aud: audience, iat: issuedAt, exp: issuedAt + lifetimeSeconds),
+                          sign: key.privateKey.signRSASHA256)
     }
 
     private struct Header: Encodable {
