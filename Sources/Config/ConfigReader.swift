@@ -59,6 +59,20 @@ public final class ConfigReader {
         return try string(key) ?? value
     }
 
+    /// An API's URL that credentials are sent to: `https://`, or `http://` to this machine only (a
+    /// local proxy, a test server), so a bearer token never crosses a network in clear text.
+    public func credentialedURL(_ key: String, default value: String) throws(ConfigError) -> String {
+        let url = try string(key, default: value)
+        let lowered = url.lowercased()
+        let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { prefix in
+            lowered.hasPrefix(prefix) && (lowered.count == prefix.count || ":/".contains(lowered[lowered.index(lowered.startIndex, offsetBy: prefix.count)]))
+        }
+        guard lowered.hasPrefix("https://") || loopback else {
+            throw ConfigError(key: name(key), message: "expected an https:// URL (http:// only to 127.0.0.1, localhost or [::1]), got \"\(url)\"")
+        }
+        return url
+    }
+
     public func int(_ key: String, default value: Int, range: ClosedRange<Int>) throws(ConfigError) -> Int {
         defer { note(key, .int(value)) }
         guard let text = try string(key) else { return value }

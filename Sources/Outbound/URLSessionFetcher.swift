@@ -105,6 +105,13 @@ final class BoundedTransfers: NSObject, URLSessionDataDelegate, @unchecked Senda
         completionHandler(allow ? .allow : .cancel)
     }
 
+    /// Redirects are not followed: the 3xx itself is the answer. A redirect could take a bearer token to
+    /// another host, or a key set from https to http.
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overflow: Bool = lock.withLock {
             guard var transfer = transfers[dataTask.taskIdentifier], !transfer.tooLarge else { return false }

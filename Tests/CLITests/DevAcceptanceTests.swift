@@ -32,6 +32,10 @@ extension DevEndToEndTests {
             let malformed = try await HTTP.request("GET", dev.baseURL + "/v1/users/%FF%FE/entitlements?app=\(DevProcess.bundleId)",
                                                    headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
             #expect(malformed.status == 400 && malformed.body.contains(#""error":"malformed_request""#), "\(malformed.body)")
+            // A NUL names nobody: refused here, never sent to the store (where PostgreSQL would fail on it).
+            let nul = try await HTTP.request("GET", dev.baseURL + "/v1/users/user%00/entitlements?app=\(DevProcess.bundleId)",
+                                             headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
+            #expect(nul.status == 400 && nul.body.contains(#""error":"malformed_request""#), "\(nul.body)")
             // A token limited to another app gets 403 for this one, and answers for its own.
             let limited = try await dev.entitlements(user: purchase.user, token: DevProcess.limitedToken)
             #expect(limited.status == 403 && limited.body.contains(#""error":"app_not_allowed""#), "\(limited.body)")

@@ -71,7 +71,7 @@ struct LogForgingTests {
         let googleToken = Self.base64URL(#"{"alg":"RS\n\#(forged.jsonEscaped)-google","kid":"k"}"#) + ".e30.c2ln"
         let google = try await HTTP.request("POST", base + "/webhooks/google",
                                             headers: json.merging(["Authorization": "Bearer \(googleToken)"]) { $1 },
-                                            body: #"{"message":{"data":"e30=","messageId":"1"},"subscription":"s"}"#)
+                                            body: #"{"message":{"data":"e30=","messageId":"1"},"subscription":"projects/p/subscriptions/s"}"#)
         // Alipay+: a header cannot hold a newline, but it can hold NEL, U+2028 and a field-looking tail.
         let alipay = try await HTTP.request("POST", base + "/webhooks/alipayplus",
                                             headers: json.merging(["Client-Id": "c\u{85}x\u{2028}y source=forged reason=ok FORGED-alipayplus"]) { $1 },

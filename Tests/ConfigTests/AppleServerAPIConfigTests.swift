@@ -40,6 +40,10 @@ struct AppleServerAPIConfigTests {
         ("sources: { apple: { apps: [{ bundleId: b, appAppleId: 1, serverApi: { issuerId: i, keyId: k } }] } }", "sources.apple.apps[0].serverApi.issuerId"),
         ("sources: { apple: { apps: [{ bundleId: b, appAppleId: 1, serverApi: { issuerId: i, keyId: '', privateKeyFile: f } }] } }", "sources.apple.apps[0].serverApi.keyId"),
         ("sources: { apple: { serverApi: { productionURL: ftp://x } } }", "sources.apple.serverApi.productionURL"),
+        // The JWT would cross the network in clear text; http:// is for this machine only.
+        ("sources: { apple: { serverApi: { sandboxURL: 'http://api.example.com' } } }", "sources.apple.serverApi.sandboxURL"),
+        ("sources: { apple: { serverApi: { productionURL: 'http://127.0.0.1.example.com' } } }", "sources.apple.serverApi.productionURL"),
+        ("sources: { google: { playApi: { tokenURL: 'http://oauth2.googleapis.com/token' } } }", "sources.google.playApi.tokenURL"),
         ("sources: { apple: { serverApi: { timeoutMs: 50 } } }", "sources.apple.serverApi.timeoutMs"),
         ("sources: { apple: { serverApi: { bogus: 1 } } }", "sources.apple.serverApi.bogus"),
     ])

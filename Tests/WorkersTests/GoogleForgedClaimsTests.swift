@@ -39,9 +39,16 @@ struct GoogleForgedClaimsTests {
         #expect(try await enricher.enrich(Self.event("v1", .purchaseRefunded, token: "voided-1", occurredAt: occurred))
                 == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
         #expect(try await enricher.enrich(Self.event("v2", .purchaseRefunded, token: "someone-else", occurredAt: occurred)) == .unconfirmed(nil))
+        // A void names its order: the listed token's void of another order (an old renewal) does not count.
+        var otherOrder = Self.event("v3", .purchaseRefunded, token: "voided-1", occurredAt: occurred)
+        otherOrder.transaction = NormalizedEvent.Transaction(id: "GPA.3399-an-older-order")
+        #expect(try await enricher.enrich(otherOrder) == .unconfirmed(nil))
+        var sameOrder = Self.event("v4", .purchaseRefunded, token: "voided-1", occurredAt: occurred)
+        sameOrder.transaction = NormalizedEvent.Transaction(id: "GPA.3399-voided-1")
+        #expect(try await enricher.enrich(sameOrder) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
         let asked = h.fake.apiTargets.filter { $0.contains("/purchases/voidedpurchases?") }
-        // Three pages for each: the listed token is on the last page, the forged one on none.
-        #expect(asked.count == 6)
+        // Three pages for each: the listed token is on the last page, the forged one and the other order on none.
+        #expect(asked.count == 12)
         #expect(asked.allSatisfy { $0.contains("type=1") && $0.contains("startTime=") })
         #expect(asked.contains { $0.contains("token=page-4") })
     }
@@ -83,12 +90,21 @@ struct GoogleForgedClaimsTests {
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 2)
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total", ["type": "purchase.refunded"]) == 1)
 
+            // A one-time claim that names no product cannot be asked about, so it changes nothing either:
+            // not a cancel of p-1, nor a purchase of a token nobody bought.
+            #expect(await process(Self.event("forged-cancel", .purchaseCanceled, token: "p-1", occurredAt: future),
+                                  Self.event("forged-buy", .purchaseCompleted, token: "never-bought", occurredAt: earlier))
+                    == [.done(.unchanged), .done(.unchanged)])
+            #expect(try await store.purchase(key("p-1"))?.state == .active)
+            #expect(try await store.purchase(key("never-bought")) == nil)
+            #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 4)
+
             // Google's own void, listed, arriving after the forged one's far-future time: it applies.
             h.fake.storeVoided([Self.voided("p-1", atMs: now - 1_000)])
             #expect(await process(Self.event("real-void", .purchaseRefunded, token: "p-1", occurredAt: Timestamp(millisecondsSince1970: now - 1_000).rfc3339))
                     == [.done(.applied)])
             #expect(try await store.purchase(key("p-1"))?.state == .refunded)
-            #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 2)
+            #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 4)
 
             // A license tester's purchase is a sandbox one; Google's void of it (which says no environment) ends it there.
             h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("coins_100", "tester-1"))

@@ -52,14 +52,16 @@ struct WebhookHandler: Sendable {
         if let refusal = admission.chargeVerified() { return refusal }
         let outcome = try await writer.write(delivery, source: name, request: webhookRequest)
         metrics.written(source: name.rawValue, outcome: outcome.rawValue)
-        metrics.delivered(source: name.rawValue, app: delivery.events.first?.app ?? "",
-                          atSeconds: Double(received.millisecondsSince1970) / 1000)
         if outcome == .duplicate {
             logger.info("delivery already accepted", metadata: [
                 "source": .string(name.rawValue), "ce_id": .string(delivery.events.first?.id ?? "")])
             return response(delivery)
         }
         metrics.accepted(source: name.rawValue, eventTypes: delivery.events.map(\.type.rawValue))
+        // Not for a redelivery just answered above: a captured delivery sent again and again must not
+        // keep the silence alarm quiet while the sender itself is down.
+        metrics.delivered(source: name.rawValue, app: delivery.events.first?.app ?? "",
+                          atSeconds: Double(received.millisecondsSince1970) / 1000)
         if let quarantine = delivery.quarantine {
             metrics.quarantined(source: name.rawValue, reason: quarantine.reason)
             logger.warning("delivery quarantined", metadata: [

@@ -49,12 +49,8 @@ public enum AppleSender: SenderDefinition {
         }
         apple.serverAPI = try a.section("serverApi") { (s) throws(ConfigError) in
             var api = AppleSettings.ServerAPI()
-            api.productionURL = try s.string("productionURL", default: api.productionURL)
-            api.sandboxURL = try s.string("sandboxURL", default: api.sandboxURL)
-            for (name, url) in [("productionURL", api.productionURL), ("sandboxURL", api.sandboxURL)]
-            where !(url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://")) {
-                throw ConfigError(key: s.name(name), message: "expected an http:// or https:// URL")
-            }
+            api.productionURL = try s.credentialedURL("productionURL", default: api.productionURL)
+            api.sandboxURL = try s.credentialedURL("sandboxURL", default: api.sandboxURL)
             api.timeoutMs = try s.int("timeoutMs", default: api.timeoutMs, range: 100...120_000)
             return api
         }

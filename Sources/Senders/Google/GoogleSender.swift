@@ -35,8 +35,8 @@ public enum GoogleSender: SenderDefinition {
         }
         google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
             var play = GoogleSettings.PlayAPI()
-            play.baseURL = try p.string("baseURL", default: play.baseURL)
-            play.tokenURL = try p.string("tokenURL", default: play.tokenURL)
+            play.baseURL = try p.credentialedURL("baseURL", default: play.baseURL)
+            play.tokenURL = try p.credentialedURL("tokenURL", default: play.tokenURL)
             play.credentialsFile = try p.string("credentialsFile")
             play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
             return play

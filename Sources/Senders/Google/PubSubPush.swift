@@ -27,7 +27,7 @@ struct PubSubPush: Sendable {
             guard let subscription = try request.singleHeader(Self.subscriptionHeader), !subscription.isEmpty else {
                 throw Rejection(.missingField, "\(Self.subscriptionHeader) is missing or empty")
             }
-            self.subscription = subscription
+            self.subscription = try Self.checkedSubscription(subscription, field: Self.subscriptionHeader)
             attributes = [:]
             data = request.body
             return
@@ -65,9 +65,28 @@ struct PubSubPush: Sendable {
         // Checked last, so an envelope broken elsewhere keeps its own reason.
         switch subscriptionValue {
         case nil, .null?: throw Rejection(.missingField, "subscription is missing")
-        case .string(let name)? where !name.isEmpty: subscription = name
+        case .string(let name)? where !name.isEmpty: subscription = try Self.checkedSubscription(name, field: "subscription")
         default: throw Rejection(.invalidField, "subscription is not a non-empty string")
         }
+    }
+
+    /// `projects/<project>/subscriptions/<name>` as Pub/Sub names them (a name of at most 255 of
+    /// `A-Z a-z 0-9 - . _ ~ + %`): it goes into every event id, so nothing longer or stranger does.
+    static func checkedSubscription(_ name: String, field: String) throws(Rejection) -> String {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        let projectOK = parts.count == 4 && (1...100).contains(parts[1].utf8.count)
+            && parts[1].utf8.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_") }
+        let nameOK = parts.count == 4 && (1...255).contains(parts[3].utf8.count)
+            && parts[3].utf8.allSatisfy { isAlphanumeric($0) || "-._~+%".utf8.contains($0) }
+        guard parts.count == 4, parts[0] == "projects", parts[2] == "subscriptions", projectOK, nameOK else {
+            throw Rejection(.invalidField, "\(field) is not projects/<project>/subscriptions/<name>")
+        }
+        return name
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 
     private static func oneOf(_ message: [String: JSONValue], _ camel: String, _ snake: String) throws(Rejection) -> String? {

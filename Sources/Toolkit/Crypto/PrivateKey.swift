@@ -76,8 +76,15 @@ public final class PrivateKey: @unchecked Sendable {
 
     public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
 
-    /// An EC key on a 256-bit curve, as ES256 needs (P-256 is the only one OpenSSL gives 256 bits here).
-    public var isP256: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC && bits == 256 }
+    /// An EC key on P-256 (prime256v1), the curve ES256 names; other 256-bit curves (secp256k1,
+    /// brainpool) are not.
+    public var isP256: Bool {
+        guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC else { return false }
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1, length < name.count else { ERR_clear_error(); return false }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+    }
 
     /// The key size in bits (the modulus for RSA).
     public var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }

@@ -60,8 +60,10 @@ public struct EntitlementAPI: Sendable {
         }
         // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
         guard let encodedUser = user, !encodedUser.isEmpty else { return refuse(.missingUser, "the path names no user") }
-        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty else {
-            return refuse(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8")
+        // A control character (NUL above all) names nobody and would only reach the store to fail there.
+        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty,
+              !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return refuse(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters")
         }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
             return refuse(.missingApp, "the query parameter app is required")

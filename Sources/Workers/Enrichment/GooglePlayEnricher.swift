@@ -35,7 +35,8 @@ public struct GooglePlayEnricher: PurchaseEnricher {
                 let nowMs = now()
                 let claimedMs = [event.occurredAt, event.receivedAt].compactMap { Timestamp(rfc3339: $0)?.millisecondsSince1970 }.min() ?? nowMs
                 let startMs = max(claimedMs - 86_400_000, nowMs - Self.voidedHorizonMs)
-                guard try await client.isVoided(packageName: event.app, token: event.subject, startTimeMillis: startMs) else {
+                guard try await client.isVoided(packageName: event.app, token: event.subject, orderId: event.transaction?.id,
+                                                startTimeMillis: startMs) else {
                     return .unconfirmed(nil)
                 }
                 return .state(PurchaseSnapshot(kind: nil, state: .refunded))
@@ -43,7 +44,11 @@ public struct GooglePlayEnricher: PurchaseEnricher {
                 throw WorkerFailure(.playAPIError, message: "\(error)", isTransient: error.isTransient)
             }
         }
-        guard let snapshot = try await snapshot(for: event) else { return .asSent }
+        guard let snapshot = try await snapshot(for: event) else {
+            // Nothing to ask the API about (a one-time event that names no product): a claim that
+            // changes a purchase is applied only as far as the API confirms it, so not at all.
+            return event.type == .storeTest || event.type == .storeOther ? .asSent : .unconfirmed(nil)
+        }
         // An event that ends the purchase while Google reports it entitling: the API's state holds.
         if Projector.ends(event.type), snapshot.state == .active || snapshot.state == .gracePeriod {
             return .unconfirmed(snapshot)

@@ -62,11 +62,16 @@ public struct PlayAPIClient: Sendable {
 
     /// Whether Google lists `token` among the package's purchases voided since `startTimeMillis`,
     /// reading at most `maxPages` pages of 1,000.
-    public func isVoided(packageName: String, token: String, startTimeMillis: Int64, maxPages: Int = 20) async throws(PlayAPIError) -> Bool {
+    public func isVoided(packageName: String, token: String, orderId: String? = nil, startTimeMillis: Int64,
+                         maxPages: Int = 20) async throws(PlayAPIError) -> Bool {
         var pageToken: String?
         for _ in 0..<maxPages {
             let page = try await voidedPurchases(packageName: packageName, startTimeMillis: startTimeMillis, pageToken: pageToken)
-            if page.voidedPurchases?.contains(where: { $0.purchaseToken == token }) == true { return true }
+            // A subscription's token stays the same across its renewals: with the notification's order
+            // id, only the void of that order counts (a void of an old renewal does not end the current one).
+            if page.voidedPurchases?.contains(where: { $0.purchaseToken == token && (orderId == nil || $0.orderId == orderId) }) == true {
+                return true
+            }
             guard let next = page.tokenPagination?.nextPageToken, !next.isEmpty else { return false }
             pageToken = next
         }

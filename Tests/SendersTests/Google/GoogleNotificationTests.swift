@@ -149,6 +149,11 @@ struct GoogleNotificationTests {
             (#"{"message":{"data":"e30=","messageId":"1"}}"#, .missingField),
             (#"{"message":{"data":"e30=","messageId":"1"},"subscription":""}"#, .invalidField),
             (#"{"message":{"data":"e30=","messageId":"1"},"subscription":7}"#, .invalidField),
+            // Only Pub/Sub's form: nothing longer or stranger goes into an event id.
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":"s"}"#, .invalidField),
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":"projects/p/subscriptions/a\u000Ab"}"#, .invalidField),
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":"projects/p/subscriptions/\#(String(repeating: "x", count: 256))"}"#, .invalidField),
+            (#"{"message":{"data":"e30=","messageId":"1"},"subscription":"projects/p/topics/t"}"#, .invalidField),
         ]
         for (body, expected) in cases {
             let rejection = await source.rejection(GoogleFixtures.request(body, token: f.token()))

@@ -292,3 +292,43 @@ struct AppStoreAPIClientsTests {
         }
     }
 }
+
+@Suite("Outbound HTTP does not follow redirects")
+struct OutboundRedirectTests {
+    @Test("a 3xx is the answer: the bearer token never follows it to another URL")
+    func redirectNotFollowed() async throws {
+        let followed = FollowedBox()
+        let server = LoopbackHTTPServer { request in
+            if request.target == "/elsewhere" {
+                followed.mark(request.header("Authorization"))
+                return .json(200, "{}")
+            }
+            return LoopbackHTTPServer.Reply(status: 302, headers: [("Location", "/elsewhere")], body: [])
+        }
+        defer { server.stop() }
+        let response = try await URLSessionFetcher().fetch(HTTPFetchRequest(url: server.baseURL + "/start",
+                                                                            headers: [("Authorization", "Bearer secret-token")],
+                                                                            timeout: .seconds(5)))
+        #expect(response.status == 302)
+        #expect(followed.value == nil)
+    }
+
+    final class FollowedBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var header: String??
+        func mark(_ value: String?) { lock.withLock { header = .some(value) } }
+        var value: String?? { lock.withLock { header } }
+    }
+}
+
+@Suite("App Store Server API keys: P-256 only")
+struct AppStoreKeyCurveTests {
+    @Test("a 256-bit key on another curve (secp256k1) is not an In-App Purchase key")
+    func otherCurve() async throws {
+        let generated = try await Subprocess.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"])
+        let key = try #require(PrivateKey(pem: generated.output))
+        #expect(key.bits == 256)
+        #expect(!key.isP256)
+        #expect(try #require(PrivateKey.generateP256()).isP256)
+    }
+}

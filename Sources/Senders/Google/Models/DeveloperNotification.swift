@@ -89,7 +89,7 @@ struct OneTimeProductNotification: Sendable, Equatable {
         version = try f.string("version")
         notificationType = try f.requiredIntOrDigits("notificationType")
         purchaseToken = try f.requiredString("purchaseToken")
-        sku = try f.string("sku")
+        sku = try f.requiredString("sku")
     }
 }
 
