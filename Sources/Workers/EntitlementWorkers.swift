@@ -48,7 +48,7 @@ public struct EntitlementWorkers: Service {
 
     /// Composed from the configuration, as `tollgate work` and `tollgate dev` run it: the store opened
     /// at `store.url` (and closed last), the Play Developer API client when credentials are configured
-    /// (`playAPIFetcher` makes its calls).
+    /// (`playAPIFetcher` makes its calls, and the App Store Server API's when an app answers consumption requests).
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
                             listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
@@ -57,26 +57,39 @@ public struct EntitlementWorkers: Service {
             logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
         }
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)
+        var appStoreClients: [String: AppStoreAPIClient] = [:]
+        if ConsumptionAnswering.isEnabled(in: config.sources.apple) {
+            // Keys are read now, so a missing .p8 stops the start with its path.
+            appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
+                                                          metricsFactory: metrics.factory)
+        }
+        let consumption = ConsumptionAnswering(settings: config.sources.apple, clients: appStoreClients)
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
-                                      store: store, closesStore: true, playAPI: enricher, apiTokens: config.api.tokens, listener: listener,
+                                      store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
                                       expiryPublishDelayMs: config.workers.expiryPublishDelayMs, metrics: metrics, logger: logger)
     }
 
+    /// `consumption`: the apps whose Apple consumption requests are answered (nil: none answered or counted).
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
     /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
     /// expiry sweeper compares ends with (tests move it by hand).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
+                consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
-        let processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
+        var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
+        if let consumption {
+            processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
+                                                        now: { Timestamp.now.millisecondsSince1970 })
+        }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)

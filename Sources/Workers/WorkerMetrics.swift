@@ -64,6 +64,11 @@ public struct WorkerMetrics: Sendable {
         Counter(label: "tollgate_worker_expiries_total", factory: factory).increment(by: count)
     }
 
+    /// A consumption request from Apple handled, by outcome (sent, skipped_disabled, skipped_unknown_purchase, expired, failed).
+    func consumptionAnswer(outcome: String) {
+        Counter(label: "tollgate_worker_consumption_answers_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
     /// Every family the workers emit, the Play Developer API client's included (held to what they emit by WorkersTests).
     public static let families: [MetricFamily] = [
         MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
@@ -78,6 +83,8 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
         MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
         MetricFamily("tollgate_worker_expiries_total", .counter, help: "Entitlements whose expiry or grace period ended without a notification, queued as inactive."),
+        MetricFamily("tollgate_worker_consumption_answers_total", .counter, labels: ["outcome"],
+                     help: "Apple consumption requests handled, by outcome (sent, skipped_disabled, skipped_unknown_purchase, expired, failed)."),
         MetricFamily("tollgate_app_store_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "App Store Server API requests, answered or not, by endpoint."),
         MetricFamily("tollgate_app_store_api_errors_total", .counter, labels: ["call", "kind"],

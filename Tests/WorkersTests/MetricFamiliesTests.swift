@@ -25,6 +25,7 @@ struct WorkerMetricFamiliesTests {
         metrics.outboxPublished(1)
         metrics.outboxPending(0)
         metrics.expiriesQueued(1)
+        metrics.consumptionAnswer(outcome: ConsumptionAnswerer.Outcome.sent.rawValue)
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(.subscription, kind: "timeout")

@@ -45,6 +45,9 @@ public enum AppleSender: SenderDefinition {
                 }
                 return AppleSettings.App.ServerAPIKey(issuerId: issuerId, keyId: keyId, privateKeyFile: keyFile)
             }
+            settings.consumption = try app.section("consumption") { (c) throws(ConfigError) in
+                try readConsumptionPolicy(c, hasServerAPIKey: settings.serverAPI != nil)
+            }
             return settings
         }
         apple.serverAPI = try a.section("serverApi") { (s) throws(ConfigError) in
@@ -55,6 +58,31 @@ public enum AppleSender: SenderDefinition {
             return api
         }
         return apple
+    }
+
+    /// `sources.apple.apps[].consumption`: how the workers answer Apple's consumption requests for the app.
+    static func readConsumptionPolicy(_ c: ConfigReader, hasServerAPIKey: Bool) throws(ConfigError) -> AppleSettings.App.ConsumptionPolicy {
+        var policy = AppleSettings.App.ConsumptionPolicy()
+        policy.enabled = try c.bool("enabled", default: false)
+        policy.customerConsented = try c.bool("customerConsented", default: false)
+        policy.sampleContentProvided = try c.bool("sampleContentProvided", default: false)
+        if let preference = try c.string("refundPreference"), !preference.isEmpty {
+            guard let known = AppleSettings.App.ConsumptionPolicy.RefundPreference(rawValue: preference) else {
+                let allowed = AppleSettings.App.ConsumptionPolicy.RefundPreference.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigError(key: c.name("refundPreference"), message: "expected one of \(allowed), got \"\(preference)\"")
+            }
+            policy.refundPreference = known
+        }
+        guard policy.enabled else { return policy }
+        // Apple refuses (400) every answer whose customerConsented is not true: an enabled policy
+        // without consent could only fail, so it is refused here rather than on each request.
+        guard policy.customerConsented else {
+            throw ConfigError(key: c.name("customerConsented"), message: "must be true when consumption answers are enabled (Apple refuses answers without consent)")
+        }
+        guard hasServerAPIKey else {
+            throw ConfigError(key: c.name("enabled"), message: "needs the app's serverApi key, which signs the answers")
+        }
+        return policy
     }
 
     public static func makeSource(_ settings: AppleSettings, fetcher: (any HTTPFetcher)?) throws(ConfigError) -> any WebhookSource {
@@ -95,6 +123,23 @@ public struct AppleSettings: Sendable {
         public var appAppleId: Int64?
         public var environments: [String]
         public var serverAPI: ServerAPIKey?
+        /// How the workers answer Apple's consumption requests (`CONSUMPTION_REQUEST`) for this app.
+        public struct ConsumptionPolicy: Sendable, Equatable {
+            /// Apple's `refundPreference` values (ConsumptionRequest).
+            public enum RefundPreference: String, Sendable, CaseIterable {
+                case decline = "DECLINE", grantFull = "GRANT_FULL", grantProrated = "GRANT_PRORATED"
+            }
+            /// Off by default: nothing about a customer is sent to Apple unless the merchant says so.
+            public var enabled = false
+            /// The merchant's word that its customers consented to sharing consumption data with Apple.
+            public var customerConsented = false
+            /// Whether the app offers a free sample, trial or description of the content before purchase.
+            public var sampleContentProvided = false
+            /// Left out of the answer when nil: Apple then decides without the merchant's preference.
+            public var refundPreference: RefundPreference?
+            public init() {}
+        }
+        public var consumption = ConsumptionPolicy()
         public init(bundleId: String, appAppleId: Int64?, environments: [String]) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId

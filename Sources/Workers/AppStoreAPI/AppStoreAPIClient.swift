@@ -99,6 +99,20 @@ public struct AppStoreAPIClient: Sendable {
         try await send(.testNotificationStatus, environment, path: ["inApps", "v1", "notifications", "test", token])
     }
 
+    /// Send Consumption Information: `PUT /inApps/v2/transactions/consumption/{transactionId}`, the
+    /// answer to a `CONSUMPTION_REQUEST` for that transaction. Apple answers 202 with no body.
+    public func sendConsumptionInformation(_ transactionId: String, _ request: ConsumptionRequest,
+                                           in environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
+        let body: [UInt8]
+        do {
+            body = try [UInt8](JSONEncoder().encode(request))
+        } catch {
+            throw failure(.sendConsumptionInformation, .invalidArgument, "the request cannot be encoded")
+        }
+        _ = try await exchange(.sendConsumptionInformation, environment, method: "PUT",
+                               path: ["inApps", "v2", "transactions", "consumption", transactionId], body: body)
+    }
+
     /// Production first, then sandbox when production does not know the id, as Apple advises for
     /// ids whose environment the caller cannot tell (App Review and TestFlight buy in sandbox).
     public func productionThenSandbox<T: Sendable>(
@@ -113,6 +127,17 @@ public struct AppStoreAPIClient: Sendable {
 
     private func send<Model: Decodable>(_ call: AppStoreAPICall, _ environment: AppStoreEnvironment, method: String = "GET",
                                         path: [String], query: [(String, String)] = [], body: [UInt8] = []) async throws(AppStoreAPIError) -> Model {
+        let answer = try await exchange(call, environment, method: method, path: path, query: query, body: body)
+        do {
+            return try JSONDecoder().decode(Model.self, from: Data(answer))
+        } catch {
+            throw failure(call, .decode, "the answer is not a \(Model.self)")
+        }
+    }
+
+    /// One call: the body of its 2xx answer, or the error that says why there is none.
+    private func exchange(_ call: AppStoreAPICall, _ environment: AppStoreEnvironment, method: String,
+                          path: [String], query: [(String, String)] = [], body: [UInt8] = []) async throws(AppStoreAPIError) -> [UInt8] {
         var url = baseURLs.url(environment)
         for segment in path {
             guard let encoded = PercentEncoding.pathSegment(segment) else {
@@ -139,11 +164,7 @@ public struct AppStoreAPIClient: Sendable {
             }
             switch response.status {
             case 200..<300:
-                do {
-                    return try JSONDecoder().decode(Model.self, from: Data(response.body))
-                } catch {
-                    throw failure(call, .decode, "the answer is not a \(Model.self)")
-                }
+                return response.body
             case 401 where !retried:
                 // A key just rotated or a token Apple no longer takes: one new token, one more try.
                 retried = true

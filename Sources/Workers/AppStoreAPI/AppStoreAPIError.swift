@@ -120,4 +120,5 @@ public enum AppStoreAPICall: String, Sendable, CaseIterable {
     case notificationHistory = "notification_history"
     case requestTestNotification = "request_test_notification"
     case testNotificationStatus = "test_notification_status"
+    case sendConsumptionInformation = "send_consumption_information"
 }

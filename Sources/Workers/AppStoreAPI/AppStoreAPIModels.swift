@@ -89,6 +89,42 @@ public struct TestNotificationStatus: Decodable, Sendable {
     public var sendAttempts: [SendAttempt]?
 }
 
+/// Send Consumption Information's request body, Apple's `ConsumptionRequest` (the current one; the
+/// older `ConsumptionRequestV1` on `/inApps/v1/...` is now only for the Advanced Commerce API). Apple
+/// refuses a body whose `customerConsented` is not true, and a `consumptionPercentage` other than 0
+/// when `deliveryStatus` is not `DELIVERED`.
+public struct ConsumptionRequest: Encodable, Sendable, Equatable {
+    /// Whether the app delivered the purchase and it works.
+    public enum DeliveryStatus: String, Encodable, Sendable {
+        case delivered = "DELIVERED"
+        case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+        case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
+        case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE"
+        case undeliveredOther = "UNDELIVERED_OTHER"
+    }
+
+    /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`.
+    public enum RefundPreference: String, Encodable, Sendable {
+        case decline = "DECLINE", grantFull = "GRANT_FULL", grantProrated = "GRANT_PRORATED"
+    }
+
+    public var customerConsented: Bool
+    public var deliveryStatus: DeliveryStatus
+    public var sampleContentProvided: Bool
+    /// How much of the purchase the customer consumed, in milliunits of a percent: 0 to 100000.
+    public var consumptionPercentage: Int?
+    public var refundPreference: RefundPreference?
+
+    public init(customerConsented: Bool, deliveryStatus: DeliveryStatus, sampleContentProvided: Bool,
+                consumptionPercentage: Int? = nil, refundPreference: RefundPreference? = nil) {
+        self.customerConsented = customerConsented
+        self.deliveryStatus = deliveryStatus
+        self.sampleContentProvided = sampleContentProvided
+        self.consumptionPercentage = consumptionPercentage
+        self.refundPreference = refundPreference
+    }
+}
+
 /// Apple's error body.
 struct AppStoreErrorPayload: Decodable {
     var errorCode: Int?

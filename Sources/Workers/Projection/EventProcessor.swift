@@ -15,6 +15,8 @@ struct EventProcessor: Sendable {
 
     let store: EntitlementStore
     let enricher: (any PurchaseEnricher)?
+    /// Answers Apple's consumption requests before they are applied; nil when no app's policy is on.
+    var consumption: ConsumptionAnswerer? = nil
     let metrics: WorkerMetrics
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
@@ -39,6 +41,7 @@ struct EventProcessor: Sendable {
                 continue
             }
             do {
+                try await consumption?.answer(event)
                 let snapshot: PurchaseSnapshot?
                 switch try await enricher?.enrich(event) ?? .asSent {
                 case .asSent: snapshot = nil

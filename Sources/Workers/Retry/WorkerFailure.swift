@@ -8,6 +8,7 @@ public struct WorkerFailure: Error, Sendable, Equatable, CustomStringConvertible
         case internalError = "tollgate.InternalError"
         case storeUnavailable = "tollgate.StoreUnavailable"
         case storeRejected = "tollgate.StoreRejected"
+        case consumptionAnswerFailed = "tollgate.ConsumptionAnswerFailed"
     }
 
     public var kind: Kind

@@ -222,6 +222,33 @@ struct AppStoreAPIClientTests {
         #expect(bodies[0]?["startDate"]?.int64 == 1_698_148_800_000 && bodies[0]?["onlyFailures"] == .bool(true))
     }
 
+    @Test("Send Consumption Information: PUTs the ConsumptionRequest to the v2 path; 202 with no body is success, 400 a permanent error")
+    func sendConsumptionInformation() async throws {
+        let h = try Self.start()
+        defer { h.stop() }
+        let target = "/sandbox/inApps/v2/transactions/consumption/2000000111"
+        h.fake.script(target, LoopbackHTTPServer.Reply(status: 202, body: []),
+                      .json(400, #"{"errorCode":4000000,"errorMessage":"Invalid request."}"#))
+        let request = ConsumptionRequest(customerConsented: true, deliveryStatus: .undeliveredOther, sampleContentProvided: false,
+                                         consumptionPercentage: 0)
+        try await h.client.sendConsumptionInformation("2000000111", request, in: .sandbox)
+        do {
+            try await h.client.sendConsumptionInformation("2000000111", request, in: .sandbox)
+            Issue.record("a 400 must fail the call")
+        } catch {
+            #expect(!error.isTransient)
+            #expect(error.kindLabel == "http_400" && error.call == .sendConsumptionInformation)
+        }
+        #expect(h.fake.requests.map(\.method) == ["PUT", "PUT"])
+        #expect(h.fake.requests.first?.target == target)
+        #expect(h.fake.jwtProblems.isEmpty)
+        // Absent optionals are left out, not sent as null: Apple refuses unknown values.
+        let body = try #require(h.fake.requests.first.flatMap { JSONValue.parse($0.body)?.object })
+        #expect(Set(body.keys) == ["customerConsented", "deliveryStatus", "sampleContentProvided", "consumptionPercentage"])
+        #expect(body["customerConsented"] == .bool(true) && body["sampleContentProvided"] == .bool(false))
+        #expect(body["deliveryStatus"]?.string == "UNDELIVERED_OTHER" && body["consumptionPercentage"]?.int64 == 0)
+    }
+
     @Test("history, statuses and test notifications decode Apple's documented answers")
     func otherEndpoints() async throws {
         let h = try Self.start()
