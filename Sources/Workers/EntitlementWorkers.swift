@@ -60,10 +60,41 @@ public struct EntitlementWorkers: Service {
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
+        let appleBackfill = try appleBackfill(config: config, fetcher: playAPIFetcher, logger: logger)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, apiTokens: config.api.tokens, listener: listener,
-                                      expiryPublishDelayMs: config.workers.expiryPublishDelayMs, metrics: metrics, logger: logger)
+                                      expiryPublishDelayMs: config.workers.expiryPublishDelayMs, appleBackfill: appleBackfill,
+                                      metrics: metrics, logger: logger)
+    }
+
+    /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
+    /// API clients and the Apple sender's verification, built at start so a bad key stops the process.
+    public struct AppleBackfillSetup: Sendable {
+        public let clients: [String: AppStoreAPIClient]
+        public let apps: [AppleSettings.App]
+        public let source: any WebhookSource
+        public let firstRunDays: Int
+        public let interval: Duration
+
+        public init(clients: [String: AppStoreAPIClient], apps: [AppleSettings.App], source: any WebhookSource, firstRunDays: Int,
+                    interval: Duration) {
+            self.clients = clients
+            self.apps = apps
+            self.source = source
+            self.firstRunDays = firstRunDays
+            self.interval = interval
+        }
+    }
+
+    static func appleBackfill(config: TollgateConfig, fetcher: any HTTPFetcher, logger: Logger) throws -> AppleBackfillSetup? {
+        guard config.workers.reconcileAppleIntervalSeconds > 0 else { return nil }
+        let clients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: fetcher, logger: logger)
+        guard !clients.isEmpty else { return nil }
+        let source = try SenderCatalog.standard.offlineSource(named: SourceName.apple.rawValue, settings: config.sources)
+        return AppleBackfillSetup(clients: clients, apps: config.sources.apple.apps, source: source,
+                                  firstRunDays: config.workers.reconcileAppleFirstRunDays,
+                                  interval: .seconds(config.workers.reconcileAppleIntervalSeconds))
     }
 
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
@@ -72,6 +103,7 @@ public struct EntitlementWorkers: Service {
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
+                appleBackfill: AppleBackfillSetup? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -91,6 +123,13 @@ public struct EntitlementWorkers: Service {
                 let metricsServer = MetricsServer(host: metricsListener.host, port: metricsListener.port, exposition: exposition, logger: logger)
                 steps.append(.stop("metrics server", metricsServer.makeApplication(onListening: metricsListener.onListening)))
             }
+        }
+        if let appleBackfill {
+            // Before the producer: a page in hand is published before it closes.
+            let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
+                                                     store: store, producer: producer, topic: topics.events,
+                                                     firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
+            steps.append(.stop("apple backfill", AppleBackfillJob(backfill: backfill, interval: appleBackfill.interval, logger: logger)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
