@@ -161,6 +161,8 @@ public enum ConfigLoader {
             workers.reconcileAppleIntervalSeconds = try s.int("reconcileAppleIntervalSeconds", default: workers.reconcileAppleIntervalSeconds,
                                                               range: 0...604_800)
             workers.reconcileAppleFirstRunDays = try s.int("reconcileAppleFirstRunDays", default: workers.reconcileAppleFirstRunDays, range: 1...180)
+            workers.reconcileGoogleIntervalSeconds = try s.int("reconcileGoogleIntervalSeconds", default: workers.reconcileGoogleIntervalSeconds,
+                                                               range: 0...604_800)
             return workers
         }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in

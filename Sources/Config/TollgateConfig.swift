@@ -28,6 +28,8 @@ public struct WorkerSettings: Sendable {
     public var reconcileAppleIntervalSeconds = 3_600
     /// How far back the first Apple backfill of an app and environment reads (capped by Apple's 180/30 days).
     public var reconcileAppleFirstRunDays = 7
+    /// How often the workers poll Google's voided purchases of each package; 0: never.
+    public var reconcileGoogleIntervalSeconds = 21_600
     public init() {}
 }
 

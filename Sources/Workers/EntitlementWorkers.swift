@@ -65,6 +65,10 @@ public struct EntitlementWorkers: Service {
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, apiTokens: config.api.tokens, listener: listener,
                                       expiryPublishDelayMs: config.workers.expiryPublishDelayMs, appleBackfill: appleBackfill,
+                                      googleBackfill: config.workers.reconcileGoogleIntervalSeconds > 0
+                                          ? GoogleBackfillSetup(packages: config.sources.google.packages,
+                                                                interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
+                                          : nil,
                                       metrics: metrics, logger: logger)
     }
 
@@ -87,6 +91,18 @@ public struct EntitlementWorkers: Service {
         }
     }
 
+    /// The Google voided purchases job: the packages it polls (with the Play Developer API client the
+    /// enrichment uses, so it runs only when `sources.google.playApi.credentialsFile` is set).
+    public struct GoogleBackfillSetup: Sendable {
+        public let packages: [String]
+        public let interval: Duration
+
+        public init(packages: [String], interval: Duration) {
+            self.packages = packages
+            self.interval = interval
+        }
+    }
+
     static func appleBackfill(config: TollgateConfig, fetcher: any HTTPFetcher, logger: Logger) throws -> AppleBackfillSetup? {
         guard config.workers.reconcileAppleIntervalSeconds > 0 else { return nil }
         let clients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: fetcher, logger: logger)
@@ -103,7 +119,7 @@ public struct EntitlementWorkers: Service {
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
-                appleBackfill: AppleBackfillSetup? = nil,
+                appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -129,7 +145,12 @@ public struct EntitlementWorkers: Service {
             let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
                                                      store: store, producer: producer, topic: topics.events,
                                                      firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
-            steps.append(.stop("apple backfill", AppleBackfillJob(backfill: backfill, interval: appleBackfill.interval, logger: logger)))
+            steps.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, logger: logger)))
+        }
+        if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
+            let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
+                                                         producer: producer, topic: topics.events, metrics: metrics, logger: logger)
+            steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

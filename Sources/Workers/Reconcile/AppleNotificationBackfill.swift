@@ -51,21 +51,7 @@ public struct AppleNotificationBackfill: Sendable {
         }
     }
 
-    /// One app and environment, as it goes.
-    public struct Progress: Sendable, Equatable {
-        public var scope: String
-        public var pages = 0
-        public var notifications = 0
-        /// Published (or, in a dry run, that would be): not processed yet.
-        public var new = 0
-        public var known = 0
-        public var rejected = 0
-        public var rateLimitWaits = 0
-        /// Why the scope stopped before its end; nil when it reached it.
-        public var failure: String?
-
-        public init(scope: String) { self.scope = scope }
-    }
+    public typealias Progress = ReconcileProgress
 
     public struct Scope: Sendable {
         public let bundleId: String
@@ -123,7 +109,7 @@ public struct AppleNotificationBackfill: Sendable {
             do {
                 try await reconcile(scope, options, &state, beforePage: beforePage, progress: progress)
                 metrics.reconcileRun(job: Self.job, outcome: "ok")
-            } catch let error as BackfillStopped {
+            } catch let error as ReconcileStopped {
                 state.failure = error.message
                 metrics.reconcileRun(job: Self.job, outcome: "failed")
                 logger.warning("Apple notification backfill stopped", metadata: ["scope": .string(scope.name), "error": .string(error.message)])
@@ -132,11 +118,6 @@ public struct AppleNotificationBackfill: Sendable {
             results.append(state)
         }
         return results
-    }
-
-    /// Why a scope stopped; the checkpoint stays at the last page published.
-    struct BackfillStopped: Error {
-        let message: String
     }
 
     private func reconcile(_ scope: Scope, _ options: Options, _ state: inout Progress,
@@ -166,11 +147,19 @@ public struct AppleNotificationBackfill: Sendable {
 
         while true {
             try await beforePage()
-            let page = try await fetch(client, request, token: window.pageToken, scope: scope, state: &state)
+            let page: NotificationHistoryPage
+            do {
+                page = try await fetch(client, request, token: window.pageToken, scope: scope, state: &state)
+            } catch let stopped as ReconcileStopped where stopped.restartsWindow && keepsCheckpoint {
+                try await store.saveReconcileCheckpoint(.init(doneThroughMs: saved?.doneThroughMs,
+                                                              window: .init(startMs: window.startMs, endMs: window.endMs, pageToken: nil)),
+                                                        job: Self.job, scope: scope.name, nowMs: now())
+                throw stopped
+            }
             state.pages += 1
             metrics.reconcilePage(job: Self.job)
             let items = page.notificationHistory ?? []
-            state.notifications += items.count
+            state.items += items.count
             var events: [NormalizedEvent] = []
             for item in items {
                 if let event = try await verified(item, scope: scope) {
@@ -188,18 +177,18 @@ public struct AppleNotificationBackfill: Sendable {
             metrics.reconcileItems(job: Self.job, outcome: "known", count: events.count - fresh.count)
             metrics.reconcileItems(job: Self.job, outcome: "rejected", count: items.count - events.count)
             if !options.dryRun, !fresh.isEmpty {
-                guard let producer else { throw BackfillStopped(message: "no Kafka producer to publish with") }
+                guard let producer else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
                 do {
-                    _ = try await producer.sendAll(fresh.map(eventMessage))
+                    _ = try await producer.sendAll(fresh.map { CloudEventRecord.message($0, topic: topic) })
                 } catch {
-                    throw BackfillStopped(message: "publishing to \(topic) failed: \(error)")
+                    throw ReconcileStopped(message: "publishing to \(topic) failed: \(error)")
                 }
             }
             progress(state)
             let more = page.hasMore == true
             if more {
                 guard let next = page.paginationToken, !next.isEmpty else {
-                    throw BackfillStopped(message: "Apple's page says hasMore but gives no paginationToken")
+                    throw ReconcileStopped(message: "Apple's page says hasMore but gives no paginationToken")
                 }
                 window.pageToken = next
                 if keepsCheckpoint {
@@ -233,7 +222,10 @@ public struct AppleNotificationBackfill: Sendable {
                     try await sleep(.seconds(seconds))
                     continue
                 }
-                throw BackfillStopped(message: error.description + Self.hint(error))
+                var restarts = false
+                if case .http(400, .paginationTokenExpired?) = error.kind { restarts = true }
+                if case .http(400, .invalidPaginationToken?) = error.kind { restarts = true }
+                throw ReconcileStopped(message: error.description + Self.hint(error), restartsWindow: restarts)
             }
         }
     }
@@ -276,10 +268,4 @@ public struct AppleNotificationBackfill: Sendable {
     }
 
     private static let jwsCharacters = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8))
-
-    private func eventMessage(_ event: NormalizedEvent) -> KafkaMessage {
-        let record = CloudEventRecord(event)
-        return KafkaMessage(topic: topic, key: record.key, value: record.value,
-                            headers: record.headers.map { KafkaHeader(name: $0.name, string: $0.value) })
-    }
 }

@@ -128,7 +128,8 @@ struct AppleBackfillTests {
                         try await harness.publish(try #require(delivery.events.first))
                     }
                     try await waitUntil("the received two processed") {
-                        try await store.hasProcessed(eventId: Self.eventId(apple.sent[1].uuid))
+                        for sent in apple.sent.prefix(2) where try await !store.hasProcessed(eventId: Self.eventId(sent.uuid)) { return false }
+                        return true
                     }
 
                     let recorded = RecordingMetrics()
@@ -139,7 +140,7 @@ struct AppleBackfillTests {
                     #expect(first.count == 1)
                     #expect(first.first?.failure == nil)
                     #expect(first.first?.pages == 3)
-                    #expect(first.first?.notifications == 7)
+                    #expect(first.first?.items == 7)
                     #expect(first.first?.new == 5)
                     #expect(first.first?.known == 2)
                     #expect(first.first?.rejected == 0)
@@ -221,6 +222,28 @@ struct AppleBackfillTests {
                     let done = try await store.reconcileCheckpoint(job: "apple", scope: "\(Self.bundleId)/Production")
                     #expect(done?.window == nil && done?.doneThroughMs == checkpoint?.window?.endMs)
                 }
+            }
+        }
+    }
+
+    @Test("a pagination token Apple no longer takes: the next run reads the window again from its start")
+    func expiredPaginationToken() async throws {
+        let apple = try Self.apple(count: 4)
+        defer { apple.stop() }
+        apple.storeHistory(pageSize: 2)
+        apple.fake.script(Apple.target(page: 2), .json(400, #"{"errorCode":4000017,"errorMessage":"Pagination token expired."}"#))
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let backfill = Self.backfill(apple, store: store, producer: harness.producer, topic: harness.topics.events)
+                let first = try await backfill.run(.init())
+                #expect(first.first?.failure?.contains("errorCode 4000017") == true, "\(first.first?.failure ?? "")")
+                let checkpoint = try await store.reconcileCheckpoint(job: "apple", scope: "\(Self.bundleId)/Production")
+                #expect(checkpoint?.window != nil && checkpoint?.window?.pageToken == nil)
+                let second = try await backfill.run(.init())
+                #expect(second.first?.failure == nil)
+                #expect(second.first?.pages == 2)
+                #expect(apple.fake.requests.map(\.target) == [1, 2, 1, 2].map { Apple.target(page: $0) })
+                #expect(Set(apple.windows.map(\.start)).count == 1)
             }
         }
     }
@@ -308,12 +331,12 @@ struct AppleBackfillTests {
             try await WorkerHarness.with { harness async throws in
                 let backfill = Self.backfill(apple, store: store, producer: harness.producer, topic: harness.topics.events)
                 let now = Timestamp.now.millisecondsSince1970
-                #expect(try await store.acquireLease(AppleBackfillJob.leaseName, holder: "other replica", ttlMs: 60_000, nowMs: now))
-                let job = AppleBackfillJob(backfill: backfill, interval: .seconds(3600), logger: harness.logger)
+                #expect(try await store.acquireLease(ReconcileJob.leaseName("apple"), holder: "other replica", ttlMs: 60_000, nowMs: now))
+                let job = ReconcileJob.apple(backfill, interval: .seconds(3600), logger: harness.logger)
                 #expect(await job.runOnce() == false)
                 #expect(apple.fake.requests.isEmpty)
                 // The other replica's lease ran out: this one takes it and runs.
-                #expect(try await store.acquireLease(AppleBackfillJob.leaseName, holder: "other replica", ttlMs: -1, nowMs: now))
+                #expect(try await store.acquireLease(ReconcileJob.leaseName("apple"), holder: "other replica", ttlMs: -1, nowMs: now))
                 #expect(await job.runOnce() == true)
                 #expect(apple.fake.requests.count == 1)
             }

@@ -8,6 +8,7 @@ import Senders
 import Store
 import Synchronization
 import TestSupport
+import Workers
 
 /// An in-process mock cluster holding every topic the workers use (3 partitions each), a producer for
 /// the test's own records (published as the gateway publishes them), and readers for what the workers
@@ -47,8 +48,9 @@ final class WorkerHarness: Sendable {
     /// Runs `body` beside one worker instance on `store`, then shuts the instance down gracefully.
     func withWorkers<T: Sendable>(store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
+                                  playAPI: GooglePlayEnricher? = nil,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
-        let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock)
+        let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock, playAPI: playAPI)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>
