@@ -158,6 +158,11 @@ public enum ConfigLoader {
         c.workers = try r.section("workers") { (s) throws(ConfigError) in
             var workers = WorkerSettings()
             workers.expiryPublishDelayMs = try s.int("expiryPublishDelayMs", default: workers.expiryPublishDelayMs, range: 1_000...3_600_000)
+            workers.reconcileAppleIntervalSeconds = try s.int("reconcileAppleIntervalSeconds", default: workers.reconcileAppleIntervalSeconds,
+                                                              range: 0...604_800)
+            workers.reconcileAppleFirstRunDays = try s.int("reconcileAppleFirstRunDays", default: workers.reconcileAppleFirstRunDays, range: 1...180)
+            workers.reconcileGoogleIntervalSeconds = try s.int("reconcileGoogleIntervalSeconds", default: workers.reconcileGoogleIntervalSeconds,
+                                                               range: 0...604_800)
             return workers
         }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in

@@ -24,6 +24,12 @@ public struct WorkerSettings: Sendable {
     /// An expiry or grace period that ends with no notification is published on `tollgate.entitlements`
     /// (`active: false`) within this long of the end.
     public var expiryPublishDelayMs = 60_000
+    /// How often the workers read Apple's notification history back (docs/reconciliation.md); 0: never.
+    public var reconcileAppleIntervalSeconds = 3_600
+    /// How far back the first Apple backfill of an app and environment reads (capped by Apple's 180/30 days).
+    public var reconcileAppleFirstRunDays = 7
+    /// How often the workers poll Google's voided purchases of each package; 0: never.
+    public var reconcileGoogleIntervalSeconds = 21_600
     public init() {}
 }
 

@@ -104,5 +104,18 @@ enum EntitlementSchema {
             CREATE INDEX entitlements_active_until ON entitlements (active_until_ms);
             """
         },
+        // Issue 19 (items 1 and 2): where each reconciliation job (a store's history read back page by
+        // page) stands, per job and scope (an app and environment, a package), so a run resumes where
+        // the last one stopped (ReconcileCheckpoint.swift).
+        Migration(version: 4, name: "reconciliation checkpoints") { _ in
+            """
+            CREATE TABLE reconcile_checkpoints (
+                job TEXT NOT NULL, scope TEXT NOT NULL,
+                done_through_ms BIGINT,
+                window_start_ms BIGINT, window_end_ms BIGINT, page_token TEXT,
+                updated_at_ms BIGINT NOT NULL,
+                PRIMARY KEY (job, scope));
+            """
+        },
     ]
 }

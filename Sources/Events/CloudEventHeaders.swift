@@ -22,3 +22,19 @@ public enum CloudEventHeaders {
         ]
     }
 }
+
+/// One event as a CloudEvents binary-mode record for `tollgate.events`: keyed by its subject, the
+/// event JSON as value, the `ce_*` headers. The gateway (`DeliveryRecordBuilder`) and the workers'
+/// backfills (`Workers/Reconcile`) both build their records from it, so a backfilled event is the
+/// record the gateway would have written.
+public struct CloudEventRecord: Sendable {
+    public let key: String
+    public let value: [UInt8]
+    public let headers: [(name: String, value: String)]
+
+    public init(_ event: NormalizedEvent) {
+        key = event.subject
+        value = EventCoding.encode(event)
+        headers = CloudEventHeaders.headers(for: event)
+    }
+}

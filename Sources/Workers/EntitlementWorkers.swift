@@ -57,9 +57,10 @@ public struct EntitlementWorkers: Service {
             logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
         }
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)
+        // One App Store Server API client per app with a key, shared by the consumption answers and the
+        // backfill. Keys are read now, so a missing .p8 stops the start with its path.
         var appStoreClients: [String: AppStoreAPIClient] = [:]
-        if ConsumptionAnswering.isEnabled(in: config.sources.apple) {
-            // Keys are read now, so a missing .p8 stops the start with its path.
+        if ConsumptionAnswering.isEnabled(in: config.sources.apple) || config.workers.reconcileAppleIntervalSeconds > 0 {
             appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
                                                           metricsFactory: metrics.factory)
         }
@@ -67,10 +68,55 @@ public struct EntitlementWorkers: Service {
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
+        let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
-                                      expiryPublishDelayMs: config.workers.expiryPublishDelayMs, metrics: metrics, logger: logger)
+                                      expiryPublishDelayMs: config.workers.expiryPublishDelayMs, appleBackfill: appleBackfill,
+                                      googleBackfill: config.workers.reconcileGoogleIntervalSeconds > 0
+                                          ? GoogleBackfillSetup(packages: config.sources.google.packages,
+                                                                interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
+                                          : nil,
+                                      metrics: metrics, logger: logger)
+    }
+
+    /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
+    /// API clients and the Apple sender's verification, built at start so a bad key stops the process.
+    public struct AppleBackfillSetup: Sendable {
+        public let clients: [String: AppStoreAPIClient]
+        public let apps: [AppleSettings.App]
+        public let source: any WebhookSource
+        public let firstRunDays: Int
+        public let interval: Duration
+
+        public init(clients: [String: AppStoreAPIClient], apps: [AppleSettings.App], source: any WebhookSource, firstRunDays: Int,
+                    interval: Duration) {
+            self.clients = clients
+            self.apps = apps
+            self.source = source
+            self.firstRunDays = firstRunDays
+            self.interval = interval
+        }
+    }
+
+    /// The Google voided purchases job: the packages it polls (with the Play Developer API client the
+    /// enrichment uses, so it runs only when `sources.google.playApi.credentialsFile` is set).
+    public struct GoogleBackfillSetup: Sendable {
+        public let packages: [String]
+        public let interval: Duration
+
+        public init(packages: [String], interval: Duration) {
+            self.packages = packages
+            self.interval = interval
+        }
+    }
+
+    static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient]) throws -> AppleBackfillSetup? {
+        guard config.workers.reconcileAppleIntervalSeconds > 0, !clients.isEmpty else { return nil }
+        let source = try SenderCatalog.standard.offlineSource(named: SourceName.apple.rawValue, settings: config.sources)
+        return AppleBackfillSetup(clients: clients, apps: config.sources.apple.apps, source: source,
+                                  firstRunDays: config.workers.reconcileAppleFirstRunDays,
+                                  interval: .seconds(config.workers.reconcileAppleIntervalSeconds))
     }
 
     /// `consumption`: the apps whose Apple consumption requests are answered (nil: none answered or counted).
@@ -81,6 +127,7 @@ public struct EntitlementWorkers: Service {
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
+                appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -104,6 +151,18 @@ public struct EntitlementWorkers: Service {
                 let metricsServer = MetricsServer(host: metricsListener.host, port: metricsListener.port, exposition: exposition, logger: logger)
                 steps.append(.stop("metrics server", metricsServer.makeApplication(onListening: metricsListener.onListening)))
             }
+        }
+        if let appleBackfill {
+            // Before the producer: a page in hand is published before it closes.
+            let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
+                                                     store: store, producer: producer, topic: topics.events,
+                                                     firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
+            steps.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, logger: logger)))
+        }
+        if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
+            let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
+                                                         producer: producer, topic: topics.events, metrics: metrics, logger: logger)
+            steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Events
 import Metrics
 import Toolkit
 
@@ -69,6 +70,33 @@ public struct WorkerMetrics: Sendable {
         Counter(label: "tollgate_worker_consumption_answers_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
+    /// A page of a store's history read by a reconciliation job (`apple`, `google`).
+    func reconcilePage(job: String) {
+        Counter(label: "tollgate_reconcile_pages_total", dimensions: [("job", job)], factory: factory).increment()
+    }
+
+    /// Items a reconciliation job found, by outcome: `new` (published), `known` (already processed),
+    /// `rejected` (did not verify or normalize: not published).
+    func reconcileItems(job: String, outcome: String, count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "tollgate_reconcile_items_total", dimensions: [("job", job), ("outcome", outcome)], factory: factory)
+            .increment(by: count)
+    }
+
+    /// A 429 from the store's API that the job waited out.
+    func reconcileRateLimited(job: String) {
+        Counter(label: "tollgate_reconcile_rate_limited_total", dimensions: [("job", job)], factory: factory).increment()
+    }
+
+    /// A scope (an app and environment, a package) reconciled to the end (`ok`) or stopped by an error (`failed`).
+    func reconcileRun(job: String, outcome: String) {
+        Counter(label: "tollgate_reconcile_runs_total", dimensions: [("job", job), ("outcome", outcome)], factory: factory).increment()
+        if outcome == "ok" {
+            Gauge(label: "tollgate_reconcile_last_success_timestamp_seconds", dimensions: [("job", job)], factory: factory)
+                .record(Double(Timestamp.now.millisecondsSince1970) / 1000)
+        }
+    }
+
     /// Every family the workers emit, the Play Developer API client's included (held to what they emit by WorkersTests).
     public static let families: [MetricFamily] = [
         MetricFamily("tollgate_worker_events_total", .counter, labels: ["type", "outcome"], help: "Events handled by the projection, by type and outcome."),
@@ -91,5 +119,13 @@ public struct WorkerMetrics: Sendable {
                      help: "App Store Server API calls that failed, by endpoint and kind (http_<status>, rate_limited, timeout, network, decode, signing)."),
         MetricFamily("tollgate_play_api_request_duration_seconds", .histogram, labels: ["call"], help: "Play Developer API exchanges, answered or not, by call."),
         MetricFamily("tollgate_play_api_errors_total", .counter, labels: ["call", "kind"], help: "Failed Play Developer API calls, by call and kind."),
+        MetricFamily("tollgate_reconcile_pages_total", .counter, labels: ["job"], help: "Pages of a store's history read by a reconciliation job (apple: Get Notification History)."),
+        MetricFamily("tollgate_reconcile_items_total", .counter, labels: ["job", "outcome"],
+                     help: "Items reconciliation found, by job and outcome: new (published to tollgate.events), known (already processed), rejected (did not verify)."),
+        MetricFamily("tollgate_reconcile_rate_limited_total", .counter, labels: ["job"], help: "429 answers a reconciliation job waited out (Retry-After)."),
+        MetricFamily("tollgate_reconcile_runs_total", .counter, labels: ["job", "outcome"],
+                     help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
+        MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
+                     help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
     ]
 }

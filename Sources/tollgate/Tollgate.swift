@@ -9,7 +9,8 @@ struct Tollgate: AsyncParsableCommand {
         commandName: "tollgate",
         abstract: "Webhook ingestion and fan-out gateway for app stores and payment providers.",
         subcommands: [DevCommand.self, ServeCommand.self, WorkCommand.self, BrokerCommand.self,
-                      VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self, AppleCommand.self, DescribeCommand.self])
+                      VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self, AppleCommand.self, ReconcileCommand.self,
+                      DescribeCommand.self])
 
     /// Usage errors exit 2, as README promises, instead of ArgumentParser's 64.
     static func main() async {

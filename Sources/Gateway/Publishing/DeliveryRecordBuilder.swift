@@ -51,8 +51,9 @@ public struct DeliveryRecordBuilder: Sendable {
 
     /// One normalized event as a CloudEvents binary-mode record, keyed by its subject.
     public static func eventRecord(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
-        KafkaMessage(topic: topic, key: event.subject, value: EventCoding.encode(event),
-                     headers: CloudEventHeaders.headers(for: event).map { KafkaHeader(name: $0.name, string: $0.value) })
+        let record = CloudEventRecord(event)
+        return KafkaMessage(topic: topic, key: record.key, value: record.value,
+                            headers: record.headers.map { KafkaHeader(name: $0.name, string: $0.value) })
     }
 
     /// The kept request headers (never credentials), when and where the delivery arrived.

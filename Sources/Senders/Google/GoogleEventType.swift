@@ -1,7 +1,7 @@
 import Events
 
 /// RTDN notification types to the vocabulary (Sources/Events/EventType.swift), with Google's names for `sourceType`.
-enum GoogleEventType {
+public enum GoogleEventType {
     /// `SubscriptionNotification.notificationType`: 1-13, 17-20, 22.
     static let subscriptionTypes: [Int64: (name: String, type: EventType)] = [
         1: ("SUBSCRIPTION_RECOVERED", .subscriptionRecovered),
@@ -42,7 +42,7 @@ enum GoogleEventType {
     }
 
     /// `VoidedPurchaseNotification.refundType`, lower-case for the event's `reason`.
-    static func refundReason(_ refundType: Int64?) -> String? {
+    public static func refundReason(_ refundType: Int64?) -> String? {
         switch refundType {
         case 1: "full_refund"
         case 2: "quantity_based_partial_refund"

@@ -17,6 +17,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
 
     public init(client: PlayAPIClient) { self.client = client }
 
+    /// The client, for the voided purchases backfill (`tollgate reconcile google`).
+    public var playAPIClient: PlayAPIClient { client }
+
     /// The enricher `sources.google.playApi` describes, or nil when it names no credentials file.
     public init?(settings: GoogleSettings.PlayAPI, fetcher: any HTTPFetcher, logger: Logger) throws(ServiceAccountKeyError) {
         guard let path = settings.credentialsFile else { return nil }

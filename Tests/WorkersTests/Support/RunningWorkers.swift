@@ -15,12 +15,13 @@ final class RunningWorkers: Sendable {
     private let running: Task<Void, any Error>
 
     /// `clock`: the expiry sweeper's time, with ends noticed within `expiryPublishDelayMs` of it.
-    /// `consumption`: the apps whose consumption requests the instance answers.
+    /// `consumption`: the apps whose consumption requests the instance answers; `playAPI`: the Play
+    /// enrichment (Google events confirmed against a local Google), none by default.
     init(harness: WorkerHarness, store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
          clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-         consumption: ConsumptionAnswering? = nil) throws {
+         consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil) throws {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
-                                         store: store, consumption: consumption, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
+                                         store: store, playAPI: playAPI, consumption: consumption, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
                                          metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }

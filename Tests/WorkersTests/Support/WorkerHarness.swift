@@ -48,10 +48,10 @@ final class WorkerHarness: Sendable {
     /// Runs `body` beside one worker instance on `store`, then shuts the instance down gracefully.
     func withWorkers<T: Sendable>(store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-                                  consumption: ConsumptionAnswering? = nil,
+                                  consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
-                                         consumption: consumption)
+                                         consumption: consumption, playAPI: playAPI)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>
