@@ -67,6 +67,9 @@ public struct AppleNotificationBackfill: Sendable {
     let topic: String
     let firstRunDays: Int
     let metrics: WorkerMetrics
+    private var publisher: ReconcilePublisher {
+        ReconcilePublisher(job: Self.job, store: store, producer: producer, topic: topic, metrics: metrics)
+    }
     let logger: Logger
     let now: @Sendable () -> Int64
     let sleep: @Sendable (Duration) async throws -> Void
@@ -162,28 +165,9 @@ public struct AppleNotificationBackfill: Sendable {
             state.items += items.count
             var events: [NormalizedEvent] = []
             for item in items {
-                if let event = try await verified(item, scope: scope) {
-                    events.append(event)
-                } else {
-                    state.rejected += 1
-                }
+                if let event = try await verified(item, scope: scope) { events.append(event) }
             }
-            var fresh: [NormalizedEvent] = []
-            for event in events {
-                if try await store.hasProcessed(eventId: event.id) { state.known += 1 } else { fresh.append(event) }
-            }
-            state.new += fresh.count
-            metrics.reconcileItems(job: Self.job, outcome: "new", count: fresh.count)
-            metrics.reconcileItems(job: Self.job, outcome: "known", count: events.count - fresh.count)
-            metrics.reconcileItems(job: Self.job, outcome: "rejected", count: items.count - events.count)
-            if !options.dryRun, !fresh.isEmpty {
-                guard let producer else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
-                do {
-                    _ = try await producer.sendAll(fresh.map { CloudEventRecord.message($0, topic: topic) })
-                } catch {
-                    throw ReconcileStopped(message: "publishing to \(topic) failed: \(error)")
-                }
-            }
+            try await publisher.publishNew(events, rejected: items.count - events.count, dryRun: options.dryRun, into: &state)
             progress(state)
             let more = page.hasMore == true
             if more {

@@ -45,6 +45,9 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
     let producer: KafkaProducer?
     let topic: String
     let metrics: WorkerMetrics
+    private var publisher: ReconcilePublisher {
+        ReconcilePublisher(job: Self.job, store: store, producer: producer, topic: topic, metrics: metrics)
+    }
     let logger: Logger
     let now: @Sendable () -> Int64
     let sleep: @Sendable (Duration) async throws -> Void
@@ -106,28 +109,11 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
             metrics.reconcilePage(job: Self.job)
             let voided = page.voidedPurchases ?? []
             state.items += voided.count
-            var fresh: [NormalizedEvent] = []
-            var rejected = 0
+            var events: [NormalizedEvent] = []
             for purchase in voided {
-                guard let event = try await event(for: purchase, package: package) else {
-                    rejected += 1
-                    continue
-                }
-                if try await store.hasProcessed(eventId: event.id) { state.known += 1 } else { fresh.append(event) }
+                if let event = try await event(for: purchase, package: package) { events.append(event) }
             }
-            state.new += fresh.count
-            state.rejected += rejected
-            metrics.reconcileItems(job: Self.job, outcome: "new", count: fresh.count)
-            metrics.reconcileItems(job: Self.job, outcome: "known", count: voided.count - rejected - fresh.count)
-            metrics.reconcileItems(job: Self.job, outcome: "rejected", count: rejected)
-            if !options.dryRun, !fresh.isEmpty {
-                guard let producer else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
-                do {
-                    _ = try await producer.sendAll(fresh.map { CloudEventRecord.message($0, topic: topic) })
-                } catch {
-                    throw ReconcileStopped(message: "publishing to \(topic) failed: \(error)")
-                }
-            }
+            try await publisher.publishNew(events, rejected: voided.count - events.count, dryRun: options.dryRun, into: &state)
             progress(state)
             if let next = page.tokenPagination?.nextPageToken, !next.isEmpty {
                 window.pageToken = next

@@ -1,3 +1,4 @@
+import Entitlements
 import Events
 import Kafka
 
@@ -16,6 +17,35 @@ public struct ReconcileProgress: Sendable, Equatable {
     public var failure: String?
 
     public init(scope: String) { self.scope = scope }
+}
+
+/// The step of a page both jobs share: of the events it gave, publish to `tollgate.events` those not
+/// applied yet (with the ids the webhook gives them, so one the gateway also received is a
+/// duplicate), unless a dry run, and count new, known and rejected items.
+struct ReconcilePublisher: Sendable {
+    let job: String
+    let store: EntitlementStore
+    let producer: KafkaProducer?
+    let topic: String
+    let metrics: WorkerMetrics
+
+    func publishNew(_ events: [NormalizedEvent], rejected: Int, dryRun: Bool, into state: inout ReconcileProgress) async throws {
+        var fresh: [NormalizedEvent] = []
+        for event in events where !(try await store.hasProcessed(eventId: event.id)) { fresh.append(event) }
+        state.new += fresh.count
+        state.known += events.count - fresh.count
+        state.rejected += rejected
+        metrics.reconcileItems(job: job, outcome: "new", count: fresh.count)
+        metrics.reconcileItems(job: job, outcome: "known", count: events.count - fresh.count)
+        metrics.reconcileItems(job: job, outcome: "rejected", count: rejected)
+        guard !dryRun, !fresh.isEmpty else { return }
+        guard let producer else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
+        do {
+            _ = try await producer.sendAll(fresh.map { CloudEventRecord.message($0, topic: topic) })
+        } catch {
+            throw ReconcileStopped(message: "publishing to \(topic) failed: \(error)")
+        }
+    }
 }
 
 /// Why a scope stopped before its end; its checkpoint stays at the last page published.
