@@ -8,4 +8,8 @@ public enum PlayAPICall: String, Sendable, Hashable {
     case product
     /// `purchases.voidedpurchases.list`.
     case voidedPurchases = "voided_purchases"
+    /// `purchases.subscriptions.acknowledge`.
+    case acknowledgeSubscription = "acknowledge_subscription"
+    /// `purchases.products.acknowledge`.
+    case acknowledgeProduct = "acknowledge_product"
 }

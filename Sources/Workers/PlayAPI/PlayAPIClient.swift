@@ -60,6 +60,22 @@ public struct PlayAPIClient: Sendable {
         return page ?? VoidedPurchasesPage(voidedPurchases: nil, tokenPagination: nil)
     }
 
+    /// `purchases.subscriptions.acknowledge`: tells Google the subscription purchase was granted, so it
+    /// is not refunded three days after the purchase. Google answers 200 with an empty body; a purchase
+    /// already acknowledged answers 200 too. False when Google no longer keeps the purchase (410).
+    public func acknowledgeSubscription(packageName: String, subscriptionId: String, token: String) async throws(PlayAPIError) -> Bool {
+        let url = try url(.acknowledgeSubscription, "applications", packageName, "purchases", "subscriptions", subscriptionId,
+                          "tokens", token) + ":acknowledge"
+        return try await send(.acknowledgeSubscription, url: url, method: "POST", body: Array("{}".utf8)) != nil
+    }
+
+    /// `purchases.products.acknowledge`, for a one-time product: the same promise as for subscriptions.
+    public func acknowledgeProduct(packageName: String, productId: String, token: String) async throws(PlayAPIError) -> Bool {
+        let url = try url(.acknowledgeProduct, "applications", packageName, "purchases", "products", productId, "tokens", token)
+            + ":acknowledge"
+        return try await send(.acknowledgeProduct, url: url, method: "POST", body: Array("{}".utf8)) != nil
+    }
+
     /// Whether Google lists `token` among the package's purchases voided since `startTimeMillis`,
     /// reading at most `maxPages` pages of 1,000.
     public func isVoided(packageName: String, token: String, orderId: String? = nil, startTimeMillis: Int64,
@@ -90,19 +106,27 @@ public struct PlayAPIClient: Sendable {
     }
 
     private func get<Model: Decodable>(_ call: PlayAPICall, url: String) async throws(PlayAPIError) -> Model? {
+        guard let response = try await send(call, url: url) else { return nil }
+        do {
+            return try JSONDecoder().decode(Model.self, from: Data(response.body))
+        } catch {
+            throw transport.failure(call, .decode, "the answer is not a \(Model.self): \(Self.describe(error))")
+        }
+    }
+
+    /// One call with the service account's token: the 2xx answer, nil for 410 (gone). A 401 drops the
+    /// token and tries once more with a new one; a second 401 is an error.
+    private func send(_ call: PlayAPICall, url: String, method: String = "GET", body: [UInt8] = []) async throws(PlayAPIError) -> HTTPFetchResponse? {
         var retried = false
         while true {
             let bearer = try await tokens.current()
-            let request = HTTPFetchRequest(url: url, headers: [("Authorization", "Bearer " + bearer.value), ("Accept", "application/json")],
-                                           timeout: transport.timeout)
+            var headers = [("Authorization", "Bearer " + bearer.value), ("Accept", "application/json")]
+            if method != "GET" { headers.append(("Content-Type", "application/json")) }
+            let request = HTTPFetchRequest(url: url, method: method, headers: headers, body: body, timeout: transport.timeout)
             let response = try await transport.exchange(call, request)
             switch response.status {
             case 200..<300:
-                do {
-                    return try JSONDecoder().decode(Model.self, from: Data(response.body))
-                } catch {
-                    throw transport.failure(call, .decode, "the answer is not a \(Model.self): \(Self.describe(error))")
-                }
+                return response
             case 410:
                 transport.logger.debug("the purchase is gone (410)", metadata: ["call": .string(call.rawValue)])
                 return nil

@@ -210,3 +210,40 @@ struct PlayAPIClientTests {
         #expect(h.fake.tokenRequests == 2)
     }
 }
+
+@Suite("Play API: acknowledgement")
+struct PlayAcknowledgementTests {
+    static let token = "kmgpcmjdnlfcbihnhcebkahb.AO-J1OxAcknowledgedToken_-42"
+
+    @Test("a subscription and a product are acknowledged with a POST to :acknowledge and an empty JSON object")
+    func acknowledge() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath(Self.token))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", Self.token))
+        #expect(try await h.client.acknowledgeSubscription(packageName: PlayHarness.package, subscriptionId: "premium_monthly", token: Self.token))
+        #expect(try await h.client.acknowledgeProduct(packageName: PlayHarness.package, productId: "coins_100", token: Self.token))
+        #expect(h.fake.acknowledged == [
+            "/androidpublisher/v3/applications/\(PlayHarness.package)/purchases/subscriptions/premium_monthly/tokens/\(Self.token)",
+            PlayHarness.productPath("coins_100", Self.token),
+        ])
+        #expect(h.fake.jwtProblems.isEmpty)
+    }
+
+    @Test("an unknown purchase is a permanent error; a purchase Google no longer keeps (410) is false")
+    func failures() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        do {
+            _ = try await h.client.acknowledgeProduct(packageName: PlayHarness.package, productId: "coins_100", token: "unknown")
+            Issue.record("an unknown purchase was acknowledged")
+        } catch {
+            #expect(error.kind == .http(status: 404))
+            #expect(!error.isTransient)
+        }
+        h.fake.script(PlayHarness.productPath("coins_100", "gone") + ":acknowledge",
+                      .reply(.json(410, #"{"error": {"code": 410, "message": "The purchase is no longer available.", "status": "GONE"}}"#)))
+        #expect(try await h.client.acknowledgeProduct(packageName: PlayHarness.package, productId: "coins_100", token: "gone") == false)
+        #expect(h.fake.acknowledged.isEmpty)
+    }
+}

@@ -50,6 +50,8 @@ final class FakeGooglePlay: @unchecked Sendable {
     var tokenRequests: Int { state.locked { $0.tokenRequests } }
     var issuedTokens: [String] { state.locked { $0.issued } }
     var apiTargets: [String] { state.locked { $0.apiTargets } }
+    /// The purchase paths acknowledged (`...:acknowledge` without the suffix), in order.
+    var acknowledged: [String] { state.locked { $0.acknowledged } }
     /// Why JWTs were refused; empty when every assertion was as Google wants it.
     var jwtProblems: [String] { state.locked { $0.jwtProblems } }
     /// The `iat` of every accepted assertion.
@@ -66,6 +68,7 @@ final class FakeGooglePlay: @unchecked Sendable {
             var issuedAts: [Int64] = []
             var jwtProblems: [String] = []
             var apiTargets: [String] = []
+            var acknowledged: [String] = []
             var purchases: [String: String] = [:]
             var scripted: [String: [Scripted]] = [:]
             var tokenScript: [Scripted] = []
@@ -159,13 +162,30 @@ final class FakeGooglePlay: @unchecked Sendable {
                 let next = v.scripted[request.target]?.isEmpty == false ? v.scripted[request.target]?.removeFirst() : nil
                 return (true, next, v.purchases[request.target])
             }
-            guard request.method == "GET", authorized else {
+            let acknowledging = request.method == "POST" && request.target.hasSuffix(":acknowledge")
+            guard request.method == "GET" || acknowledging, authorized else {
                 return .json(401, #"{"error": {"code": 401, "message": "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "status": "UNAUTHENTICATED"}}"#)
             }
             switch scripted {
             case .reply(let reply)?: return reply
             case .hang?: return nil
             case nil: break
+            }
+            if acknowledging {
+                // Google's answer is 200 with an empty body; the purchase must exist (the stored one at
+                // the same path, `products` or `subscriptions`) and the body be a JSON object.
+                let purchasePath = String(request.target.dropLast(":acknowledge".count))
+                // A subscription is acknowledged at its v1 path but stored at its v2 one: the token decides.
+                let token = "/tokens/" + (purchasePath.components(separatedBy: "/tokens/").last ?? "")
+                let known = locked { v in v.purchases.keys.contains { $0.hasSuffix(token) } }
+                guard JSONValue.parse(request.body)?.object != nil else {
+                    return .json(400, #"{"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}"#)
+                }
+                guard known else {
+                    return .json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "status": "NOT_FOUND"}}"#)
+                }
+                locked { $0.acknowledged.append(purchasePath) }
+                return LoopbackHTTPServer.Reply(status: 200, body: [])
             }
             let (path, query) = Self.split(request.target)
             if path.hasSuffix("/purchases/voidedpurchases") { return voidedList(query) }
