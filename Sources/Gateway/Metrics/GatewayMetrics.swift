@@ -79,11 +79,10 @@ public struct GatewayMetrics: Sendable {
 
     /// An authentic delivery (accepted, duplicate or quarantined) of `app` (empty when it names none) at
     /// `seconds` since the epoch: the per-app timestamp, and the sender's silence clock restarted.
+    /// Only remembered here (a lock and a dictionary entry): the gauges are written at the next scrape,
+    /// so a delivery does not look a labelled gauge up in the registry.
     func delivered(source: String, app: String, atSeconds seconds: Double) {
-        silence.delivered(source, atSeconds: seconds)
-        guard !app.isEmpty else { return }
-        Gauge(label: "tollgate_last_delivery_timestamp_seconds", dimensions: [("source", source), ("app", app)], factory: factory)
-            .record(seconds)
+        silence.delivered(source, app: app, atSeconds: seconds)
     }
 
     /// The senders whose silence is measured from now (the process start), and the configured
@@ -95,10 +94,17 @@ public struct GatewayMetrics: Sendable {
         }
     }
 
-    /// Seconds since each watched sender's last authentic delivery (or the start), refreshed before each scrape.
+    /// Seconds since each watched sender's last authentic delivery (or the start), and each app's last
+    /// delivery time, refreshed before each scrape.
     func silenceState(nowSeconds: Double) {
-        for (source, seconds) in silence.silentFor(nowSeconds: nowSeconds) {
-            Gauge(label: "tollgate_sender_silence_seconds", dimensions: [("source", source)], factory: factory).record(seconds)
+        let (senders, apps) = silence.snapshot()
+        for (source, last) in senders {
+            Gauge(label: "tollgate_sender_silence_seconds", dimensions: [("source", source)], factory: factory)
+                .record(max(0, nowSeconds - last))
+        }
+        for (key, last) in apps {
+            Gauge(label: "tollgate_last_delivery_timestamp_seconds", dimensions: [("source", key.source), ("app", key.app)], factory: factory)
+                .record(last)
         }
     }
 
@@ -136,21 +142,35 @@ extension Duration {
     }
 }
 
-/// When each sender last delivered something authentic to this gateway (or when watching began),
-/// for `tollgate_sender_silence_seconds`.
+/// When each sender, and each app of it, last delivered something authentic to this gateway (a
+/// sender's clock starts when watching began), for `tollgate_sender_silence_seconds` and
+/// `tollgate_last_delivery_timestamp_seconds`.
 final class DeliverySilence: @unchecked Sendable {
+    struct App: Hashable {
+        var source: String
+        var app: String
+    }
+
     private let lock = NSLock()
-    private var last: [String: Double] = [:]
+    private var senders: [String: Double] = [:]
+    private var apps: [App: Double] = [:]
 
-    func start(_ senders: [String], atSeconds seconds: Double) {
-        lock.withLock { for sender in senders where last[sender] == nil { last[sender] = seconds } }
+    func start(_ names: [String], atSeconds seconds: Double) {
+        lock.withLock { for name in names where senders[name] == nil { senders[name] = seconds } }
     }
 
-    func delivered(_ sender: String, atSeconds seconds: Double) {
-        lock.withLock { last[sender] = max(last[sender] ?? seconds, seconds) }
+    /// `app` empty when the delivery named none (a quarantined push): the sender's clock only.
+    func delivered(_ sender: String, app: String, atSeconds seconds: Double) {
+        lock.withLock {
+            senders[sender] = max(senders[sender] ?? seconds, seconds)
+            if !app.isEmpty {
+                let key = App(source: sender, app: app)
+                apps[key] = max(apps[key] ?? seconds, seconds)
+            }
+        }
     }
 
-    func silentFor(nowSeconds: Double) -> [(String, Double)] {
-        lock.withLock { last.map { ($0.key, max(0, nowSeconds - $0.value)) } }
+    func snapshot() -> (senders: [String: Double], apps: [App: Double]) {
+        lock.withLock { (senders, apps) }
     }
 }
