@@ -106,6 +106,14 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case unknownUser = "unknown_user"
     /// The entitlement store cannot answer now.
     case storeUnavailable = "store_unavailable"
+    /// Purchases: the store does not know this purchase (or no longer does), or what it says does not
+    /// match the claim (another app, product or environment).
+    case purchaseNotFound = "purchase_not_found"
+    /// Purchases: another user holds this purchase and the app's ownership policy is `keep`.
+    case alreadyOwned = "already_owned"
+    /// Purchases: the store's server API (App Store Server API, Play Developer API) cannot be reached or
+    /// answers with an error of its own; nothing was applied, ask again after `Retry-After`.
+    case storeAPIUnavailable = "store_api_unavailable"
 
     public var httpStatus: Int {
         switch self {
@@ -119,12 +127,14 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed: 403
         case .notFound, .unknownAccount, .unknownUser: 404
         case .methodNotAllowed: 405
+        case .alreadyOwned: 409
+        case .purchaseNotFound: 422
         case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
         case .rateLimited: 429
         case .headersTooLarge: 431
-        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable: 503
+        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable: 503
         }
     }
 }

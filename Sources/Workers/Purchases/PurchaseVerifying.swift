@@ -1,0 +1,92 @@
+import Events
+import Senders
+import Toolkit
+
+/// What an app reports it bought, as `POST /v1/purchases` (and `/v1/validate`) carry it.
+public enum PurchaseClaim: Sendable, Equatable {
+    /// StoreKit 2's JWS transaction, verified offline with the notifications' chain verifier.
+    case appleSignedTransaction(String)
+    /// A transaction id, looked up through the App Store Server API.
+    case appleTransactionId(String)
+    /// A legacy base64 app receipt: only the transaction ids are read from it, then looked up.
+    case appleReceipt(String)
+    /// A Play purchase token, checked with the Play Developer API.
+    case google(packageName: String, productId: String, purchaseToken: String)
+}
+
+/// One purchase as its store confirmed it: what the event published for it says.
+public struct VerifiedPurchase: Sendable, Equatable {
+    public var source: SourceName
+    /// Bundle id (Apple) or package name (Google).
+    public var app: String
+    public var environment: NormalizedEvent.Environment
+    /// The purchase key's subject, as the store's notifications name it: Apple's original transaction
+    /// id, Google's purchase token. A later notification for it finds the same purchase.
+    public var subject: String
+    public var product: String
+    public var kind: Kind
+    /// The event type that states the purchase as the store reports it now: `subscription.started`,
+    /// `purchase.completed`, `subscription.expired`, `purchase.refunded`, `subscription.revoked`...
+    public var type: EventType
+    /// When the store stated it (Apple's signedDate, the Play API's answer time).
+    public var occurredAt: Timestamp
+    public var transaction: NormalizedEvent.Transaction?
+    public var price: NormalizedEvent.Price?
+    public var subscription: NormalizedEvent.Subscription?
+    /// Google: the acknowledgement still owed for this purchase; nil when none is (Apple, or acknowledged).
+    public var acknowledgement: PlayAcknowledgement?
+
+    public enum Kind: String, Sendable, Equatable { case subscription, oneTime = "one_time" }
+
+    public init(source: SourceName, app: String, environment: NormalizedEvent.Environment, subject: String, product: String,
+                kind: Kind, type: EventType, occurredAt: Timestamp, transaction: NormalizedEvent.Transaction? = nil,
+                price: NormalizedEvent.Price? = nil, subscription: NormalizedEvent.Subscription? = nil,
+                acknowledgement: PlayAcknowledgement? = nil) {
+        self.source = source; self.app = app; self.environment = environment; self.subject = subject
+        self.product = product; self.kind = kind; self.type = type; self.occurredAt = occurredAt
+        self.transaction = transaction; self.price = price; self.subscription = subscription
+        self.acknowledgement = acknowledgement
+    }
+}
+
+/// A Play purchase that must be acknowledged within three days of its purchase, or Google refunds it.
+public struct PlayAcknowledgement: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable { case subscription, product }
+    public var kind: Kind
+    public var packageName: String
+    /// The subscription id (`purchases.subscriptions.acknowledge`) or product id (`purchases.products.acknowledge`).
+    public var productId: String
+    public var purchaseToken: String
+    /// Purchase time plus three days: past it, acknowledging no longer helps.
+    public var deadlineMs: Int64
+
+    public init(kind: Kind, packageName: String, productId: String, purchaseToken: String, deadlineMs: Int64) {
+        self.kind = kind; self.packageName = packageName; self.productId = productId
+        self.purchaseToken = purchaseToken; self.deadlineMs = deadlineMs
+    }
+}
+
+/// Why a claim was not verified: a reason code (its status comes with it) and a message for people,
+/// never carrying a token, a key or the claim itself.
+public struct PurchaseRefusal: Error, Sendable, Equatable {
+    public var reason: RejectionReason
+    public var message: String
+    /// With 503: when to ask again.
+    public var retryAfterSeconds: Int?
+
+    public init(_ reason: RejectionReason, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.reason = reason; self.message = message; self.retryAfterSeconds = retryAfterSeconds
+    }
+}
+
+/// One store's verification of what apps claim. A claim of another store is not asked of it.
+public protocol PurchaseVerifying: Sendable {
+    /// The purchases the claim proves (a receipt may hold several), or why none.
+    func verify(_ claim: PurchaseClaim) async throws(PurchaseRefusal) -> [VerifiedPurchase]
+}
+
+/// Acknowledges Play purchases once their event is durable: now, or, when Google cannot be reached,
+/// later by the workers' retry loop until the deadline passes.
+public protocol PlayAcknowledging: Sendable {
+    func acknowledge(_ acknowledgement: PlayAcknowledgement) async
+}
