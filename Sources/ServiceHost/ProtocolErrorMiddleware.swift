@@ -71,5 +71,12 @@ public struct RouteGroup: Sendable {
 
     public static let none = RouteGroup(methods: [:]) { _ in }
 
+    /// Several groups as one (their paths must differ).
+    public static func combined(_ groups: [RouteGroup]) -> RouteGroup {
+        RouteGroup(methods: groups.reduce(into: [:]) { all, group in all.merge(group.methods) { first, _ in first } }) { router in
+            for group in groups { group.register(on: router) }
+        }
+    }
+
     public func register(on router: Router<BasicRequestContext>) { registration(router) }
 }

@@ -42,6 +42,9 @@ public struct EntitlementWorkers: Service {
     public let store: EntitlementStore
     public let producer: KafkaProducer
     public let api: EntitlementAPI
+    /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
+    /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
+    public let routes: RouteGroup
     /// What graceful shutdown does, in order.
     public let stopOrder: StopOrder
     private let logger: Logger
@@ -140,10 +143,11 @@ public struct EntitlementWorkers: Service {
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
+        let routes = RouteGroup.combined([api.routes])
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
-            let server = WorkerServer(host: host, port: port, api: api, store: store,
+            let server = WorkerServer(host: host, port: port, routes: routes, store: store,
                                       exposition: metricsListener == nil ? exposition : nil, logger: logger)
             // The API stops answering first: nothing after it serves HTTP.
             steps.append(.stop("http server", server.makeApplication(onListening: onListening)))
@@ -180,6 +184,7 @@ public struct EntitlementWorkers: Service {
         self.store = store
         self.producer = producer
         self.api = api
+        self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger
     }

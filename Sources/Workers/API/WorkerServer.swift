@@ -7,11 +7,11 @@ import ServiceHost
 import Store
 
 /// The HTTP server of `tollgate work`: `HealthRoutes` (ready while the store answers) and the
-/// entitlement API. In `tollgate dev` the gateway's server carries the API instead.
+/// workers' APIs (`EntitlementWorkers.routes`). In `tollgate dev` the gateway's server carries the API instead.
 struct WorkerServer: Sendable {
     let host: String
     let port: Int
-    let api: EntitlementAPI
+    let routes: RouteGroup
     let store: EntitlementStore
     /// Nil when `/metrics` has a listener of its own (`metrics.port`).
     let exposition: (@Sendable () -> String)?
@@ -19,7 +19,6 @@ struct WorkerServer: Sendable {
 
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        let routes = api.routes
         router.add(middleware: ProtocolErrorMiddleware(methods: HealthRoutes.methods(servingMetrics: exposition != nil)
             .merging(routes.methods) { first, _ in first }))
         routes.register(on: router)

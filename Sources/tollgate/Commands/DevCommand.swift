@@ -34,9 +34,8 @@ struct DevCommand: AsyncParsableCommand {
         let kafka = config.kafka.client(brokers: brokers)
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
                                                         playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, logger: logger)
-        let api = workers.api
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
-                                               logger: logger, additionalRoutes: api.routes, onMetricsListening: { port in
+                                               logger: logger, additionalRoutes: workers.routes, onMetricsListening: { port in
             Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")
         }) { port in
             Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
