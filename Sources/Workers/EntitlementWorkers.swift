@@ -42,6 +42,7 @@ public struct EntitlementWorkers: Service {
     public let store: EntitlementStore
     public let producer: KafkaProducer
     public let api: EntitlementAPI
+    public let purchases: PurchasesAPI
     /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
     /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
     public let routes: RouteGroup
@@ -62,16 +63,17 @@ public struct EntitlementWorkers: Service {
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)
         // One App Store Server API client per app with a key, shared by the consumption answers and the
         // backfill. Keys are read now, so a missing .p8 stops the start with its path.
-        var appStoreClients: [String: AppStoreAPIClient] = [:]
-        if ConsumptionAnswering.isEnabled(in: config.sources.apple) || config.workers.reconcileAppleIntervalSeconds > 0 {
-            appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
+        let appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
                                                           metricsFactory: metrics.factory)
-        }
         let consumption = ConsumptionAnswering(settings: config.sources.apple, clients: appStoreClients)
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
+        let purchases = PurchasesSetup(
+            verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
+                                              clients: appStoreClients, logger: logger)],
+            settings: config.purchases)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -80,7 +82,22 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      metrics: metrics, logger: logger)
+                                      purchases: purchases, metrics: metrics, logger: logger)
+    }
+
+    /// What `POST /v1/purchases` verifies claims with, and its settings.
+    public struct PurchasesSetup: Sendable {
+        public var verifiers: [any PurchaseVerifying]
+        public var settings: PurchaseSettings
+        /// Google purchases' acknowledgements, once their events are durable.
+        public var acknowledger: (any PlayAcknowledging)?
+
+        public init(verifiers: [any PurchaseVerifying], settings: PurchaseSettings = PurchaseSettings(),
+                    acknowledger: (any PlayAcknowledging)? = nil) {
+            self.verifiers = verifiers
+            self.settings = settings
+            self.acknowledger = acknowledger
+        }
     }
 
     /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
@@ -131,6 +148,7 @@ public struct EntitlementWorkers: Service {
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
+                purchases: PurchasesSetup = PurchasesSetup(verifiers: []),
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -143,7 +161,10 @@ public struct EntitlementWorkers: Service {
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        let routes = RouteGroup.combined([api.routes])
+        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: topics.events,
+                                              settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
+        let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
+        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes])
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -184,6 +205,7 @@ public struct EntitlementWorkers: Service {
         self.store = store
         self.producer = producer
         self.api = api
+        self.purchases = purchasesAPI
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger
