@@ -43,6 +43,7 @@ public struct EntitlementWorkers: Service {
     public let producer: KafkaProducer
     public let api: EntitlementAPI
     public let purchases: PurchasesAPI
+    public let validate: ValidateAPI
     /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
     /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
     public let routes: RouteGroup
@@ -164,7 +165,9 @@ public struct EntitlementWorkers: Service {
         let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: topics.events,
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
         let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
-        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes])
+        let validateAPI = ValidateAPI(service: purchaseService, tokens: apiTokens, keys: purchases.settings.validatorKeys, metrics: metrics,
+                                      logger: logger)
+        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes])
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -206,6 +209,7 @@ public struct EntitlementWorkers: Service {
         self.producer = producer
         self.api = api
         self.purchases = purchasesAPI
+        self.validate = validateAPI
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger

@@ -43,19 +43,9 @@ public struct PurchaseService: Sendable {
     }
 
     public func report(_ claim: PurchaseClaim, app: String, user: String) async throws(PurchaseRefusal) -> Outcome {
-        var purchases: [VerifiedPurchase] = []
-        for verifier in verifiers { purchases += try await verifier.verify(claim) }
-        guard !purchases.isEmpty else {
-            if case .google = claim {
-                throw PurchaseRefusal(.unknownPackage, "Google purchases are verified with the Play Developer API, which is not configured (sources.google.playApi)")
-            }
-            throw PurchaseRefusal(.purchaseNotFound, "the store confirms no purchase for this claim")
-        }
+        let purchases = try await verify(claim, app: app)
         var events: [NormalizedEvent] = []
         for purchase in purchases {
-            guard purchase.app == app else {
-                throw PurchaseRefusal(.purchaseNotFound, "the purchase is for another app than \(app)")
-            }
             if let owner = purchase.owner, owner != user {
                 // Every notification of this purchase names its owner, so a link to anyone else would not hold.
                 throw PurchaseRefusal(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
@@ -93,6 +83,22 @@ public struct PurchaseService: Sendable {
         let applied = await waitUntilApplied(ids)
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
         return Outcome(purchases: purchases, eventIds: ids, applied: applied)
+    }
+
+    /// The purchases the claim proves, each for `app`; nothing is published.
+    public func verify(_ claim: PurchaseClaim, app: String) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+        var purchases: [VerifiedPurchase] = []
+        for verifier in verifiers { purchases += try await verifier.verify(claim) }
+        guard !purchases.isEmpty else {
+            if case .google = claim {
+                throw PurchaseRefusal(.unknownPackage, "Google purchases are verified with the Play Developer API, which is not configured (sources.google.playApi)")
+            }
+            throw PurchaseRefusal(.purchaseNotFound, "the store confirms no purchase for this claim")
+        }
+        for purchase in purchases where purchase.app != app {
+            throw PurchaseRefusal(.purchaseNotFound, "the purchase is for another app than \(app)")
+        }
+        return purchases
     }
 
     /// Polls the store until every id is processed (by whichever replica consumes its partition), or the wait ends.

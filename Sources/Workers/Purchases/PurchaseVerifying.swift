@@ -39,6 +39,18 @@ public struct VerifiedPurchase: Sendable, Equatable {
     /// `obfuscatedExternalAccountId`): every notification gives the purchase to that user, so no
     /// other user can hold it.
     public var owner: String?
+    /// What the store says of the offer the current period was bought with (answered by `/v1/validate`).
+    public var offer: Offer?
+
+    public struct Offer: Sendable, Equatable {
+        public var introductory: Bool
+        public var trial: Bool
+        /// The promotional offer's id, if one was redeemed.
+        public var id: String?
+        public init(introductory: Bool, trial: Bool, id: String?) { self.introductory = introductory; self.trial = trial; self.id = id }
+    }
+    /// A price increase: true once the customer agreed, false while notified only; nil without one.
+    public var priceIncreaseAgreed: Bool?
 
     public enum Kind: String, Sendable, Equatable { case subscription, oneTime = "one_time" }
 

@@ -170,7 +170,7 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
                                                  billingRetry: renewal?.isInBillingRetryPeriod)
         }
         let occurredMs = t.signedDate?.milliseconds ?? nowMs
-        return VerifiedPurchase(
+        var purchase = VerifiedPurchase(
             source: AppleSender.name, app: verified.bundleId, environment: verified.environment,
             subject: t.originalTransactionId ?? "", product: t.productId ?? "", kind: subscription ? .subscription : .oneTime,
             type: type, occurredAt: Timestamp(millisecondsSince1970: occurredMs),
@@ -179,5 +179,11 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
                                                      expiresAt: expiresMs.map(rfc3339), revokedAt: t.revocationDate.map { rfc3339($0.milliseconds) },
                                                      quantity: t.quantity.map { Int($0) }),
             price: price, subscription: state, owner: t.appAccountToken ?? renewal?.appAccountToken)
+        if t.offerType != nil || t.offerDiscountType != nil {
+            purchase.offer = VerifiedPurchase.Offer(introductory: t.offerType == 1, trial: t.offerDiscountType == "FREE_TRIAL",
+                                                   id: t.offerType == 2 ? t.offerIdentifier : nil)
+        }
+        purchase.priceIncreaseAgreed = renewal?.priceIncreaseStatus.map { $0 == 1 }
+        return purchase
     }
 }
