@@ -114,6 +114,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     /// Purchases: the store's server API (App Store Server API, Play Developer API) cannot be reached or
     /// answers with an error of its own; nothing was applied, ask again after `Retry-After`.
     case storeAPIUnavailable = "store_api_unavailable"
+    /// Purchases: `apple.receipt` is not a base64 PKCS#7 app receipt.
+    case invalidReceipt = "invalid_receipt"
 
     public var httpStatus: Int {
         switch self {
@@ -128,7 +130,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .notFound, .unknownAccount, .unknownUser: 404
         case .methodNotAllowed: 405
         case .alreadyOwned: 409
-        case .purchaseNotFound: 422
+        case .purchaseNotFound, .invalidReceipt: 422
         case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415

@@ -137,7 +137,7 @@ public struct PurchasesAPI: Sendable {
             guard let fields = google.object else { throw Rejection(.invalidField, "google is not an object") }
             try onlyKeys(fields, ["packageName", "productId", "purchaseToken"], in: "google")
             let packageName = try text(fields, "packageName", max: 256, in: "google.")
-            guard packageName == app else { throw Rejection(.invalidField, "google.packageName must be the app") }
+            guard packageName == app else { throw Rejection(.purchaseNotFound, "google.packageName is another app than app") }
             return Report(app: app, user: user, claim: .google(packageName: packageName, productId: try text(fields, "productId", max: 256, in: "google."),
                                                                purchaseToken: try text(fields, "purchaseToken", max: 4_096, in: "google.")))
         case (nil, nil):
@@ -156,7 +156,8 @@ public struct PurchasesAPI: Sendable {
     private static func text(_ object: [String: JSONValue], _ key: String, max: Int, in prefix: String) throws(Rejection) -> String {
         guard let value = object[key] else { throw Rejection(.missingField, "\(prefix)\(key) is missing") }
         guard let text = value.string else { throw Rejection(.invalidField, "\(prefix)\(key) is not a string") }
-        guard !text.isEmpty, text.utf8.count <= max else { throw Rejection(.invalidField, "\(prefix)\(key) must be 1 to \(max) bytes") }
+        // Counted as JSON Schema counts (code points), so docs/openapi.yaml's maxLength states it.
+        guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(prefix)\(key) must be 1 to \(max) characters") }
         return text
     }
 

@@ -132,17 +132,14 @@ public struct ValidateAPI: Sendable {
             guard let token = try optionalText(transaction["purchaseToken"], "transaction.purchaseToken", max: 4_096) else {
                 throw Rejection(.missingField, "transaction.purchaseToken is missing")
             }
-            // Google's purchase JSON names the product; else the request's id does.
+            guard let product else { throw Rejection(.missingField, "id (the product) is missing") }
+            // Google's purchase JSON, when sent, names the product; it is not needed otherwise.
             var productId = product
-            if let receipt = try optionalText(transaction["receipt"], "transaction.receipt", max: 65_536) {
-                guard let purchase = JSONValue.parse(Array(receipt.utf8))?.object else {
-                    throw Rejection(.invalidField, "transaction.receipt is not Google's purchase JSON")
-                }
-                productId = try optionalText(purchase["productId"], "transaction.receipt.productId") ?? productId
+            if let receipt = transaction["receipt"]?.string, let purchase = JSONValue.parse(Array(receipt.utf8))?.object,
+               let named = purchase["productId"]?.string, !named.isEmpty {
+                productId = named
             }
-            guard let productId else { throw Rejection(.missingField, "neither id nor transaction.receipt names the product") }
-            return Request(app: app, user: user, product: product ?? productId,
-                           claim: .google(packageName: app, productId: productId, purchaseToken: token))
+            return Request(app: app, user: user, product: product, claim: .google(packageName: app, productId: productId, purchaseToken: token))
         case nil:
             throw Rejection(.missingField, "transaction.type is missing")
         default:
@@ -153,7 +150,7 @@ public struct ValidateAPI: Sendable {
     private static func optionalText(_ value: JSONValue?, _ name: String, max: Int = 256) throws(Rejection) -> String? {
         guard let value else { return nil }
         guard let text = value.string else { throw Rejection(.invalidField, "\(name) is not a string") }
-        guard !text.isEmpty, text.utf8.count <= max else { throw Rejection(.invalidField, "\(name) must be 1 to \(max) bytes") }
+        guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(name) must be 1 to \(max) characters") }
         return text
     }
 

@@ -223,7 +223,7 @@ struct ApplePurchasesTests {
                         (PurchaseCalls.apple(user: "u", "signedTransaction", try apple.transaction("800702", appAccountToken: "someone-else")),
                          ApplePurchases.token, 409, "already_owned"),
                         (PurchaseCalls.apple(user: "u", "transactionId", "800703"), ApplePurchases.token, 422, "purchase_not_found"),
-                        (PurchaseCalls.apple(user: "u", "receipt", "bm90IGEgcmVjZWlwdA=="), ApplePurchases.token, 400, "invalid_field"),
+                        (PurchaseCalls.apple(user: "u", "receipt", "bm90IGEgcmVjZWlwdA=="), ApplePurchases.token, 422, "invalid_receipt"),
                     ]
                     for (body, token, status, reason) in cases {
                         let answer = try await PurchaseCalls.post(api, body, token: token)

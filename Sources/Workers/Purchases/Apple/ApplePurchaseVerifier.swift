@@ -33,7 +33,7 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             do { ids = try AppReceipt.transactionIds(base64: receipt) } catch {
                 switch error {
                 case .noPurchases: throw PurchaseRefusal(.purchaseNotFound, "the receipt holds no in-app purchase")
-                case .notBase64, .notPKCS7: throw PurchaseRefusal(.invalidField, "apple.receipt is not a base64 PKCS#7 app receipt")
+                case .notBase64, .notPKCS7: throw PurchaseRefusal(.invalidReceipt, "the receipt is not a base64 PKCS#7 app receipt")
                 }
             }
             let client = try client(for: bundleId)
