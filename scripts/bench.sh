@@ -10,7 +10,10 @@
 #   5. the gateway stops; `tollgate-load cold-start` starts a fresh one and, the moment its /readyz answers
 #      200, drives 16 connections of signed Apple deliveries for 1.5 s: the first seconds' latencies go
 #      into latest.json as cold_start;
-#   6. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
+#   6. `tollgate work` pinned to the gateway's core, `tollgate-load purchases` drives POST /v1/purchases
+#      with Apple signed transactions the same way (each a new purchase, answered once applied): into
+#      latest.json as `purchases`, beside the raw ES256 rate;
+#   7. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
 #      as before, then merged into latest.json.
 # Every process started here is stopped however the run ends. Exit status: 1 when the load run was
 # invalid (non-2xx answers, lost connections), else that of the micro-benchmarks.
@@ -49,6 +52,7 @@ bin="$("$swift" build -c release --show-bin-path)"
 work="$(mktemp -d /tmp/tollgate-bench.XXXXXX)"
 broker_pid=""
 gateway_pid=""
+workers_pid=""
 stop() {
   local pid=$1
   [ -n "$pid" ] || return 0
@@ -59,6 +63,7 @@ stop() {
 cleanup() {
   [ -s "$work/cold-start.pid" ] && stop "$(cat "$work/cold-start.pid")"
   stop "$gateway_pid"
+  stop "$workers_pid"
   stop "$broker_pid"
   rm -rf "$work"
 }
@@ -126,6 +131,26 @@ stop "$gateway_pid"; gateway_pid=""
 # driven the moment /readyz answers 200 (it writes the gateway's pid for the cleanup above).
 "$bin/tollgate-load" cold-start --dir "$work" --tollgate "$bin/tollgate" --brokers "$(cat "$work/bootstrap")" \
   --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --pid-file "$work/cold-start.pid" --json "$results/latest.json" || load_status=1
+# POST /v1/purchases with Apple signed transactions: `tollgate work` (its own API port, a SQLite store)
+# pinned to the gateway's core, each request verified, published and applied before it is answered.
+TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
+  "$bin/tollgate" work --config "$work/workers.yaml" >"$work/workers.out" 2>"$work/workers.log" &
+workers_pid=$!
+workers_port=""
+for _ in $(seq 1 300); do
+  workers_port="$(sed -n 's|^workers: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/workers.out")"
+  [ -n "$workers_port" ] && break
+  kill -0 "$workers_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -n "$workers_port" ]; then
+  "$bin/tollgate-load" purchases --dir "$work" --port "$workers_port" --gateway-pid "$workers_pid" \
+    --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --connections "${BENCH_CONNECTIONS:-64}" \
+    --seconds "${BENCH_SECONDS:-8}" --open-seconds "${BENCH_OPEN_SECONDS:-8}" --json "$results/latest.json" || load_status=1
+else
+  echo "bench: tollgate work did not start:" >&2; tail -20 "$work/workers.log" >&2; load_status=1
+fi
+stop "$workers_pid"; workers_pid=""
 stop "$broker_pid"; broker_pid=""
 
 if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then

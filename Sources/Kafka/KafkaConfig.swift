@@ -73,6 +73,10 @@ public struct ConsumerConfig: Sendable {
             "auto.offset.reset": offsetReset.rawValue,
             "session.timeout.ms": String(sessionTimeoutMs),
             "enable.partition.eof": "false",
+            // A purchase an app reports is answered once the projection applied it, so a record must not
+            // wait out a fetch that began before it arrived (500 ms by default; the embedded broker
+            // answers a fetch only when that wait ends).
+            "fetch.wait.max.ms": "50",
         ]) { $1 }
     }
 }

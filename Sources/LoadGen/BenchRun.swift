@@ -69,8 +69,10 @@ struct BenchRun {
             sources: sources, valid: problems.isEmpty, problems: problems)
     }
 
-    private func measure(_ traffic: SenderTraffic, raw: RawVerifyRate.Rates, meter: PhaseMeter, host: String, runTag: String,
-                         problems: inout [String]) throws -> SourceSummary {
+    /// `written`: where the server says the requests went, by outcome, given how many were sent; nil
+    /// means every delivery must show as published to Kafka on the gateway's `/metrics`.
+    func measure(_ traffic: SenderTraffic, raw: RawVerifyRate.Rates, meter: PhaseMeter, host: String, runTag: String,
+                 problems: inout [String], written check: ((Int) throws -> (counts: [String: Int], problem: String?))? = nil) throws -> SourceSummary {
         let name = traffic.source
         var nextIndex = 0
         func generate(_ count: Int) -> RequestArena {
@@ -121,12 +123,19 @@ struct BenchRun {
         for (phase, result) in [("warm-up", warmup), ("closed loop", closed), ("open loop", open)] where result.errors > 0 {
             problems.append("\(name) \(phase): \(result.errors) errors, first: \(result.firstError ?? "?")")
         }
-        let written = try GatewayEndpoints.deliveriesWritten(port: options.port, source: name)
         // Every delivery sent was answered 2xx (else the errors above): each must have been published.
         let sent = warmup.requests + closed.requests + open.requests
-        let published = written["published", default: 0]
-        if published != sent || written["spooled", default: 0] > 0 || written["duplicate", default: 0] > 0 {
-            problems.append("\(name): of \(sent) deliveries sent the gateway published \(published) to Kafka, spooled \(written["spooled", default: 0]) and took \(written["duplicate", default: 0]) for duplicates")
+        let written: [String: Int]
+        if let check {
+            let (counts, problem) = try check(sent)
+            written = counts
+            if let problem { problems.append("\(name): \(problem)") }
+        } else {
+            written = try GatewayEndpoints.deliveriesWritten(port: options.port, source: name)
+            let published = written["published", default: 0]
+            if published != sent || written["spooled", default: 0] > 0 || written["duplicate", default: 0] > 0 {
+                problems.append("\(name): of \(sent) deliveries sent the gateway published \(published) to Kafka, spooled \(written["spooled", default: 0]) and took \(written["duplicate", default: 0]) for duplicates")
+            }
         }
         if closed.exhausted == true, closed.seconds < options.closedSeconds / 2 {
             problems.append("\(name): the closed loop ran out of deliveries after \(closed.seconds) s")

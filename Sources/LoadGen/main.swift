@@ -21,7 +21,7 @@ import Glibc
 // A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
 signal(SIGPIPE, SIG_IGN)
 
-let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | report --json F [--verifiers F] [--projection F]\n"
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | purchases --dir D --port P --gateway-pid PID [--json F] | report --json F [--verifiers F] [--projection F]\n"
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -133,6 +133,23 @@ do {
         let result = try ColdStartRun(options: options).run()
         if let path = values["--json"] { try ColdStartRun.merge(result, into: path) }
         exit(result.errors == 0 ? 0 : 1)
+    case "purchases":
+        let values = parse(arguments, flags: [])
+        var options = BenchRun.Options()
+        (options.directory, options.port, options.gatewayPid) = try gatewayTarget(values, command: "purchases")
+        options.gatewayCPU = value(values, "--gateway-cpu", { Int($0) }, default: options.gatewayCPU)
+        options.clientCPU = value(values, "--client-cpu", { Int($0) }, default: options.clientCPU)
+        options.connections = value(values, "--connections", { Int($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.connections)
+        options.closedSeconds = value(values, "--seconds", { Double($0) }, default: options.closedSeconds)
+        options.openSeconds = value(values, "--open-seconds", { Double($0) }, default: options.openSeconds)
+        let result = try PurchasesRun.run(options: options)
+        let apple = result.apple
+        print("purchases (POST /v1/purchases, Apple signed transactions, tollgate work on one core): \(Int(apple.requestsPerSec)) req/s, "
+              + "p50 \(apple.p50Ms) ms, p99 \(apple.p99Ms) ms, \(apple.cpuSecondsPerThousand * 1000) us CPU per request; "
+              + "raw ES256 \(Int(result.rawVerify.es256PerSecond))/s on that core")
+        for problem in result.problems { print("  problem: \(problem)") }
+        if let path = values["--json"] { try PurchasesRun.merge(result, into: path) }
+        exit(result.valid ? 0 : 1)
     case "report":
         let values = parse(arguments, flags: [])
         guard let path = values["--json"] else { throw LoadGenError("report needs --json") }

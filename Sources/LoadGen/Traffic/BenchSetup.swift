@@ -7,12 +7,24 @@ import Senders
 /// them. `tollgate-load run` reads them back to sign the traffic. Nothing here is a real secret.
 enum BenchSetup {
     static let configFile = "tollgate.yaml"
+    /// `tollgate work`'s: the same senders (the Apple root verifies reported purchases), its own API port
+    /// (0: it picks one and prints it), a SQLite store in the directory, the purchases API's token.
+    static let workersConfigFile = "workers.yaml"
 
     static func prepare(in directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let sections = try SenderCatalog.standard.prepareLoad(in: directory)
-        try Data(gatewayConfig(directory: directory, sections: sections).utf8)
-            .write(to: URL(fileURLWithPath: directory + "/" + configFile))
+        let gateway = gatewayConfig(directory: directory, sections: sections)
+        try Data(gateway.utf8).write(to: URL(fileURLWithPath: directory + "/" + configFile))
+        let workers = gateway + """
+        api:
+          port: 0
+          tokens: [\(ApplePurchaseLoadTraffic.token)]
+        store:
+          url: "sqlite:\(directory)/store.sqlite"
+
+        """
+        try Data(workers.utf8).write(to: URL(fileURLWithPath: directory + "/" + workersConfigFile))
     }
 
     /// The gateway's configuration: every sender trusts the generated keys. `kafka.brokers` comes from

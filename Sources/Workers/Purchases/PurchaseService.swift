@@ -113,7 +113,7 @@ public struct PurchaseService: Sendable {
             if pending.isEmpty { return true }
             if ContinuousClock.now + pause > deadline { return false }
             try? await Task.sleep(for: pause)
-            pause = min(pause * 2, .milliseconds(100))
+            pause = min(pause * 2, .milliseconds(25))
         }
     }
 

@@ -26,6 +26,7 @@ struct WorkCommand: AsyncParsableCommand {
         let listener = EntitlementWorkers.APIListener.own(host: host, port: config.api.port,
                                                           exposition: { ProcessMetrics.registry.emitToString() }, onListening: { port in
             logger.info("workers listening", metadata: ["address": .string("\(host):\(port)")])
+            Output.line("workers: listening on http://\(host):\(port)")
         }, metrics: metricsListener)
         let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
                                                         metrics: WorkerMetrics(factory: ProcessMetrics.factory),

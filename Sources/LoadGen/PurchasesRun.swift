@@ -1,0 +1,61 @@
+import Foundation
+import Senders
+
+/// `tollgate-load purchases`: `POST /v1/purchases` with Apple signed transactions against `tollgate work`
+/// pinned to the gateway's core, measured as the webhooks are (warm-up, closed-loop maximum, open loop
+/// at half of it; CPU per request of the workers process, beside the raw ES256 rate on that core). Each
+/// request is a new purchase for a new user: it verifies, publishes and waits for the projection, so
+/// the figures are the whole answer, not the verification alone.
+enum PurchasesRun {
+    struct Result: Encodable {
+        var rawVerify: RawVerifyRate.Rates
+        var apple: SourceSummary
+        var valid: Bool
+        var problems: [String]
+    }
+
+    static func run(options: BenchRun.Options) throws -> Result {
+        let probe = ProcessProbe(pid: options.gatewayPid)
+        guard probe.alive else { throw LoadGenError("no process \(options.gatewayPid) (the workers)") }
+        try GatewayEndpoints.waitUntilReady(port: options.port, seconds: 30)
+        log("purchases: raw verify rates on cpu \(options.gatewayCPU) (workers idle)")
+        let raw = try RawVerifyRate.measure(onCPU: options.gatewayCPU)
+        let traffic = SenderTraffic(source: "purchases-apple",
+                                    traffic: try ApplePurchaseLoadTraffic(directory: LoadDirectory(path: options.directory, sender: AppleSender.name)))
+        var problems: [String] = []
+        let meter = PhaseMeter(probe: probe, gatewayCPU: options.gatewayCPU, clientCPU: options.clientCPU)
+        let summary = try BenchRun(options: options).measure(
+            traffic, raw: raw, meter: meter, host: "127.0.0.1:\(options.port)", runTag: randomHex(4), problems: &problems) { sent in
+            let counts = try reported(port: options.port)
+            let applied = counts["applied", default: 0]
+            return (counts, applied == sent ? nil : "of \(sent) purchases answered 2xx the workers applied \(applied) within purchases.waitMs (\(counts))")
+        }
+        return Result(rawVerify: raw, apple: summary, valid: problems.isEmpty, problems: problems)
+    }
+
+    /// `tollgate_purchases_total{store="apple"}` by outcome.
+    static func reported(port: UInt16) throws -> [String: Int] {
+        let answer = try GatewayEndpoints.get(port: port, path: "/metrics")
+        guard answer.status == 200 else { throw LoadGenError("/metrics answered \(answer.status)") }
+        var counts: [String: Int] = [:]
+        for line in answer.body.split(separator: "\n") where line.hasPrefix("tollgate_purchases_total{") && line.contains("store=\"apple\"") {
+            guard let start = line.range(of: "outcome=\"")?.upperBound, let end = line[start...].firstIndex(of: "\""),
+                  let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+            counts[String(line[start..<end])] = Int(value)
+        }
+        return counts
+    }
+
+    /// Adds the result to the load run's results file as `purchases`.
+    static func merge(_ result: Result, into path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        guard var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
+            throw LoadGenError("\(path) is not a JSON object")
+        }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        document["purchases"] = try JSONSerialization.jsonObject(with: encoder.encode(result))
+        let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        try (data + Data("\n".utf8)).write(to: url)
+    }
+}
