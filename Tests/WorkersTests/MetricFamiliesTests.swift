@@ -19,6 +19,7 @@ struct WorkerMetricFamiliesTests {
         metrics.retried(topic: "tollgate.events-retry-5000")
         metrics.unconfirmed(type: "purchase.refunded")
         metrics.apiRejected(reason: "invalid_environment")
+        metrics.purchaseReported(store: "apple", outcome: "applied")
         metrics.deadLettered()
         metrics.batch(size: 10, duration: .milliseconds(4))
         metrics.lag(topic: "tollgate.events", partition: 0, lag: 3)

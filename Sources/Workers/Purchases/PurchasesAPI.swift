@@ -64,7 +64,6 @@ public struct PurchasesAPI: Sendable {
         do { outcome = try await service.report(report.claim, app: report.app, user: report.user) } catch {
             var headers = HTTPFields()
             if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            logger.info("purchase refused", metadata: ["app": .string(report.app), "reason": .string(error.reason.rawValue)])
             return refuse(Rejection(error.reason, error.message), headers: headers)
         }
         let environment = outcome.purchases[0].environment
@@ -163,6 +162,9 @@ public struct PurchasesAPI: Sendable {
 
     private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
         metrics.apiRejected(reason: rejection.reason.rawValue)
+        // The reason and its message only: never the claim, which may carry a token.
+        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.reason.rawValue),
+                                                   "status": .stringConvertible(rejection.reason.httpStatus), "detail": .string(rejection.message)])
         return rejection.response(extraHeaders: headers)
     }
 

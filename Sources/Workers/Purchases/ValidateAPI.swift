@@ -229,6 +229,8 @@ public struct ValidateAPI: Sendable {
 
     private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
         metrics.apiRejected(reason: rejection.reason.rawValue)
+        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.reason.rawValue),
+                                                   "status": .stringConvertible(rejection.reason.httpStatus), "detail": .string(rejection.message)])
         let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.reason.rawValue)
         var response = PurchasesAPI.json(HTTPResponse.Status(code: rejection.reason.httpStatus), failure)
         for field in headers { response.headers.append(field) }

@@ -68,10 +68,13 @@ struct GoogleVoidedBackfillTests {
                     #expect(first.first?.pages == 3)
                     #expect(first.first?.items == 5)
                     #expect(first.first?.new == 5)
-                    let asked = h.fake.apiTargets.filter { $0.contains("/purchases/voidedpurchases?") }
+                    // The projection asks the same list to confirm each void it applies (from a day before the
+                    // void): the backfill's own pages are those from its start.
+                    let listed = h.fake.apiTargets.filter { $0.contains("/purchases/voidedpurchases?") }
+                    let start = listed.first.flatMap { $0.split(separator: "startTime=").last?.prefix(while: \.isNumber) }.flatMap { Int64($0) }
+                    let asked = listed.filter { $0.contains("startTime=\(start ?? -1)&") }
                     #expect(asked.count == 3)
                     // Google keeps 30 days: the first run starts there.
-                    let start = asked.first.flatMap { $0.split(separator: "startTime=").last?.prefix(while: \.isNumber) }.flatMap { Int64($0) }
                     #expect((start ?? 0) >= now - 30 * Self.day && (start ?? 0) < now - 29 * Self.day)
                     #expect(recorded.total("tollgate_reconcile_pages_total", ["job": "google"]) == 3)
 
