@@ -49,9 +49,10 @@ final class WorkerHarness: Sendable {
     func withWorkers<T: Sendable>(store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                                   consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
+                                  sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil, ownServer: Bool = false, serverPort: Int = 0,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
-                                         consumption: consumption, playAPI: playAPI)
+                                         consumption: consumption, playAPI: playAPI, sileo: sileo, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>
