@@ -120,6 +120,31 @@ def stop(process):
         process.kill()
 
 
+def sileo_vendor():
+    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so schemathesis reaches
+    its routes' own checks."""
+    key = os.path.join(WORK, "sileo-signin.pem")
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
+                   check=True, capture_output=True)
+    subprocess.run(["openssl", "ec", "-in", os.path.join(WORK, "sileo-private.pem"), "-pubout", "-out", key], check=True, capture_output=True)
+    return f"""sileo:
+  vendors:
+    - basePath: /sileo/dev
+      name: Dev Repo
+      icon: https://repo.example/icon.png
+      description: Dev Pay
+      authenticationBanner: {{ message: Sign in to buy, button: Sign in }}
+      publicBaseURL: http://127.0.0.1:8080
+      app: com.example.repo
+      provider: alipayplus
+      signIn: {{ url: "http://127.0.0.1:8080/sign-in", assertionKeyFile: {key} }}
+      packages:
+        - {{ id: com.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: "$1.99", downloadURL: "https://repo.example/tweak.deb" }}
+        - {{ id: com.example.retired, product: retired, amount: 99, currency: USD, price: "$0.99", available: false,
+            recoveryUrl: "https://repo.example/retired", downloadURL: "https://repo.example/retired.deb" }}
+"""
+
+
 def start_dev():
     alipay, jwks = sender_keys()
     config = write("dev.yaml", f"""http: {{ host: 127.0.0.1, port: 0 }}
@@ -136,7 +161,7 @@ sources:
     serviceAccountEmail: push@demo.iam.gserviceaccount.com
     packages: [com.example.demo]
     jwks: {jwks}
-""")
+{sileo_vendor()}""")
     bootstrap = os.path.join(WORK, "bootstrap")
     process, base = start(["dev", "--config", config, "--bootstrap-file", bootstrap], "dev",
                           lambda line: (re.search(r"gateway: listening on (http://\S+)", line) or [None, None])[1])

@@ -640,6 +640,9 @@ def check_openapi():
     statuses = reason_statuses()
     for code in spec["components"]["schemas"]["APIError"]["properties"]["error"]["enum"]:
         documented.setdefault(code, statuses.get(code))
+    # The Sileo vendor API's own codes are listed once in SileoReason; their statuses are the binary's.
+    for code in spec["components"]["schemas"]["SileoReason"]["enum"]:
+        documented.setdefault(code, statuses.get(code))
     actual = statuses
     # Each operation's own refusals (AppleError400, ...): codes the binary answers with that status.
     misplaced = [f"{name}: {code}" for name, schema in spec["components"]["schemas"].items()
@@ -904,12 +907,26 @@ def check_answer(spec, registry, label, spec_path, method, status, headers, body
     report(f"server: {label} answers as documented", not problems, "; ".join(problems))
 
 
+def sileo_vendor_yaml():
+    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so its routes are served."""
+    key = os.path.join(WORK, "sileo-signin.pem")
+    subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
+                   check=True, capture_output=True)
+    subprocess.run(["openssl", "ec", "-in", os.path.join(WORK, "sileo-private.pem"), "-pubout", "-out", key], check=True, capture_output=True)
+    return ("sileo:\n  vendors:\n    - { basePath: /sileo/dev, name: Dev Repo, icon: 'https://repo.example/icon.png', description: Dev Pay,\n"
+            "        publicBaseURL: 'http://127.0.0.1:8080', app: com.example.repo, provider: alipayplus,\n"
+            f"        signIn: {{ url: 'http://127.0.0.1:8080/sign-in', assertionKeyFile: {key} }},\n"
+            "        packages: [{ id: com.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: '$1.99',\n"
+            "                     downloadURL: 'https://repo.example/tweak.deb' }] }\n")
+
+
 def start_dev():
     config = write("dev.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
                    "api: { tokens: [validate-deploy-token-0123] }\n"
                    "silence: { iaptic: 86400 }\n"
                    "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
-                   "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n")
+                   "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n"
+                   + sileo_vendor_yaml())
     bootstrap = os.path.join(WORK, "bootstrap")
     process = subprocess.Popen([TOLLGATE, "dev", "--config", config, "--bootstrap-file", bootstrap],
                                stdout=subprocess.PIPE, stderr=open(os.path.join(WORK, "dev.log"), "wb"), cwd=WORK, text=True)

@@ -166,6 +166,7 @@ public enum ConfigLoader {
             return workers
         }
         c.purchases = try r.section("purchases") { (s) throws(ConfigError) in try readPurchases(s) }
+        c.sileo = try r.section("sileo") { (s) throws(ConfigError) in try readSileo(s) }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
             var dedup = DedupSettings()
             dedup.windowSeconds = try s.int("windowSeconds", default: dedup.windowSeconds, range: 0...86_400)

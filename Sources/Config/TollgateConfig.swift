@@ -16,6 +16,7 @@ public struct TollgateConfig: Sendable {
     public var silence = SilenceSettings()
     public var workers = WorkerSettings()
     public var purchases = PurchaseSettings()
+    public var sileo = SileoSettings()
 
     public init() {}
 }

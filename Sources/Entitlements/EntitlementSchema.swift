@@ -117,5 +117,19 @@ enum EntitlementSchema {
                 PRIMARY KEY (job, scope));
             """
         },
+        // Issue 20 (item 2): the Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
+        // secret is kept only as its SHA-256 (hex); `vendor` is the vendor's base path.
+        Migration(version: 7, name: "sileo sign-in nonces, tokens and download keys") { _ in
+            """
+            CREATE TABLE sileo_nonces (
+                nonce_hash TEXT PRIMARY KEY, vendor TEXT NOT NULL, browser_hash TEXT NOT NULL, expires_at_ms BIGINT NOT NULL);
+            CREATE TABLE sileo_tokens (
+                token_hash TEXT PRIMARY KEY, vendor TEXT NOT NULL, user_id TEXT NOT NULL, name TEXT, email TEXT,
+                payment_secret_hash TEXT NOT NULL, created_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL);
+            CREATE TABLE sileo_download_keys (
+                key_hash TEXT PRIMARY KEY, vendor TEXT NOT NULL, user_id TEXT NOT NULL, package TEXT NOT NULL,
+                expires_at_ms BIGINT NOT NULL);
+            """
+        },
     ]
 }

@@ -75,6 +75,7 @@ public struct EntitlementWorkers: Service {
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
                                               clients: appStoreClients, logger: logger)],
             settings: config.purchases)
+        let sileo = try config.sileo.vendors.map(SileoVendor.load)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -83,7 +84,7 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      purchases: purchases, metrics: metrics, logger: logger)
+                                      purchases: purchases, sileo: sileo, metrics: metrics, logger: logger)
     }
 
     /// What `POST /v1/purchases` verifies claims with, and its settings.
@@ -143,13 +144,15 @@ public struct EntitlementWorkers: Service {
     /// `consumption`: the apps whose Apple consumption requests are answered (nil: none answered or counted).
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
     /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
-    /// expiry sweeper compares ends with (tests move it by hand).
+    /// expiry sweeper and the Sileo API compare ends with (tests move it by hand). `sileo`: the Sileo vendors served
+    /// (docs/sileo.md), whose purchases start checkouts through `checkouts` (none: purchases answer 503).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 purchases: PurchasesSetup = PurchasesSetup(verifiers: []),
+                sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -167,7 +170,8 @@ public struct EntitlementWorkers: Service {
         let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
         let validateAPI = ValidateAPI(service: purchaseService, tokens: apiTokens, keys: purchases.settings.validatorKeys, metrics: metrics,
                                       logger: logger)
-        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes])
+        let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: checkouts, metrics: metrics, logger: logger, now: clock) }
+        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes))
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {

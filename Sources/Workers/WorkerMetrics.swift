@@ -134,5 +134,21 @@ public struct WorkerMetrics: Sendable {
                      help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
         MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
                      help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
+        MetricFamily("tollgate_sileo_rejections_total", .counter, labels: ["vendor", "reason"],
+                     help: "Sileo Payment Provider API calls refused, by vendor base path and reason code."),
+        MetricFamily("tollgate_sileo_downloads_total", .counter, labels: ["vendor", "delivery"],
+                     help: "Sileo package downloads served through a single-use key, by vendor base path and delivery (file, redirect)."),
     ]
+}
+
+extension WorkerMetrics {
+    /// A Sileo vendor API call refused, by vendor (its base path) and reason code.
+    func sileoRejected(vendor: String, reason: String) {
+        Counter(label: "tollgate_sileo_rejections_total", dimensions: [("vendor", vendor), ("reason", reason)], factory: factory).increment()
+    }
+
+    /// A package download served through a single-use key, by vendor and how (`file`, `redirect`).
+    func sileoDownload(vendor: String, delivery: String) {
+        Counter(label: "tollgate_sileo_downloads_total", dimensions: [("vendor", vendor), ("delivery", delivery)], factory: factory).increment()
+    }
 }

@@ -31,6 +31,8 @@ struct WorkerMetricFamiliesTests {
         metrics.reconcileItems(job: "apple", outcome: "new", count: 1)
         metrics.reconcileRateLimited(job: "apple")
         metrics.reconcileRun(job: "apple", outcome: "ok")
+        metrics.sileoRejected(vendor: "/sileo/dev", reason: "invalid_sileo_token")
+        metrics.sileoDownload(vendor: "/sileo/dev", delivery: "file")
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(.subscription, kind: "timeout")

@@ -116,6 +116,30 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case storeAPIUnavailable = "store_api_unavailable"
     /// Purchases: `apple.receipt` is not a base64 PKCS#7 app receipt.
     case invalidReceipt = "invalid_receipt"
+    // The Sileo Payment Provider API (docs/sileo.md).
+    /// Sileo: no token, or one that is unknown, expired or signed out; the answer says `invalidate: true`.
+    case invalidSileoToken = "invalid_sileo_token"
+    /// Sileo: the purchase's `payment_secret` is not the one issued with the token.
+    case wrongPaymentSecret = "wrong_payment_secret"
+    /// Sileo: the path names no package of the vendor's catalog.
+    case unknownSileoPackage = "unknown_sileo_package"
+    /// Sileo: the package is in the catalog but not for sale now (`available: false`).
+    case packageUnavailable = "package_unavailable"
+    /// Sileo: a download asked for by a user not entitled to the package.
+    case notEntitled = "not_entitled"
+    /// Sileo: a download key that is unknown, already used or expired.
+    case invalidDownloadKey = "invalid_download_key"
+    /// Sileo: the sign-in assertion is not a compact JWS, not ES256, not signed by the vendor's key, or lacks a claim.
+    case invalidAssertion = "invalid_assertion"
+    /// Sileo: the sign-in assertion's `exp` has passed, or it lives longer than Tollgate accepts.
+    case assertionExpired = "assertion_expired"
+    /// Sileo: the assertion's nonce was not issued by this vendor's /authenticate, was used already, has
+    /// expired, or belongs to another browser.
+    case invalidNonce = "invalid_nonce"
+    /// Sileo: no checkout provider is wired into this process, so nothing can be sold now.
+    case checkoutsUnavailable = "checkouts_unavailable"
+    /// Sileo: the checkout started but its provider gives no payment page to send the user to.
+    case noPaymentPage = "no_payment_page"
 
     public var httpStatus: Int {
         switch self {
@@ -125,18 +149,22 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .missingPassword, .wrongPassword, .unsupportedAlg, .untrustedChain, .missingAppleOID, .certificateExpired,
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion, .requestTimeOutsideWindow,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
-             .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized: 401
-        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed: 403
-        case .notFound, .unknownAccount, .unknownUser: 404
+             .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized,
+             .invalidSileoToken, .invalidAssertion, .assertionExpired, .invalidNonce: 401
+        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed,
+             .wrongPaymentSecret, .notEntitled, .invalidDownloadKey: 403
+        case .notFound, .unknownAccount, .unknownUser, .unknownSileoPackage: 404
         case .methodNotAllowed: 405
-        case .alreadyOwned: 409
+        case .alreadyOwned, .packageUnavailable: 409
         case .purchaseNotFound, .invalidReceipt: 422
         case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415
         case .rateLimited: 429
         case .headersTooLarge: 431
-        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable: 503
+        case .noPaymentPage: 502
+        case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable,
+             .checkoutsUnavailable: 503
         }
     }
 }

@@ -4,6 +4,7 @@ import Events
 import Gateway
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Workers
 
 /// One worker instance as `tollgate work` runs it: `EntitlementWorkers` (its own producer and
@@ -14,6 +15,7 @@ final class RunningWorkers: Sendable {
     let metrics = RecordingMetrics()
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
+    private let listening: ListeningPort
 
     /// `clock`: the expiry sweeper's time, with ends noticed within `expiryPublishDelayMs` of it.
     /// `consumption`: the apps whose consumption requests the instance answers; `playAPI`: the Play
@@ -21,13 +23,26 @@ final class RunningWorkers: Sendable {
     init(harness: WorkerHarness, store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
          clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
          consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
-         purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = []) throws {
+         purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
+         sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil, ownServer: Bool = false, serverPort: Int = 0) throws {
+        let listening = ListeningPort()
+        self.listening = listening
+        // With `ownServer`, the workers' own HTTP server on a free loopback port, as `tollgate work` runs it.
+        let listener: EntitlementWorkers.APIListener = ownServer
+            ? .own(host: "127.0.0.1", port: serverPort, exposition: { "" }, onListening: { [listening] port in listening.port.withLock { $0 = port } })
+            : .elsewhere
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
-                                         store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens,
-                                         expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, clock: clock,
+                                         store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens, listener: listener,
+                                         expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, sileo: sileo, checkouts: checkouts, clock: clock,
                                          metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }
+    }
+
+    /// The base URL of the workers' own server (`ownServer`), once it listens.
+    func baseURL() async throws -> String {
+        try await waitUntil("the workers' server listens") { listening.port.withLock { $0 } != nil }
+        return "http://127.0.0.1:\(listening.port.withLock { $0 } ?? 0)"
     }
 
     /// A graceful shutdown, as on SIGTERM: the batch in hand is finished and committed, the group is left.
@@ -36,4 +51,9 @@ final class RunningWorkers: Sendable {
         await group.triggerGracefulShutdown()
         try await running.value
     }
+}
+
+/// The port the workers' own server bound, once it has.
+final class ListeningPort: Sendable {
+    let port = Mutex<Int?>(nil)
 }

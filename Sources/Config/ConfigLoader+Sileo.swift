@@ -1,0 +1,104 @@
+import Events
+
+/// The `sileo` section (docs/configuration.md, docs/sileo.md).
+extension ConfigLoader {
+    static func readSileo(_ s: ConfigReader) throws(ConfigError) -> SileoSettings {
+        var settings = SileoSettings()
+        settings.vendors = try s.list("vendors") { (v) throws(ConfigError) in try readSileoVendor(v) }
+        var paths = Set<String>()
+        for vendor in settings.vendors where !paths.insert(vendor.basePath).inserted {
+            throw ConfigError(key: s.name("vendors"), message: "basePath \(vendor.basePath) is configured twice")
+        }
+        return settings
+    }
+
+    private static func readSileoVendor(_ v: ConfigReader) throws(ConfigError) -> SileoSettings.Vendor {
+        let basePath = try v.requiredString("basePath")
+        // Segments of letters, digits, '.', '_', '-': the path is matched as it is written, and may not
+        // take over another route's space.
+        let segments = basePath.split(separator: "/", omittingEmptySubsequences: false)
+        guard basePath.hasPrefix("/"), segments.count >= 2, segments.dropFirst().allSatisfy({ segment in
+            !segment.isEmpty && segment != "." && segment != ".." && segment.unicodeScalars.allSatisfy(isPathCharacter)
+        }), !["v1", "webhooks", "healthz", "readyz", "metrics"].contains(String(segments[1])) else {
+            throw ConfigError(key: v.name("basePath"),
+                              message: "expected a path like /sileo/<name> (segments of letters, digits, '.', '_', '-'; not under /v1, /webhooks or the probes), got \"\(basePath)\"")
+        }
+        let banner = try v.section("authenticationBanner") { (b) throws(ConfigError) -> SileoSettings.Banner? in
+            let message = try b.string("message"), button = try b.string("button")
+            guard let message, let button else {
+                if message != nil || button != nil { throw ConfigError(key: b.name("message"), message: "message and button go together") }
+                return nil
+            }
+            return SileoSettings.Banner(message: message, button: button)
+        }
+        var publicBaseURL = try v.credentialedURL("publicBaseURL", default: "")
+        while publicBaseURL.hasSuffix("/") { publicBaseURL.removeLast() }
+        let environmentText = try v.string("environment", default: "production")
+        guard let environment = NormalizedEvent.Environment(rawValue: environmentText) else {
+            throw ConfigError(key: v.name("environment"), message: "expected production or sandbox, got \"\(environmentText)\"")
+        }
+        let provider = try v.requiredString("provider")
+        guard ["alipayplus", "citcon"].contains(provider) else {
+            throw ConfigError(key: v.name("provider"), message: "expected alipayplus or citcon, got \"\(provider)\"")
+        }
+        let signIn = try v.section("signIn") { (i) throws(ConfigError) in
+            SileoSettings.SignIn(url: try i.credentialedURL("url", default: ""), assertionKeyFile: try i.requiredString("assertionKeyFile"))
+        }
+        let downloadDirectory = try v.string("downloadDirectory").flatMap { $0.isEmpty ? nil : $0 }
+        let packages = try v.list("packages") { (p) throws(ConfigError) in try readSileoPackage(p, downloadDirectory: downloadDirectory) }
+        var ids = Set<String>()
+        for package in packages where !ids.insert(package.id).inserted {
+            throw ConfigError(key: v.name("packages"), message: "package \(package.id) is listed twice")
+        }
+        return SileoSettings.Vendor(
+            basePath: basePath, name: try v.requiredString("name"), icon: try v.requiredString("icon"),
+            description: try v.requiredString("description"), authenticationBanner: banner, publicBaseURL: publicBaseURL,
+            app: try v.requiredString("app"), environment: environment, provider: provider, signIn: signIn,
+            downloadDirectory: downloadDirectory,
+            downloadKeyTtlSeconds: try v.int("downloadKeyTtlSeconds", default: 120, range: 10...3_600),
+            tokenTtlDays: try v.int("tokenTtlDays", default: 180, range: 1...3_650), packages: packages)
+    }
+
+    private static func readSileoPackage(_ p: ConfigReader, downloadDirectory: String?) throws(ConfigError) -> SileoSettings.Package {
+        let id = try p.requiredString("id")
+        // Debian package names: lower-case letters, digits, '+', '-', '.', starting with a letter or digit.
+        guard let first = id.unicodeScalars.first, ("a"..."z").contains(first) || ("0"..."9").contains(first),
+              id.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) }),
+              id.count <= 200 else {
+            throw ConfigError(key: p.name("id"), message: "expected a Debian package name (a-z, 0-9, '+', '-', '.'), got \"\(id)\"")
+        }
+        let currency = try p.requiredString("currency")
+        guard currency.count == 3, currency.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) else {
+            throw ConfigError(key: p.name("currency"), message: "expected an ISO 4217 code in upper case, got \"\(currency)\"")
+        }
+        let file = try p.string("file").flatMap { $0.isEmpty ? nil : $0 }
+        let downloadURL = try p.string("downloadURL").flatMap { $0.isEmpty ? nil : $0 }
+        switch (file, downloadURL) {
+        case (nil, nil), (.some, .some):
+            throw ConfigError(key: p.name("file"), message: "give exactly one of file and downloadURL")
+        case (let file?, nil):
+            guard downloadDirectory != nil else { throw ConfigError(key: p.name("file"), message: "needs downloadDirectory") }
+            // Relative, without `..`: a file can only ever be found inside the directory.
+            guard !file.hasPrefix("/"), !file.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
+                throw ConfigError(key: p.name("file"), message: "expected a path inside downloadDirectory (relative, no '.' or '..'), got \"\(file)\"")
+            }
+        case (nil, .some):
+            _ = try p.credentialedURL("downloadURL", default: "")
+        }
+        let recoveryURL = try p.string("recoveryUrl").flatMap { $0.isEmpty ? nil : $0 }
+        if recoveryURL != nil { _ = try p.credentialedURL("recoveryUrl", default: "") }
+        let amountText = try p.requiredString("amount")
+        guard let amount = Int64(amountText), (1...1_000_000_000_000).contains(amount) else {
+            throw ConfigError(key: p.name("amount"), message: "expected a positive integer of minor units (cents), got \"\(amountText)\"")
+        }
+        return SileoSettings.Package(
+            id: id, product: try p.requiredString("product"),
+            amountMinor: amount, currency: currency,
+            price: try p.requiredString("price"), available: try p.bool("available", default: true),
+            recoveryURL: recoveryURL, file: file, downloadURL: downloadURL)
+    }
+
+    private static func isPathCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
+    }
+}

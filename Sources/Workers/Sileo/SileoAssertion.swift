@@ -1,0 +1,67 @@
+import Senders
+import Toolkit
+
+/// The merchant sign-in page's statement of who signed in: a compact JWS, ES256 only, signed with the
+/// key of `sileo.vendors[].signIn.assertionKeyFile`, whose payload carries `sub` (the user id the
+/// entitlement store knows), `name`, `email`, `exp`, `iat` and the `nonce` Tollgate's /authenticate
+/// issued (docs/sileo.md).
+struct SileoAssertion: Sendable, Equatable {
+    var user: String
+    var name: String?
+    var email: String?
+    var nonce: String
+
+    /// The longest an assertion may live (`exp - iat`) and the clock skew allowed on `iat`: it is made
+    /// for one redirect, seconds before it is used.
+    static let maxLifetimeSeconds: Int64 = 600
+    static let clockSkewSeconds: Int64 = 60
+
+    /// Verifies `text` with `key` at `nowMs`. Only the signature, the algorithm and the claims are
+    /// checked here; the nonce is the caller's to consume.
+    static func verify(_ text: String, key: PublicKey, nowMs: Int64) throws(Rejection) -> SileoAssertion {
+        let jws: CompactJWS
+        let header: JSONValue
+        do {
+            jws = try CompactJWS(text)
+            header = try jws.header()
+        } catch {
+            throw Rejection(.invalidAssertion, "the assertion is not a compact JWS")
+        }
+        // ES256 and nothing else: no "none", no HMAC with the public key as secret, no other curve.
+        guard header["alg"]?.string == "ES256" else { throw Rejection(.invalidAssertion, "the assertion's alg must be ES256") }
+        // Extensions the verifier would have to understand are refused rather than ignored (RFC 7515 4.1.11).
+        guard header["crit"] == nil else { throw Rejection(.invalidAssertion, "the assertion's header has crit, which is not supported") }
+        guard key.verifyES256(message: Array(jws.signingInput), signature: jws.signature) else {
+            throw Rejection(.invalidAssertion, "the assertion's signature does not verify with the vendor's key")
+        }
+        guard let claims = JSONValue.parse(jws.payload), claims.object != nil else {
+            throw Rejection(.invalidAssertion, "the assertion's payload is not a JSON object")
+        }
+        guard let user = claims["sub"]?.string, isPrintable(user, max: 256) else {
+            throw Rejection(.invalidAssertion, "the assertion's sub must be a user id of 1 to 256 printable characters")
+        }
+        guard let nonce = claims["nonce"]?.string, !nonce.isEmpty, nonce.utf8.count <= 128 else {
+            throw Rejection(.invalidAssertion, "the assertion has no nonce")
+        }
+        guard let exp = wholeNumber(claims["exp"]), let iat = wholeNumber(claims["iat"]) else {
+            throw Rejection(.invalidAssertion, "the assertion's exp and iat must be whole seconds")
+        }
+        let now = nowMs / 1000
+        guard exp > now else { throw Rejection(.assertionExpired, "the assertion has expired") }
+        guard iat <= now + clockSkewSeconds, exp > iat, exp - iat <= maxLifetimeSeconds else {
+            throw Rejection(.assertionExpired, "the assertion must be issued now and live at most \(maxLifetimeSeconds) seconds")
+        }
+        let name = claims["name"]?.string.flatMap { isPrintable($0, max: 256) ? $0 : nil }
+        let email = claims["email"]?.string.flatMap { isPrintable($0, max: 320) ? $0 : nil }
+        return SileoAssertion(user: user, name: name, email: email, nonce: nonce)
+    }
+
+    private static func wholeNumber(_ value: JSONValue?) -> Int64? {
+        guard case .number(let number)? = value else { return nil }
+        return number.int64
+    }
+
+    private static func isPrintable(_ text: String, max: Int) -> Bool {
+        !text.isEmpty && text.count <= max && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+}

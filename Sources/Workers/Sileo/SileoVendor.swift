@@ -1,0 +1,47 @@
+import Config
+import Foundation
+import Toolkit
+
+/// One configured Sileo vendor, ready to serve: its settings and the sign-in page's public key, read at
+/// start so a missing or wrong key (or a missing package file) stops the process with its path.
+public struct SileoVendor: Sendable {
+    public let settings: SileoSettings.Vendor
+    let assertionKey: PublicKey
+
+    public struct SetupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(settings: SileoSettings.Vendor, assertionKey: PublicKey) {
+        self.settings = settings
+        self.assertionKey = assertionKey
+    }
+
+    /// Reads `signIn.assertionKeyFile` (a P-256 public key, PEM or DER, or a certificate holding one) and
+    /// checks that every package's `file` exists under `downloadDirectory`.
+    public static func load(_ settings: SileoSettings.Vendor) throws(SetupError) -> SileoVendor {
+        let keyPath = settings.signIn.assertionKeyFile
+        guard let data = FileManager.default.contents(atPath: keyPath) else {
+            throw SetupError(description: "sileo vendor \(settings.basePath): cannot read signIn.assertionKeyFile \(keyPath)")
+        }
+        guard let key = PublicKey.load(pemOrDER: [UInt8](data)), key.isP256 else {
+            throw SetupError(description: "sileo vendor \(settings.basePath): signIn.assertionKeyFile \(keyPath) is not a P-256 public key (ES256)")
+        }
+        for package in settings.packages {
+            guard let path = filePath(of: package, in: settings) else { continue }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw SetupError(description: "sileo vendor \(settings.basePath): package \(package.id) file \(path) does not exist")
+            }
+        }
+        return SileoVendor(settings: settings, assertionKey: key)
+    }
+
+    /// Where a package's file is, when it is served from the directory.
+    static func filePath(of package: SileoSettings.Package, in settings: SileoSettings.Vendor) -> String? {
+        guard let file = package.file, let directory = settings.downloadDirectory else { return nil }
+        return directory.hasSuffix("/") ? directory + file : directory + "/" + file
+    }
+
+    func package(_ id: String) -> SileoSettings.Package? { settings.packages.first { $0.id == id } }
+}

@@ -1,0 +1,58 @@
+import Config
+import Senders
+import Testing
+
+/// `sileo.vendors` (docs/configuration.md#sileo): read as written, and refused where a value could
+/// send a credential in clear text, walk out of the download directory or take over another route.
+@Suite("Configuration: sileo")
+struct SileoConfigTests {
+    static func yaml(basePath: String = "/sileo/chariz", publicBaseURL: String = "https://pay.example.com/",
+                     package: String = "{id: org.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: \"$1.99\", file: tweak.deb}") -> String {
+        """
+        sileo:
+          vendors:
+            - basePath: \(basePath)
+              name: Chariz
+              icon: https://repo.example.com/icon.png
+              description: Chariz Pay
+              authenticationBanner: { message: Sign in, button: Sign in }
+              publicBaseURL: \(publicBaseURL)
+              app: com.example.repo
+              provider: alipayplus
+              signIn: { url: "https://account.example.com/sign-in", assertionKeyFile: /etc/signin.pem }
+              downloadDirectory: /srv/debs
+              packages: [\(package)]
+        """
+    }
+
+    @Test("a vendor is read with its defaults; the public URL loses its trailing slash")
+    func read() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: Self.yaml())
+        let vendor = try #require(config.sileo.vendors.first)
+        #expect(vendor.basePath == "/sileo/chariz")
+        #expect(vendor.publicBaseURL == "https://pay.example.com")
+        #expect(vendor.downloadKeyTtlSeconds == 120)
+        #expect(vendor.tokenTtlDays == 180)
+        #expect(vendor.environment == .production)
+        #expect(vendor.authenticationBanner == SileoSettings.Banner(message: "Sign in", button: "Sign in"))
+        #expect(vendor.packages == [SileoSettings.Package(id: "org.example.tweak", product: "tweak.lifetime", amountMinor: 199, currency: "USD",
+                                                          price: "$1.99", file: "tweak.deb")])
+    }
+
+    @Test("refused: a file outside the directory, a bad base path, a clear-text URL, a bad package id, both file and URL",
+          arguments: [
+            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: ../etc/passwd}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: /etc/passwd}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: a.deb, downloadURL: \"https://x.example/a\"}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: ../a, product: p, amount: 1, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].id"),
+            (yaml(package: "{id: a.b, product: p, amount: 0, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].amount"),
+            (yaml(basePath: "/v1/sileo"), "sileo.vendors[0].basePath"),
+            (yaml(basePath: "/sileo/../webhooks"), "sileo.vendors[0].basePath"),
+            (yaml(basePath: "sileo"), "sileo.vendors[0].basePath"),
+            (yaml(publicBaseURL: "http://pay.example.com"), "sileo.vendors[0].publicBaseURL"),
+          ])
+    func refused(yaml: String, key: String) throws {
+        #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: yaml) }
+        do { _ = try SenderCatalog.standard.parseConfig(yaml: yaml) } catch { #expect(error.key == key) }
+    }
+}

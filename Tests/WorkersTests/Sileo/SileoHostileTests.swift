@@ -1,0 +1,217 @@
+import Entitlements
+import Events
+import Foundation
+import StoreTestSupport
+import TestSupport
+import Testing
+import Toolkit
+@testable import Workers
+
+/// What an attacker tries against the Sileo vendor API, each refused with its reason code, counted.
+@Suite("Sileo: hostile clients")
+struct SileoHostileTests {
+    struct Scene: Sendable {
+        let fixture: SileoFixture
+        let harness: WorkerHarness
+        let workers: RunningWorkers
+        let clock: TestClock
+        let base: String
+        var api: String { base + SileoFixture.base }
+        var packageURL: String { api + "/package/" + SileoFixture.package }
+
+        func post(_ path: String, _ fields: [String: String]) async throws -> SileoHTTP.Answer {
+            try await SileoHTTP.call("POST", api + path, json: SileoWalkTests.body(fields))
+        }
+
+        /// `user` owns the package (a paid notification projected by the workers).
+        func grant(_ user: String, subject: String) async throws {
+            try await harness.publish(SileoFixture.purchase(.purchaseCompleted, id: "paid-\(subject)", user: user, subject: subject))
+            try await waitUntil("\(user) owns the package") {
+                try await harness.storeOwns(workers, user: user)
+            }
+        }
+
+        func rejected(_ reason: String) -> Int64 {
+            workers.metrics.total("tollgate_sileo_rejections_total", ["vendor": SileoFixture.base, "reason": reason])
+        }
+    }
+
+    static func withScene(_ body: (Scene) async throws -> Void) async throws {
+        let fixture = try SileoFixture()
+        defer { fixture.stop() }
+        try await TestDatabases.withStore(.sqlite) { store in
+            try await WorkerHarness.with { harness in
+                let clock = TestClock()
+                let port = LoopbackListener.freePort()
+                let base = "http://127.0.0.1:\(port)"
+                let vendor = try fixture.vendor(publicBaseURL: base)
+                try await harness.withWorkers(store: store, clock: { Int64(clock.now.timeIntervalSince1970 * 1000) }, sileo: [vendor],
+                                              checkouts: fixture.checkouts, ownServer: true, serverPort: port) { workers in
+                    _ = try await workers.baseURL()
+                    try await body(Scene(fixture: fixture, harness: harness, workers: workers, clock: clock, base: base))
+                }
+            }
+        }
+    }
+
+    @Test("a wrong or missing payment secret buys nothing: 403 wrong_payment_secret, status -1, no checkout")
+    func wrongPaymentSecret() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            for fields in [["token": device.bearer, "payment_secret": String(repeating: "0", count: 64)], ["token": device.bearer]] {
+                let answer = try await scene.post("/package/\(SileoFixture.package)/purchase", fields)
+                #expect(answer.status == 403)
+                #expect(answer.json["status"]?.int64 == -1)
+                #expect(answer.json["reason"]?.string == "wrong_payment_secret")
+            }
+            #expect(scene.fixture.checkouts.pending.withLock { $0.isEmpty })
+            #expect(scene.rejected("wrong_payment_secret") == 2)
+        }
+    }
+
+    @Test("a download key expires after downloadKeyTtlSeconds, and is refused once used")
+    func expiredAndReusedKey() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            try await scene.grant("user-a", subject: "pay-a")
+            let first = try await scene.post("/package/\(SileoFixture.package)/authorize_download", ["token": device.bearer])
+            let expiring = try #require(first.json["url"]?.string)
+            scene.clock.advance(seconds: 121)
+            let late = try await SileoHTTP.call("GET", expiring)
+            #expect(late.status == 403)
+            #expect(late.json["reason"]?.string == "invalid_download_key")
+
+            let second = try await scene.post("/package/\(SileoFixture.package)/authorize_download", ["token": device.bearer])
+            let url = try #require(second.json["url"]?.string)
+            #expect(try await SileoHTTP.call("GET", url).status == 200)
+            #expect(try await SileoHTTP.call("GET", url).status == 403)
+            // A made-up key, and a real key on another package's route.
+            let third = try #require(try await scene.post("/package/\(SileoFixture.package)/authorize_download", ["token": device.bearer]).json["url"]?.string)
+            let key = try #require(third.split(separator: "?key=").last.map(String.init))
+            #expect(try await SileoHTTP.call("GET", scene.api + "/download/com.example.retired?key=" + key).status == 403)
+            #expect(try await SileoHTTP.call("GET", scene.api + "/download/\(SileoFixture.package)?key=" + String(repeating: "a", count: 64)).status == 403)
+            #expect(scene.rejected("invalid_download_key") == 4)
+        }
+    }
+
+    @Test("another user's token sees and downloads only that user's purchases, and cannot spend the first user's secret")
+    func anotherUsersToken() async throws {
+        try await Self.withScene { scene in
+            let alice = try await scene.fixture.signIn(at: scene.base)
+            scene.fixture.page.user.withLock { $0 = "user-b" }
+            let bob = try await scene.fixture.signIn(at: scene.base)
+            try await scene.grant("user-a", subject: "pay-a")
+
+            let bobsInfo = try await scene.post("/user_info", ["token": bob.bearer])
+            #expect(bobsInfo.json["items"]?.array == [])
+            #expect(bobsInfo.json["user"]?["email"]?.string == "user-b@example.com")
+            let download = try await scene.post("/package/\(SileoFixture.package)/authorize_download", ["token": bob.bearer])
+            #expect(download.status == 403)
+            #expect(download.json["reason"]?.string == "not_entitled")
+            let purchase = try await scene.post("/package/\(SileoFixture.package)/purchase", ["token": bob.bearer, "payment_secret": alice.paymentSecret])
+            #expect(purchase.status == 403)
+            #expect(purchase.json["reason"]?.string == "wrong_payment_secret")
+            let info = try await scene.post("/package/\(SileoFixture.package)/info", ["token": bob.bearer])
+            #expect(info.json["purchased"]?.bool == false)
+        }
+    }
+
+    @Test("a signed-out, unknown or missing token answers 401 with invalidate: true")
+    func signedOutToken() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            let out = try await scene.post("/sign_out", ["token": device.bearer])
+            #expect(out.status == 200)
+            #expect(out.json["success"]?.bool == true)
+            for path in ["/user_info", "/sign_out", "/package/\(SileoFixture.package)/info", "/package/\(SileoFixture.package)/authorize_download"] {
+                let answer = try await scene.post(path, ["token": device.bearer])
+                #expect(answer.status == 401, "\(path)")
+                #expect(answer.json["invalidate"]?.bool == true, "\(path)")
+                #expect(answer.json["reason"]?.string == "invalid_sileo_token", "\(path)")
+                #expect(answer.json["error"]?.string?.contains(device.token) == false)
+            }
+            let purchase = try await scene.post("/package/\(SileoFixture.package)/purchase", ["token": device.bearer, "payment_secret": device.paymentSecret])
+            #expect(purchase.status == 401)
+            #expect(purchase.json["status"]?.int64 == -1)
+            #expect(try await scene.post("/user_info", [:]).json["invalidate"]?.bool == true)
+            // Without a token, package info still shows the price.
+            let anonymous = try await scene.post("/package/\(SileoFixture.package)/info", [:])
+            #expect(anonymous.status == 200)
+            #expect(anonymous.json["price"]?.string == "$1.99")
+        }
+    }
+
+    @Test("forged, wrong-algorithm, expired, replayed and other-browser assertions issue no token")
+    func hostileAssertions() async throws {
+        try await Self.withScene { scene in
+            let fixture = scene.fixture
+            func completion(_ makeAssertion: @escaping @Sendable (String) -> String, cookie useCookie: Bool = true) async throws -> SileoHTTP.Answer {
+                fixture.page.override.withLock { $0 = makeAssertion }
+                defer { fixture.page.override.withLock { $0 = nil } }
+                let (returnURL, cookie) = try await fixture.signInUpToReturn(at: scene.base)
+                return try await SileoHTTP.call("GET", returnURL, cookie: useCookie ? cookie : "tollgate_sileo_signin=" + String(repeating: "0", count: 64))
+            }
+            let otherKey = try #require(PrivateKey.generateP256())
+            let forged = try await completion { SileoFixture.assertion(key: otherKey, user: "user-a", nonce: $0) }
+            #expect(forged.status == 401)
+            #expect(forged.json["reason"]?.string == "invalid_assertion")
+
+            let key = fixture.signingKey
+            let wrongAlg = try await completion { SileoFixture.assertion(key: key, user: "user-a", nonce: $0, alg: "ES384") }
+            #expect(wrongAlg.json["reason"]?.string == "invalid_assertion")
+            // alg none: the header says none and the signature part is empty.
+            let none = try await completion { nonce in
+                let signed = SileoFixture.assertion(key: key, user: "user-a", nonce: nonce)
+                let parts = signed.split(separator: ".")
+                return Base64.encodeURL(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."
+            }
+            #expect(none.json["reason"]?.string == "invalid_assertion")
+
+            let issued = Timestamp.now.millisecondsSince1970 / 1000 - 3_600
+            let expired = try await completion { SileoFixture.assertion(key: key, user: "user-a", nonce: $0, issuedAt: issued) }
+            #expect(expired.status == 401)
+            #expect(expired.json["reason"]?.string == "assertion_expired")
+            let longLived = try await completion { SileoFixture.assertion(key: key, user: "user-a", nonce: $0, lifetime: 86_400) }
+            #expect(longLived.json["reason"]?.string == "assertion_expired")
+
+            let madeUpNonce = try await completion { _ in SileoFixture.assertion(key: key, user: "user-a", nonce: "nonce-tollgate-never-issued") }
+            #expect(madeUpNonce.json["reason"]?.string == "invalid_nonce")
+            let otherBrowser = try await completion({ SileoFixture.assertion(key: key, user: "user-a", nonce: $0) }, cookie: false)
+            #expect(otherBrowser.json["reason"]?.string == "invalid_nonce")
+
+            // Replayed: a completion that worked, sent again.
+            let (returnURL, cookie) = try await fixture.signInUpToReturn(at: scene.base)
+            #expect(try await SileoHTTP.call("GET", returnURL, cookie: cookie).status == 302)
+            let replayed = try await SileoHTTP.call("GET", returnURL, cookie: cookie)
+            #expect(replayed.status == 401)
+            #expect(replayed.json["reason"]?.string == "invalid_nonce")
+            #expect(replayed.headers["location"] == nil)
+            #expect(scene.rejected("invalid_nonce") == 3)
+        }
+    }
+
+    @Test("a package id that walks out of the catalog or the directory is unknown: 404")
+    func pathTraversal() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            for id in ["..%2F..%2Fetc%2Fpasswd", "..%2Fsignin.pem", "%2E%2E", "debs%2Ftweak_1.0.deb"] {
+                let info = try await SileoHTTP.call("POST", scene.api + "/package/\(id)/info", json: SileoWalkTests.body(["token": device.bearer]))
+                #expect(info.status == 404, "\(id)")
+                let download = try await SileoHTTP.call("GET", scene.api + "/download/\(id)?key=" + String(repeating: "a", count: 64))
+                #expect(download.status == 404 || download.status == 403, "\(id)")
+                #expect(download.body.count < 1_000)
+            }
+            let raw = try await SileoHTTP.call("GET", scene.api + "/download/../../signin.pem?key=x", pathAsIs: true)
+            #expect(raw.status == 404)
+            #expect(scene.rejected("unknown_sileo_package") >= 4)
+        }
+    }
+}
+
+extension WorkerHarness {
+    /// Whether the store says `user` owns the fixture's product now.
+    func storeOwns(_ workers: RunningWorkers, user: String) async throws -> Bool {
+        let found = try await workers.workers.store.entitlements(app: SileoFixture.app, user: user) ?? []
+        return found.contains { $0.product == SileoFixture.product && $0.isActive(atMs: Timestamp.now.millisecondsSince1970) }
+    }
+}
