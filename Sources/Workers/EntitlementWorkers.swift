@@ -42,6 +42,8 @@ public struct EntitlementWorkers: Service {
     public let store: EntitlementStore
     public let producer: KafkaProducer
     public let api: EntitlementAPI
+    /// Google's verifier and acknowledger for the purchases API (nil when the caller gave none).
+    public let googlePurchases: GooglePurchases?
     /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
     /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
     public let routes: RouteGroup
@@ -72,6 +74,7 @@ public struct EntitlementWorkers: Service {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
+        let googlePurchases = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -80,7 +83,7 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      metrics: metrics, logger: logger)
+                                      googlePurchases: googlePurchases, metrics: metrics, logger: logger)
     }
 
     /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
@@ -131,6 +134,7 @@ public struct EntitlementWorkers: Service {
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
+                googlePurchases: GooglePurchases? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -168,6 +172,10 @@ public struct EntitlementWorkers: Service {
                                                          producer: producer, topic: topics.events, metrics: metrics, logger: logger)
             steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
         }
+        if let retryLoop = googlePurchases?.retryLoop {
+            // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.
+            steps.append(.stop("play acknowledgements", retryLoop))
+        }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
             .stop("expiry sweeper", ExpirySweeper(store: store, delayMs: expiryPublishDelayMs, metrics: metrics, logger: logger, now: clock)),
@@ -184,6 +192,7 @@ public struct EntitlementWorkers: Service {
         self.store = store
         self.producer = producer
         self.api = api
+        self.googlePurchases = googlePurchases
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger

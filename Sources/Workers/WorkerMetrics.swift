@@ -127,5 +127,10 @@ public struct WorkerMetrics: Sendable {
                      help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
         MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
                      help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_total", .counter, labels: ["outcome"],
+                     help: "Play purchase acknowledgements, by outcome: acknowledged (at once), queued (Google unreachable: left to the retry loop), already (queued before), retried (taken on a retry), expired (three days passed first: Google refunds it), failed (refused for good)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_pending", .gauge, help: "Play purchase acknowledgements waiting for the retry loop."),
+        MetricFamily("tollgate_worker_play_acknowledgement_oldest_age_seconds", .gauge,
+                     help: "How long the oldest Play acknowledgement waiting for the retry loop has waited (0 when none waits)."),
     ]
 }

@@ -30,6 +30,8 @@ struct WorkerMetricFamiliesTests {
         metrics.reconcileItems(job: "apple", outcome: "new", count: 1)
         metrics.reconcileRateLimited(job: "apple")
         metrics.reconcileRun(job: "apple", outcome: "ok")
+        metrics.playAcknowledgement(.queued)
+        metrics.playAcknowledgementsPending(1, oldestAgeSeconds: 30)
         let play = PlayAPIMetrics(factory: factory)
         play.requestDuration(.subscription, .milliseconds(20))
         play.error(.subscription, kind: "timeout")

@@ -114,6 +114,9 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     /// Purchases: the store's server API (App Store Server API, Play Developer API) cannot be reached or
     /// answers with an error of its own; nothing was applied, ask again after `Retry-After`.
     case storeAPIUnavailable = "store_api_unavailable"
+    /// Purchases: a Google purchase, and no Play Developer API credentials are configured
+    /// (`sources.google.playApi.credentialsFile`), so no Google purchase can be verified here.
+    case playAPINotConfigured = "play_api_not_configured"
 
     public var httpStatus: Int {
         switch self {
@@ -124,7 +127,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion, .requestTimeOutsideWindow,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized: 401
-        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed: 403
+        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed, .playAPINotConfigured: 403
         case .notFound, .unknownAccount, .unknownUser: 404
         case .methodNotAllowed: 405
         case .alreadyOwned: 409
