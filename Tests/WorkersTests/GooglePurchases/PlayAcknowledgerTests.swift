@@ -2,6 +2,7 @@ import Entitlements
 import Events
 import Foundation
 import Logging
+import ServiceLifecycle
 import StoreTestSupport
 import Synchronization
 import Testing
@@ -176,6 +177,37 @@ struct PlayAcknowledgerTests {
             #expect(Self.outcomes(metrics) == ["failed": 2, "queued": 1])
             #expect(h.fake.acknowledged.isEmpty)
             #expect(h.fake.apiTargets.filter { $0.hasSuffix(":acknowledge") }.count == 3)
+        }
+    }
+
+    @Test("the workers run the loop: a queued acknowledgement is taken while they run, and they stop gracefully")
+    func runByTheWorkers() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let clock = Clock(Timestamp.now.millisecondsSince1970)
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath("lifetime_unlock", Self.token))
+        h.fake.script(Self.productAckPath + ":acknowledge", Self.unavailable)
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let metrics = RecordingMetrics()
+                let acknowledger = Self.acknowledger(h, store: store, metrics: metrics, clock: clock)
+                let google = GooglePurchases(verifier: GooglePurchaseVerifier(client: h.client, packages: [PlayHarness.package]),
+                                             acknowledger: acknowledger, retryPollInterval: .milliseconds(20))
+                await google.acknowledger?.acknowledge(Self.productAck(deadlineMs: clock.now + 86_400_000))
+                #expect(Self.outcomes(metrics) == ["queued": 1])
+                clock.advance(1_000)
+                let workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
+                                                     store: store, googlePurchases: google, metrics: WorkerMetrics(factory: RecordingMetrics()),
+                                                     logger: harness.logger)
+                #expect(workers.stopOrder.names.contains("play acknowledgements"))
+                let group = ServiceGroup(services: [workers], logger: harness.logger)
+                let running = Task { try await group.run() }
+                try await waitUntil("the queued acknowledgement taken") { try await store.pendingPlayAcknowledgements().isEmpty }
+                await group.triggerGracefulShutdown()
+                try await running.value
+                #expect(h.fake.acknowledged == [Self.productAckPath])
+                #expect(Self.outcomes(metrics) == ["queued": 1, "retried": 1])
+            }
         }
     }
 

@@ -64,7 +64,7 @@ public struct PlayAcknowledger: PlayAcknowledging {
             let nowMs = now()
             guard nowMs < acknowledgement.deadlineMs else {
                 metrics.playAcknowledgement(.expired)
-                logger.error("Play acknowledgement failed after its three days: Google refunds the purchase",
+                logger.error("Play acknowledgement not taken by Google within three days of the purchase: Google refunds it",
                              metadata: fields(acknowledgement, why))
                 return
             }
