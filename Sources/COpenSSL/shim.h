@@ -11,6 +11,8 @@
 #include <openssl/ocsp.h>
 #include <openssl/param_build.h>
 #include <openssl/core_names.h>
+#include <openssl/pkcs7.h>
+#include <openssl/asn1.h>
 
 /* OSSL_PARAM_BLD keeps the parameter name pointers it is given: they must outlive the build,
    so they come from here (static storage) rather than from temporary Swift strings. */

@@ -165,6 +165,7 @@ public enum ConfigLoader {
                                                                range: 0...604_800)
             return workers
         }
+        c.purchases = try r.section("purchases") { (s) throws(ConfigError) in try readPurchases(s) }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
             var dedup = DedupSettings()
             dedup.windowSeconds = try s.int("windowSeconds", default: dedup.windowSeconds, range: 0...86_400)

@@ -38,8 +38,15 @@ public enum Projector {
             }
         }
         return PurchaseChange(eventId: event.id, key: key) { current in
-            // Order safety: an event older than what is stored must not roll the state back.
-            if let current, current.lastEventAtMs > occurredAtMs { return nil }
+            // Order safety: an event older than what is stored must not roll the state back. A purchase
+            // its app reported still links its user: the link is not a state the store's later word replaces.
+            if let current, current.lastEventAtMs > occurredAtMs {
+                guard event.isReportedPurchase, let user = event.user, current.user != user else { return nil }
+                var linked = current
+                linked.user = user
+                linked.lastEventId = event.id
+                return linked
+            }
             var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active, lastEventAtMs: occurredAtMs,
                                            lastEventId: event.id, lastEventType: event.type.rawValue)
             apply(event, to: &next)

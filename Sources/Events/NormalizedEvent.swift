@@ -69,3 +69,11 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
         self.reason = reason; self.sourceType = sourceType
     }
 }
+
+extension NormalizedEvent {
+    /// `sourceType` of the events `POST /v1/purchases` publishes: a purchase its store confirmed, reported
+    /// by the app with its user. Its user holds even where the store has said more since (docs/purchases.md).
+    public static let reportedPurchaseSourceType = "PURCHASE_REPORTED"
+
+    public var isReportedPurchase: Bool { sourceType == Self.reportedPurchaseSourceType }
+}

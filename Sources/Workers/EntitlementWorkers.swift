@@ -42,8 +42,8 @@ public struct EntitlementWorkers: Service {
     public let store: EntitlementStore
     public let producer: KafkaProducer
     public let api: EntitlementAPI
-    /// Google's verifier and acknowledger for the purchases API (nil when the caller gave none).
-    public let googlePurchases: GooglePurchases?
+    public let purchases: PurchasesAPI
+    public let validate: ValidateAPI
     /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
     /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
     public let routes: RouteGroup
@@ -64,17 +64,19 @@ public struct EntitlementWorkers: Service {
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)
         // One App Store Server API client per app with a key, shared by the consumption answers and the
         // backfill. Keys are read now, so a missing .p8 stops the start with its path.
-        var appStoreClients: [String: AppStoreAPIClient] = [:]
-        if ConsumptionAnswering.isEnabled(in: config.sources.apple) || config.workers.reconcileAppleIntervalSeconds > 0 {
-            appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
+        let appStoreClients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: playAPIFetcher, logger: logger,
                                                           metricsFactory: metrics.factory)
-        }
         let consumption = ConsumptionAnswering(settings: config.sources.apple, clients: appStoreClients)
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
-        let googlePurchases = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
+        let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
+        let purchases = PurchasesSetup(
+            verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
+                                              clients: appStoreClients, logger: logger),
+                        google.verifier],
+            settings: config.purchases, acknowledger: google.acknowledger)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -83,7 +85,22 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      googlePurchases: googlePurchases, metrics: metrics, logger: logger)
+                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, metrics: metrics, logger: logger)
+    }
+
+    /// What `POST /v1/purchases` verifies claims with, and its settings.
+    public struct PurchasesSetup: Sendable {
+        public var verifiers: [any PurchaseVerifying]
+        public var settings: PurchaseSettings
+        /// Google purchases' acknowledgements, once their events are durable.
+        public var acknowledger: (any PlayAcknowledging)?
+
+        public init(verifiers: [any PurchaseVerifying], settings: PurchaseSettings = PurchaseSettings(),
+                    acknowledger: (any PlayAcknowledging)? = nil) {
+            self.verifiers = verifiers
+            self.settings = settings
+            self.acknowledger = acknowledger
+        }
     }
 
     /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
@@ -128,13 +145,15 @@ public struct EntitlementWorkers: Service {
     /// `consumption`: the apps whose Apple consumption requests are answered (nil: none answered or counted).
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
     /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
-    /// expiry sweeper compares ends with (tests move it by hand).
+    /// expiry sweeper compares ends with (tests move it by hand). `playAcknowledgementRetry`: the loop
+    /// that retries the Play acknowledgements `purchases`' acknowledger queued (`GooglePurchases`).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
-                googlePurchases: GooglePurchases? = nil,
+                purchases: PurchasesSetup = PurchasesSetup(verifiers: []),
+                playAcknowledgementRetry: PlayAcknowledgementRetryLoop? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
@@ -147,7 +166,12 @@ public struct EntitlementWorkers: Service {
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        let routes = RouteGroup.combined([api.routes])
+        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: topics.events,
+                                              settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
+        let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
+        let validateAPI = ValidateAPI(service: purchaseService, tokens: apiTokens, keys: purchases.settings.validatorKeys, metrics: metrics,
+                                      logger: logger)
+        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes])
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -172,9 +196,9 @@ public struct EntitlementWorkers: Service {
                                                          producer: producer, topic: topics.events, metrics: metrics, logger: logger)
             steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
         }
-        if let retryLoop = googlePurchases?.retryLoop {
+        if let playAcknowledgementRetry {
             // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.
-            steps.append(.stop("play acknowledgements", retryLoop))
+            steps.append(.stop("play acknowledgements", playAcknowledgementRetry))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
@@ -192,7 +216,8 @@ public struct EntitlementWorkers: Service {
         self.store = store
         self.producer = producer
         self.api = api
-        self.googlePurchases = googlePurchases
+        self.purchases = purchasesAPI
+        self.validate = validateAPI
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger

@@ -28,6 +28,11 @@ public struct WorkerMetrics: Sendable {
         Counter(label: "tollgate_worker_unconfirmed_events_total", dimensions: [("type", type)], factory: factory).increment()
     }
 
+    /// A purchase an app reported (`POST /v1/purchases`, `/v1/validate`), by store and outcome.
+    func purchaseReported(store: String, outcome: String) {
+        Counter(label: "tollgate_purchases_total", dimensions: [("store", store), ("outcome", outcome)], factory: factory).increment()
+    }
+
     /// A call of the entitlement API refused, by reason code.
     func apiRejected(reason: String) {
         Counter(label: "tollgate_api_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
@@ -103,6 +108,8 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_worker_failures_total", .counter, labels: ["type", "route", "failure"], help: "Events that failed, by type, where they went (retry, dead_letter) and why."),
         MetricFamily("tollgate_worker_unconfirmed_events_total", .counter, labels: ["type"], help: "Events whose claim the sender's API does not confirm (forged or stale), by type: they change nothing the API does not report."),
         MetricFamily("tollgate_api_rejections_total", .counter, labels: ["reason"], help: "Entitlement API calls refused, by reason code."),
+        MetricFamily("tollgate_purchases_total", .counter, labels: ["store", "outcome"],
+                     help: "Purchases apps reported (POST /v1/purchases, /v1/validate), by store and outcome: applied (answered with the entitlements), pending (202: not applied within purchases.waitMs), unchanged (nothing new to publish)."),
         MetricFamily("tollgate_worker_retries_total", .counter, labels: ["topic"], help: "Events sent to a retry topic, by topic."),
         MetricFamily("tollgate_worker_dead_letters_total", .counter, help: "Events parked in the dead-letter topic."),
         MetricFamily("tollgate_worker_batch_size", .histogram, help: "Events per projection batch."),

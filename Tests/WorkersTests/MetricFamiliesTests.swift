@@ -30,6 +30,7 @@ struct WorkerMetricFamiliesTests {
         metrics.reconcileItems(job: "apple", outcome: "new", count: 1)
         metrics.reconcileRateLimited(job: "apple")
         metrics.reconcileRun(job: "apple", outcome: "ok")
+        metrics.purchaseReported(store: "google", outcome: "applied")
         metrics.playAcknowledgement(.queued)
         metrics.playAcknowledgementsPending(1, oldestAgeSeconds: 30)
         let play = PlayAPIMetrics(factory: factory)

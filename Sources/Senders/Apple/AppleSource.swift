@@ -141,6 +141,8 @@ public struct AppleSource: WebhookSource {
         throw Rejection(.malformedJWS, "the notification has none of data, summary, externalPurchaseToken, appData")
     }
 
+    func configuredApp(_ bundleId: String) -> AppleSettings.App? { apps.first(where: { $0.bundleId == bundleId }) }
+
     private func checkApp(bundleId: String?, appAppleId: Int64?, environment: AppleEnvironment?) throws(Rejection) -> (AppleSettings.App, AppleEnvironment) {
         guard let bundleId, let app = apps.first(where: { $0.bundleId == bundleId }) else {
             throw Rejection(.unknownApp, "bundleId \(bundleId ?? "(none)") is not configured")

@@ -93,12 +93,17 @@ public enum AppleBodies {
                                    originalTransactionId: String = "1000", transactionId: String = "1001",
                                    productId: String = "pro.monthly", purchaseDate: Int64 = 1_699_990_000_000,
                                    expiresDate: Int64 = 1_702_582_000_000,
-                                   appAccountToken: String = "7e3fb20b-4cdb-47cc-936d-99d65f608138") -> String {
-        #"{"originalTransactionId":"\#(originalTransactionId)","transactionId":"\#(transactionId)","bundleId":"\#(bundleId)","productId":"\#(productId)","purchaseDate":\#(purchaseDate),"expiresDate":\#(expiresDate),"quantity":1,"type":"Auto-Renewable Subscription","appAccountToken":"\#(appAccountToken)","signedDate":\#(signedDate),"environment":"\#(environment)","currency":"USD","price":4990}"#
+                                   appAccountToken: String? = "7e3fb20b-4cdb-47cc-936d-99d65f608138",
+                                   type: String = "Auto-Renewable Subscription", revocationDate: Int64? = nil) -> String {
+        let account = appAccountToken.map { #","appAccountToken":"\#($0)""# } ?? ""
+        let expires = type == "Auto-Renewable Subscription" ? #","expiresDate":\#(expiresDate)"# : ""
+        let revoked = revocationDate.map { #","revocationDate":\#($0),"revocationReason":0"# } ?? ""
+        return #"{"originalTransactionId":"\#(originalTransactionId)","transactionId":"\#(transactionId)","bundleId":"\#(bundleId)","productId":"\#(productId)","purchaseDate":\#(purchaseDate)\#(expires),"quantity":1,"type":"\#(type)"\#(account),"signedDate":\#(signedDate),"environment":"\#(environment)","currency":"USD","price":4990\#(revoked)}"#
     }
 
-    public static func renewal(environment: String = "Sandbox") -> String {
-        #"{"originalTransactionId":"1000","productId":"pro.monthly","autoRenewStatus":1,"isInBillingRetryPeriod":false,"signedDate":\#(signedDate),"environment":"\#(environment)"}"#
+    public static func renewal(environment: String = "Sandbox", originalTransactionId: String = "1000", productId: String = "pro.monthly",
+                               signedDate: Int64 = signedDate, autoRenewStatus: Int = 1) -> String {
+        #"{"originalTransactionId":"\#(originalTransactionId)","productId":"\#(productId)","autoRenewStatus":\#(autoRenewStatus),"isInBillingRetryPeriod":false,"signedDate":\#(signedDate),"environment":"\#(environment)"}"#
     }
 
     public static func notification(type: String = "DID_RENEW", subtype: String? = nil, environment: String = "Sandbox",

@@ -51,12 +51,8 @@ public struct EntitlementAPI: Sendable {
     }
 
     func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
-        // One Authorization header: with two, a proxy and this check could each read a different one.
-        let credentials = request.headers[values: .authorization]
-        guard credentials.count == 1, let token = authorized(credentials.first) else {
-            var headers = HTTPFields()
-            headers[.wwwAuthenticate] = "Bearer"
-            return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
+        guard let token = BearerTokens(tokens: tokens).match(request) else {
+            return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: BearerTokens.challenge)
         }
         // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
         guard let encodedUser = user, !encodedUser.isEmpty else { return refuse(.missingUser, "the path names no user") }
@@ -91,29 +87,28 @@ public struct EntitlementAPI: Sendable {
         guard let found else {
             return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
-        let items = found.filter { $0.isActive(atMs: nowMs) }.map {
-            Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
-                      expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
-                      gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
-        }
+        let items = Self.activeItems(found, nowMs: nowMs)
         let data = (try? Self.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, entitlements: items))) ?? Data()
         return Self.json(.ok, data)
     }
 
-    /// The configured token the header carries.
-    private func authorized(_ header: String?) -> APIToken? {
-        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
-        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens.map(\.token)).map { tokens[$0] }
+    /// The entitlements that are active at `nowMs`, as the API lists them.
+    static func activeItems(_ entitlements: [Entitlement], nowMs: Int64) -> [Body.Item] {
+        entitlements.filter { $0.isActive(atMs: nowMs) }.map {
+            Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
+                      expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
+                      gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
+        }
     }
 
-    private static let encoder: JSONEncoder = {
+    static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 
     /// A refusal, counted by reason.
-    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+    func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
         metrics.apiRejected(reason: reason.rawValue)
         return Self.error(reason, message, headers: headers)
     }

@@ -6,10 +6,10 @@ import Toolkit
 public enum PurchaseClaim: Sendable, Equatable {
     /// StoreKit 2's JWS transaction, verified offline with the notifications' chain verifier.
     case appleSignedTransaction(String)
-    /// A transaction id, looked up through the App Store Server API.
-    case appleTransactionId(String)
+    /// A transaction id, looked up through the App Store Server API with that app's key.
+    case appleTransactionId(String, bundleId: String)
     /// A legacy base64 app receipt: only the transaction ids are read from it, then looked up.
-    case appleReceipt(String)
+    case appleReceipt(String, bundleId: String)
     /// A Play purchase token, checked with the Play Developer API.
     case google(packageName: String, productId: String, purchaseToken: String)
 }
@@ -35,17 +35,34 @@ public struct VerifiedPurchase: Sendable, Equatable {
     public var subscription: NormalizedEvent.Subscription?
     /// Google: the acknowledgement still owed for this purchase; nil when none is (Apple, or acknowledged).
     public var acknowledgement: PlayAcknowledgement?
+    /// The user the store itself names for the purchase (Apple's `appAccountToken`, Google's
+    /// `obfuscatedExternalAccountId`): every notification gives the purchase to that user, so no
+    /// other user can hold it.
+    public var owner: String?
+    /// What the store says of the offer the current period was bought with (answered by `/v1/validate`).
+    public var offer: Offer?
+
+    public struct Offer: Sendable, Equatable {
+        public var introductory: Bool
+        public var trial: Bool
+        /// The promotional offer's id, if one was redeemed.
+        public var id: String?
+        public init(introductory: Bool, trial: Bool, id: String?) { self.introductory = introductory; self.trial = trial; self.id = id }
+    }
+    /// A price increase: true once the customer agreed, false while notified only; nil without one.
+    public var priceIncreaseAgreed: Bool?
 
     public enum Kind: String, Sendable, Equatable { case subscription, oneTime = "one_time" }
 
     public init(source: SourceName, app: String, environment: NormalizedEvent.Environment, subject: String, product: String,
                 kind: Kind, type: EventType, occurredAt: Timestamp, transaction: NormalizedEvent.Transaction? = nil,
                 price: NormalizedEvent.Price? = nil, subscription: NormalizedEvent.Subscription? = nil,
-                acknowledgement: PlayAcknowledgement? = nil) {
+                acknowledgement: PlayAcknowledgement? = nil, owner: String? = nil) {
         self.source = source; self.app = app; self.environment = environment; self.subject = subject
         self.product = product; self.kind = kind; self.type = type; self.occurredAt = occurredAt
         self.transaction = transaction; self.price = price; self.subscription = subscription
         self.acknowledgement = acknowledgement
+        self.owner = owner
     }
 }
 

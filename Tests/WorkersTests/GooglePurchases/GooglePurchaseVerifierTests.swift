@@ -102,6 +102,8 @@ struct GooglePurchaseVerifierTests {
         let nowMs = Timestamp(rfc3339: "2022-05-01T00:00:00Z")?.millisecondsSince1970 ?? 0
         let active = try await Self.verifier(h, nowMs: nowMs).verify(Self.claim("premium_monthly", token: "acked"))
         #expect(active.first?.type == .subscriptionStarted)
+        // The user the app named at purchase (obfuscatedAccountId): every notification gives the purchase to them.
+        #expect(active.first?.owner == "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")
         #expect(active.first?.acknowledgement == nil)
         #expect(active.first?.price == nil)
     }
@@ -216,7 +218,7 @@ struct GooglePurchaseVerifierTests {
     func otherClaims() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
-        #expect(try await Self.verifier(h, nowMs: 0).verify(.appleTransactionId("2000000123456789")).isEmpty)
+        #expect(try await Self.verifier(h, nowMs: 0).verify(.appleTransactionId("2000000123456789", bundleId: "com.example.app")).isEmpty)
         #expect(h.fake.tokenRequests == 0)
     }
 

@@ -197,7 +197,8 @@ struct PlayAcknowledgerTests {
                 #expect(Self.outcomes(metrics) == ["queued": 1])
                 clock.advance(1_000)
                 let workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
-                                                     store: store, googlePurchases: google, metrics: WorkerMetrics(factory: RecordingMetrics()),
+                                                     store: store, purchases: .init(verifiers: [google.verifier], acknowledger: google.acknowledger),
+                                                     playAcknowledgementRetry: google.retryLoop, metrics: WorkerMetrics(factory: RecordingMetrics()),
                                                      logger: harness.logger)
                 #expect(workers.stopOrder.names.contains("play acknowledgements"))
                 let group = ServiceGroup(services: [workers], logger: harness.logger)

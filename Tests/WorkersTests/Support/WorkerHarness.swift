@@ -1,3 +1,4 @@
+import Config
 import Entitlements
 import Events
 import Foundation
@@ -49,9 +50,10 @@ final class WorkerHarness: Sendable {
     func withWorkers<T: Sendable>(store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                                   consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
+                                  purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
-                                         consumption: consumption, playAPI: playAPI)
+                                         consumption: consumption, playAPI: playAPI, purchases: purchases, apiTokens: apiTokens)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>

@@ -11,6 +11,8 @@ public struct RenewalInfoPayload: Sendable, SignedPayload {
     public var environment: AppleEnvironment?
     public var renewalDate: AppleDate?
     public var appAccountToken: String?
+    /// A price increase: 0 the customer has not agreed yet, 1 agreed.
+    public var priceIncreaseStatus: Int64?
 
     init(_ f: AppleFields) throws(Rejection) {
         expirationIntent = try f.int("expirationIntent")
@@ -24,5 +26,6 @@ public struct RenewalInfoPayload: Sendable, SignedPayload {
         environment = try f.value("environment")
         renewalDate = try f.value("renewalDate")
         appAccountToken = try f.string("appAccountToken")
+        priceIncreaseStatus = try f.int("priceIncreaseStatus")
     }
 }

@@ -16,6 +16,11 @@ public struct TransactionPayload: Sendable, SignedPayload {
     public var currency: String?
     /// Milliunits of the currency.
     public var price: Int64?
+    /// 1 introductory offer, 2 promotional offer, 3 offer code, 4 win-back offer.
+    public var offerType: Int64?
+    public var offerIdentifier: String?
+    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`.
+    public var offerDiscountType: String?
 
     init(_ f: AppleFields) throws(Rejection) {
         originalTransactionId = try f.string("originalTransactionId")
@@ -33,6 +38,9 @@ public struct TransactionPayload: Sendable, SignedPayload {
         environment = try f.value("environment")
         currency = try f.string("currency")
         price = try f.int("price")
+        offerType = try f.int("offerType")
+        offerIdentifier = try f.string("offerIdentifier")
+        offerDiscountType = try f.string("offerDiscountType")
     }
 }
 

@@ -103,7 +103,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
                                                      expiresAt: item.expiryTime?.rfc3339),
             price: price,
             subscription: NormalizedEvent.Subscription(autoRenew: item.autoRenewingPlan.map { $0.autoRenewEnabled ?? false }),
-            acknowledgement: acknowledgement)
+            acknowledgement: acknowledgement, owner: snapshot.user)
     }
 
     func productPurchase(_ p: ProductPurchase, packageName: String, productId: String, token: String) -> VerifiedPurchase {
@@ -124,7 +124,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             source: .google, app: packageName, environment: snapshot.environment ?? .production, subject: token, product: productId,
             kind: .oneTime, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: p.orderId, purchasedAt: p.purchaseTime?.rfc3339, quantity: p.quantity ?? 1),
-            acknowledgement: acknowledgement)
+            acknowledgement: acknowledgement, owner: snapshot.user)
     }
 
     /// A package or product id from the request: short and printable in messages, or not shown.

@@ -9,8 +9,8 @@ import Senders
 public struct GooglePurchases: Sendable {
     public let verifier: GooglePurchaseVerifier
     public let acknowledger: PlayAcknowledger?
-    /// Runs in the workers' StopOrder, before the store closes.
-    let retryLoop: PlayAcknowledgementRetryLoop?
+    /// Runs in the workers' StopOrder (`playAcknowledgementRetry`), before the store closes.
+    public let retryLoop: PlayAcknowledgementRetryLoop?
 
     public init(verifier: GooglePurchaseVerifier, acknowledger: PlayAcknowledger?, retryPollInterval: Duration = .seconds(10)) {
         self.verifier = verifier

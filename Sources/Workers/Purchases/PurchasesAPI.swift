@@ -1,0 +1,171 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Senders
+import ServiceHost
+import Toolkit
+
+/// `POST /v1/purchases`: an app (or its backend) reports a purchase with its user; the store verifies
+/// it, and the answer is the user's entitlements once the workers applied it (docs/purchases.md).
+public struct PurchasesAPI: Sendable {
+    public static let path = "/v1/purchases"
+    /// A receipt is the largest claim; Apple's stay far below this.
+    static let maxBodyBytes = 1 << 20 + 4_096
+
+    let service: PurchaseService
+    let tokens: BearerTokens
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    init(service: PurchaseService, tokens: [APIToken], metrics: WorkerMetrics, logger: Logger) {
+        self.service = service
+        self.tokens = BearerTokens(tokens: tokens)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.path: [.post]]) { router in
+            router.post(RouterPath(Self.path)) { request, _ in await respond(request) }
+        }
+    }
+
+    /// A parsed request: who reports what for which app.
+    struct Report: Equatable {
+        var app: String
+        var user: String
+        var claim: PurchaseClaim
+    }
+
+    func respond(_ request: Request) async -> Response {
+        guard let token = tokens.match(request) else {
+            return refuse(Rejection(.unauthorized, "a valid bearer token from api.tokens is required"), headers: BearerTokens.challenge)
+        }
+        let body: [UInt8]
+        do {
+            body = Array(buffer: try await request.body.collect(upTo: Self.maxBodyBytes))
+        } catch {
+            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes"))
+        }
+        let report: Report
+        do { report = try Self.parse(body) } catch { return refuse(error) }
+        guard token.allows(app: report.app) else {
+            return refuse(Rejection(.appNotAllowed, "this token is limited to other apps (api.tokens)"))
+        }
+        return await answer(report)
+    }
+
+    func answer(_ report: Report) async -> Response {
+        let outcome: PurchaseService.Outcome
+        do { outcome = try await service.report(report.claim, app: report.app, user: report.user) } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            logger.info("purchase refused", metadata: ["app": .string(report.app), "reason": .string(error.reason.rawValue)])
+            return refuse(Rejection(error.reason, error.message), headers: headers)
+        }
+        let environment = outcome.purchases[0].environment
+        var answer = Answer(user: report.user, app: report.app, environment: environment.rawValue,
+                            purchases: outcome.purchases.map(Answer.Item.init), eventIds: outcome.eventIds, entitlements: nil)
+        guard outcome.applied else { return Self.json(.accepted, answer) }
+        do {
+            let found = try await service.store.entitlements(app: report.app, user: report.user, environment: environment.rawValue) ?? []
+            answer.entitlements = EntitlementAPI.activeItems(found, nowMs: service.now().millisecondsSince1970)
+        } catch {
+            // Applied, but the answer cannot be read: the app asks the entitlement API later.
+            return Self.json(.accepted, answer)
+        }
+        return Self.json(.ok, answer)
+    }
+
+    struct Answer: Encodable {
+        struct Item: Encodable {
+            var store, subject, product, kind, type: String
+            var transactionId: String?
+            var expiresAt: String?
+
+            init(_ purchase: VerifiedPurchase) {
+                store = purchase.source.rawValue
+                subject = purchase.subject
+                product = purchase.product
+                kind = purchase.kind.rawValue
+                type = purchase.type.rawValue
+                transactionId = purchase.transaction?.id
+                expiresAt = purchase.transaction?.expiresAt
+            }
+        }
+        var user, app, environment: String
+        var purchases: [Item]
+        var eventIds: [String]
+        /// Present once applied (200); absent with 202.
+        var entitlements: [EntitlementAPI.Body.Item]?
+    }
+
+    /// The body: `{app, user, apple: {signedTransaction | transactionId | receipt}}` or
+    /// `{app, user, google: {packageName, productId, purchaseToken}}`, nothing else.
+    static func parse(_ body: [UInt8]) throws(Rejection) -> Report {
+        guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
+        try onlyKeys(object, ["app", "user", "apple", "google"], in: "the body")
+        let app = try text(object, "app", max: 256, in: "")
+        let user = try text(object, "user", max: 256, in: "")
+        guard !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Rejection(.invalidField, "user contains a control character")
+        }
+        switch (object["apple"], object["google"]) {
+        case (let apple?, nil):
+            guard let fields = apple.object else { throw Rejection(.invalidField, "apple is not an object") }
+            try onlyKeys(fields, ["signedTransaction", "transactionId", "receipt"], in: "apple")
+            guard fields.count == 1, let (name, _) = fields.first else {
+                throw Rejection(.invalidField, "apple holds exactly one of signedTransaction, transactionId, receipt")
+            }
+            switch name {
+            case "signedTransaction":
+                return Report(app: app, user: user, claim: .appleSignedTransaction(try text(fields, name, max: 65_536, in: "apple.")))
+            case "transactionId":
+                let id = try text(fields, name, max: 64, in: "apple.")
+                guard id.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+                    throw Rejection(.invalidField, "apple.transactionId is not a number")
+                }
+                return Report(app: app, user: user, claim: .appleTransactionId(id, bundleId: app))
+            default:
+                return Report(app: app, user: user, claim: .appleReceipt(try text(fields, name, max: 1 << 20, in: "apple."), bundleId: app))
+            }
+        case (nil, let google?):
+            guard let fields = google.object else { throw Rejection(.invalidField, "google is not an object") }
+            try onlyKeys(fields, ["packageName", "productId", "purchaseToken"], in: "google")
+            let packageName = try text(fields, "packageName", max: 256, in: "google.")
+            guard packageName == app else { throw Rejection(.invalidField, "google.packageName must be the app") }
+            return Report(app: app, user: user, claim: .google(packageName: packageName, productId: try text(fields, "productId", max: 256, in: "google."),
+                                                               purchaseToken: try text(fields, "purchaseToken", max: 4_096, in: "google.")))
+        case (nil, nil):
+            throw Rejection(.missingField, "the body holds neither apple nor google")
+        default:
+            throw Rejection(.invalidField, "the body holds both apple and google")
+        }
+    }
+
+    private static func onlyKeys(_ object: [String: JSONValue], _ allowed: Set<String>, in place: String) throws(Rejection) {
+        if let extra = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw Rejection(.invalidField, "\(place) has an unknown field \(String(extra.prefix(64)))")
+        }
+    }
+
+    private static func text(_ object: [String: JSONValue], _ key: String, max: Int, in prefix: String) throws(Rejection) -> String {
+        guard let value = object[key] else { throw Rejection(.missingField, "\(prefix)\(key) is missing") }
+        guard let text = value.string else { throw Rejection(.invalidField, "\(prefix)\(key) is not a string") }
+        guard !text.isEmpty, text.utf8.count <= max else { throw Rejection(.invalidField, "\(prefix)\(key) must be 1 to \(max) bytes") }
+        return text
+    }
+
+    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: rejection.reason.rawValue)
+        return rejection.response(extraHeaders: headers)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ answer: some Encodable) -> Response {
+        EntitlementAPI.json(status, (try? EntitlementAPI.encoder.encode(answer)) ?? Data())
+    }
+}

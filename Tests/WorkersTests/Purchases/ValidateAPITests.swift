@@ -1,0 +1,146 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Senders
+import StoreTestSupport
+import TestSupport
+import Testing
+import Toolkit
+@testable import Workers
+
+/// Issue 18, item 2: Iaptic's `POST /v1/validate`, as cordova-plugin-purchase calls it, answered from
+/// the purchases machinery in the seed's shapes, field by field.
+@Suite("Purchases API: Iaptic-compatible /v1/validate")
+struct ValidateAPITests {
+    static let key = "validator-key-0123456789"
+    static let query = "?appName=\(ApplePurchases.bundleId)&apiKey=\(key)"
+
+    func setup(_ apple: ApplePurchases) -> EntitlementWorkers.PurchasesSetup {
+        var setup = apple.setup()
+        setup.settings.validatorKeys = [ApplePurchases.bundleId: Self.key]
+        return setup
+    }
+
+    static func validate(_ api: ValidateAPI, query: String = ValidateAPITests.query, _ json: String) async throws -> (status: Int, json: JSONValue?, text: String) {
+        let head = HTTPRequest(method: .post, scheme: "https", authority: "tollgate.example", path: ValidateAPI.path + query)
+        let response = await api.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
+        let collected = PurchaseCalls.CollectedBody()
+        try await response.body.write(collected)
+        let bytes = collected.bytes.withLock { $0 }
+        return (response.status.code, JSONValue.parse(bytes), String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The seed's Apple request: the application's receipt, the user as applicationUsername.
+    static func appleBody(receipt: String, id: String = ApplePurchases.bundleId, user: String? = "user-v") -> String {
+        let additional = user.map { #","additionalData":{"applicationUsername":"\#($0)"}"# } ?? ""
+        return #"{"id":"\#(id)","type":"application","transaction":{"type":"ios-appstore","id":"\#(id)","appStoreReceipt":"\#(receipt)"}\#(additional),"products":[]}"#
+    }
+
+    @Test("a receipt validates: ok, data.collection of Purchase objects with the seed's fields and types, ineligible_for_intro_price; the user is linked")
+    func receiptAnswer() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        let now = Timestamp.now.millisecondsSince1970
+        // A subscription in its free trial, bought with an introductory offer, a price increase agreed.
+        let payload = AppleBodies.transaction(environment: "Production", bundleId: ApplePurchases.bundleId, signedDate: now,
+                                              originalTransactionId: "810001", transactionId: "810002", purchaseDate: now - 60_000,
+                                              expiresDate: now + 7 * ApplePurchases.day, appAccountToken: nil)
+        let trial = try apple.chain.sign(String(payload.dropLast()) + #","offerType":1,"offerDiscountType":"FREE_TRIAL"}"#)
+        let lifetime = try apple.transaction("810101", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
+        apple.fake.store(#"{"revision":"r1","bundleId":"com.example","appAppleId":1234,"environment":"Production","hasMore":false,"signedTransactions":["\#(trial)","\#(lifetime)"]}"#,
+                         at: "/production/inApps/v2/history/810002")
+        let renewal = try apple.chain.sign(String(AppleBodies.renewal(environment: "Production", originalTransactionId: "810001", signedDate: now).dropLast())
+                                           + #","priceIncreaseStatus":1}"#)
+        apple.fake.store(ApplePurchases.statuses(original: "810001", status: 1, transactionJWS: trial, renewalJWS: renewal),
+                         at: "/production/inApps/v1/subscriptions/810001")
+        let receipt = try TestReceipt.make(transactions: [("810002", "810001")], signer: try AppleTestChain())
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                    let answer = try await Self.validate(workers.workers.validate, Self.appleBody(receipt: receipt))
+                    #expect(answer.status == 200, "\(answer.text)")
+                    let json = try #require(answer.json)
+                    #expect(json["ok"]?.bool == true)
+                    let data = try #require(json["data"]?.object)
+                    #expect(data["ineligible_for_intro_price"]?.array?.compactMap(\.string) == ["pro.monthly"])
+                    let items = try #require(data["collection"]?.array)
+                    let subscription = try #require(items.first { $0["id"]?.string == "pro.monthly" })
+                    #expect(subscription["purchaseDate"]?.int64 == now - 60_000)
+                    #expect(subscription["expiryDate"]?.int64 == now + 7 * ApplePurchases.day)
+                    #expect(subscription["isExpired"]?.bool == false)
+                    #expect(subscription["renewalIntent"]?.string == "Renew")
+                    #expect(subscription["isBillingRetryPeriod"]?.bool == false)
+                    #expect(subscription["isTrialPeriod"]?.bool == true)
+                    #expect(subscription["isIntroPeriod"]?.bool == true)
+                    #expect(subscription["priceConsentStatus"]?.string == "Agreed")
+                    #expect(subscription["cancelationReason"] == nil)
+                    let once = try #require(items.first { $0["id"]?.string == "lifetime" })
+                    #expect(once["purchaseDate"]?.int64 != nil)
+                    #expect(once["expiryDate"] == nil && once["renewalIntent"] == nil)
+                    // The keys are the seed's (and the transaction's id and platform), nothing else.
+                    let seedKeys: Set<String> = ["id", "purchaseDate", "expiryDate", "isExpired", "renewalIntent", "renewalIntentChangeDate",
+                                                 "cancelationReason", "isBillingRetryPeriod", "isTrialPeriod", "isIntroPeriod", "discountId",
+                                                 "priceConsentStatus", "transactionId", "platform"]
+                    for item in items { #expect(Set((item.object ?? [:]).keys).isSubset(of: seedKeys)) }
+                    // applicationUsername linked the purchases: the entitlement API tells the same.
+                    let entitled = try await store.entitlements(app: ApplePurchases.bundleId, user: "user-v")?.map(\.product) ?? []
+                    #expect(Set(entitled) == ["pro.monthly", "lifetime"])
+                }
+            }
+        }
+    }
+
+    @Test("an expired subscription asked about: ok false, code 6778003, with its data")
+    func expiredSubscription() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        let expired = try apple.transaction("820001", signedAgoMs: 0, expiresInMs: -ApplePurchases.day)
+        let json = #"{"id":"pro.monthly","type":"paid subscription","transaction":{"type":"ios-appstore","jwsRepresentation":"\#(expired)"}}"#
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                    let answer = try await Self.validate(workers.workers.validate, json)
+                    #expect(answer.status == 200, "\(answer.text)")
+                    #expect(answer.json?["ok"]?.bool == false)
+                    #expect(answer.json?["code"]?.int64 == 6778003)
+                    #expect(answer.json?["message"]?.string != nil)
+                    #expect(answer.json?["data"]?["collection"]?.array?.first?["isExpired"]?.bool == true)
+                    // No applicationUsername: verified, nothing published.
+                    #expect(try await harness.records(harness.topics.events).isEmpty)
+                }
+            }
+        }
+    }
+
+    @Test("errors in Iaptic's shape: wrong key, invalid payload 6778001, Apple unreachable 6778002; each counted")
+    func errors() async throws {
+        let apple = try ApplePurchases()
+        apple.stop()
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                    let api = workers.workers.validate
+                    let receipt = try TestReceipt.make(transactions: [("830001", "830001")], signer: try AppleTestChain())
+                    let wrongKey = try await Self.validate(api, query: "?appName=com.example&apiKey=validator-key-wrong-000000", Self.appleBody(receipt: receipt))
+                    #expect(wrongKey.status == 401 && wrongKey.json?["ok"]?.bool == false && wrongKey.json?["error"]?.string == "unauthorized")
+                    let noApp = try await Self.validate(api, query: "?apiKey=\(Self.key)", Self.appleBody(receipt: receipt))
+                    #expect(noApp.status == 400 && noApp.json?["code"]?.int64 == 6778001)
+                    for bad in ["{", #"{"id":"x","type":"application"}"#, #"{"transaction":{"type":"windows-store-transaction"}}"#,
+                                #"{"transaction":{"type":"ios-appstore"}}"#] {
+                        let answer = try await Self.validate(api, bad)
+                        #expect(answer.status == 400, "\(bad): \(answer.text)")
+                        #expect(answer.json?["ok"]?.bool == false && answer.json?["code"]?.int64 == 6778001, "\(bad): \(answer.text)")
+                    }
+                    let down = try await Self.validate(api, Self.appleBody(receipt: receipt))
+                    #expect(down.status == 503 && down.json?["code"]?.int64 == 6778002, "\(down.text)")
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "store_api_unavailable"]) == 1)
+                    #expect(try await harness.records(harness.topics.events).isEmpty)
+                }
+            }
+        }
+    }
+}
