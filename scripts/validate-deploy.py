@@ -1305,6 +1305,7 @@ def check_dead_letter(asyncapi, bootstrap):
 # Metrics the runs of check_server and check_spool cannot provoke, with why.
 NOT_EXERCISED = {
     "tollgate_play_api_": "Play Developer API calls: no Google sender or service account is configured",
+    "tollgate_worker_play_acknowledgement": "Play acknowledgements: no Play Developer API service account is configured",
     "tollgate_worker_retries_total": "a retry tier: only a transient failure (store or Play API down) sends an event there",
 }
 

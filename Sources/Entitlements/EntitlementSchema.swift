@@ -117,6 +117,19 @@ enum EntitlementSchema {
                 PRIMARY KEY (job, scope));
             """
         },
+        // Issue 18 (Play acknowledgement): a verified Google purchase whose acknowledgement Google did not
+        // take at once waits here for the workers' retry loop until it is taken or its three days pass
+        // (PlayAcknowledgementRows.swift). One row per purchase and product.
+        Migration(version: 5, name: "play acknowledgements awaiting retry") { _ in
+            """
+            CREATE TABLE play_acknowledgements (
+                package_name TEXT NOT NULL, kind TEXT NOT NULL, product_id TEXT NOT NULL, purchase_token TEXT NOT NULL,
+                deadline_ms BIGINT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL,
+                queued_at_ms BIGINT NOT NULL, last_error TEXT,
+                PRIMARY KEY (package_name, kind, product_id, purchase_token));
+            CREATE INDEX play_acknowledgements_due ON play_acknowledgements (next_attempt_at_ms);
+            """
+        },
         // Issue 20 (item 2): the Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
         // secret is kept only as its SHA-256 (hex); `vendor` is the vendor's base path.
         Migration(version: 7, name: "sileo sign-in nonces, tokens and download keys") { _ in

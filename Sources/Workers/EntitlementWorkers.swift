@@ -71,10 +71,12 @@ public struct EntitlementWorkers: Service {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
+        let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
         let purchases = PurchasesSetup(
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
-                                              clients: appStoreClients, logger: logger)],
-            settings: config.purchases)
+                                              clients: appStoreClients, logger: logger),
+                        google.verifier],
+            settings: config.purchases, acknowledger: google.acknowledger)
         let sileo = try config.sileo.vendors.map(SileoVendor.load)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
@@ -84,7 +86,7 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      purchases: purchases, sileo: sileo, metrics: metrics, logger: logger)
+                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, metrics: metrics, logger: logger)
     }
 
     /// What `POST /v1/purchases` verifies claims with, and its settings.
@@ -146,12 +148,14 @@ public struct EntitlementWorkers: Service {
     /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
     /// expiry sweeper and the Sileo API compare ends with (tests move it by hand). `sileo`: the Sileo vendors served
     /// (docs/sileo.md), whose purchases start checkouts through `checkouts` (none: purchases answer 503).
+    /// `playAcknowledgementRetry`: the loop that retries the Play acknowledgements `purchases`' acknowledger queued (`GooglePurchases`).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 consumption: ConsumptionAnswering? = nil,
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 purchases: PurchasesSetup = PurchasesSetup(verifiers: []),
+                playAcknowledgementRetry: PlayAcknowledgementRetryLoop? = nil,
                 sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
@@ -195,6 +199,10 @@ public struct EntitlementWorkers: Service {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
                                                          producer: producer, topic: topics.events, metrics: metrics, logger: logger)
             steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
+        }
+        if let playAcknowledgementRetry {
+            // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.
+            steps.append(.stop("play acknowledgements", playAcknowledgementRetry))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

@@ -138,6 +138,11 @@ public struct WorkerMetrics: Sendable {
                      help: "Sileo Payment Provider API calls refused, by vendor base path and reason code."),
         MetricFamily("tollgate_sileo_downloads_total", .counter, labels: ["vendor", "delivery"],
                      help: "Sileo package downloads served through a single-use key, by vendor base path and delivery (file, redirect)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_total", .counter, labels: ["outcome"],
+                     help: "Play purchase acknowledgements, by outcome: acknowledged (at once), queued (Google unreachable: left to the retry loop), already (queued before), retried (taken on a retry), expired (three days passed first: Google refunds it), failed (refused for good)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_pending", .gauge, help: "Play purchase acknowledgements waiting for the retry loop."),
+        MetricFamily("tollgate_worker_play_acknowledgement_oldest_age_seconds", .gauge,
+                     help: "How long the oldest Play acknowledgement waiting for the retry loop has waited (0 when none waits)."),
     ]
 }
 

@@ -140,6 +140,9 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case checkoutsUnavailable = "checkouts_unavailable"
     /// Sileo: the checkout started but its provider gives no payment page to send the user to.
     case noPaymentPage = "no_payment_page"
+    /// Purchases: a Google purchase, and no Play Developer API credentials are configured
+    /// (`sources.google.playApi.credentialsFile`), so no Google purchase can be verified here.
+    case playAPINotConfigured = "play_api_not_configured"
 
     public var httpStatus: Int {
         switch self {
@@ -151,7 +154,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized,
              .invalidSileoToken, .invalidAssertion, .assertionExpired, .invalidNonce: 401
-        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed,
+        case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed, .playAPINotConfigured,
              .wrongPaymentSecret, .notEntitled, .invalidDownloadKey: 403
         case .notFound, .unknownAccount, .unknownUser, .unknownSileoPackage: 404
         case .methodNotAllowed: 405

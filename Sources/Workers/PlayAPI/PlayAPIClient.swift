@@ -138,9 +138,16 @@ public struct PlayAPIClient: Sendable {
                                       metadata: ["call": .string(call.rawValue)])
             default:
                 throw transport.failure(call, .http(status: response.status),
-                                        "HTTP \(response.status): \(GoogleErrorBody.summary(response.body))")
+                                        "HTTP \(response.status): \(GoogleErrorBody.summary(response.body))",
+                                        retryAfterSeconds: response.status == 429 ? Self.retryAfterSeconds(response.headers["retry-after"]) : nil)
             }
         }
+    }
+
+    /// `Retry-After` in whole seconds (1 to an hour); nil for an HTTP date or anything else.
+    static func retryAfterSeconds(_ header: String?) -> Int? {
+        guard let header, let seconds = Int(header.trimmingCharacters(in: .whitespaces)), seconds > 0 else { return nil }
+        return min(seconds, 3600)
     }
 
     /// Where and why decoding failed, without the decoder's underlying error (it may quote the body).

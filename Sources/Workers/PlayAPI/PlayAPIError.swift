@@ -19,11 +19,14 @@ public struct PlayAPIError: Error, Sendable, CustomStringConvertible {
     public let call: PlayAPICall
     public let kind: Kind
     public let message: String
+    /// With a 429: Google's `Retry-After` in whole seconds, when it sent one.
+    public let retryAfterSeconds: Int?
 
-    public init(call: PlayAPICall, kind: Kind, message: String) {
+    public init(call: PlayAPICall, kind: Kind, message: String, retryAfterSeconds: Int? = nil) {
         self.call = call
         self.kind = kind
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     /// True when asking again later may succeed, so the event goes to the retry path rather than

@@ -22,8 +22,8 @@ struct PlayTransport: Sendable {
     }
 
     /// Every `PlayAPIError` is made here, so each is counted and logged exactly once.
-    func failure(_ call: PlayAPICall, _ kind: PlayAPIError.Kind, _ message: String) -> PlayAPIError {
-        let error = PlayAPIError(call: call, kind: kind, message: message)
+    func failure(_ call: PlayAPICall, _ kind: PlayAPIError.Kind, _ message: String, retryAfterSeconds: Int? = nil) -> PlayAPIError {
+        let error = PlayAPIError(call: call, kind: kind, message: message, retryAfterSeconds: retryAfterSeconds)
         metrics.error(error.call, kind: error.kindLabel)
         logger.warning("Play API call failed", metadata: [
             "call": .string(call.rawValue), "kind": .string(error.kindLabel),

@@ -32,6 +32,31 @@ extension SubscriptionPurchaseV2 {
     public struct AutoRenewingPlan: Decodable, Sendable, Equatable {
         /// False once the user (or the system) turned renewal off.
         public let autoRenewEnabled: Bool?
+        /// What the user is charged each period (`google.type.Money`).
+        public let recurringPrice: Money?
+    }
+
+    /// `google.type.Money`: whole `units` (an int64, a string on the wire) plus `nanos` of the currency.
+    public struct Money: Decodable, Sendable, Equatable {
+        public let currencyCode: String?
+        public let units: Int64?
+        public let nanos: Int?
+
+        /// The amount in millionths of the currency unit, as events carry prices; nil without a currency.
+        public var amountMicros: Int64? {
+            guard currencyCode?.isEmpty == false else { return nil }
+            let (whole, overflow) = (units ?? 0).multipliedReportingOverflow(by: 1_000_000)
+            return overflow ? nil : whole + Int64((nanos ?? 0) / 1_000)
+        }
+
+        private enum CodingKeys: String, CodingKey { case currencyCode, units, nanos }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            currencyCode = try c.decodeIfPresent(String.self, forKey: .currencyCode)
+            units = try c.decodeInt64StringIfPresent(forKey: .units)
+            nanos = try c.decodeIfPresent(Int.self, forKey: .nanos)
+        }
     }
 
     public struct PrepaidPlan: Decodable, Sendable, Equatable {

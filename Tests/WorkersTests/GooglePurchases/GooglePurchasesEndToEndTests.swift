@@ -1,0 +1,95 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import StoreTestSupport
+import Testing
+import TestSupport
+@testable import Workers
+
+/// Issue 18, item 4 for Google: a purchase token posted to `POST /v1/purchases` is checked with a local
+/// Google answering as its reference shows, entitles the user once the workers applied it, and is
+/// acknowledged exactly once; Google down gives 503 with `Retry-After` and publishes nothing.
+@Suite("Purchases API: Google")
+struct GooglePurchasesEndToEndTests {
+    static let token = "e2e-token.AO-J1OzSecretPurchaseToken"
+    static let tokens = [APIToken(ApplePurchases.token)]
+
+    static func setup(_ h: PlayHarness, store: EntitlementStore) -> (EntitlementWorkers.PurchasesSetup, RecordingMetrics) {
+        let metrics = RecordingMetrics()
+        let acknowledger = PlayAcknowledger(client: h.client, store: store, metrics: WorkerMetrics(factory: metrics), logger: ApplePurchases.logger)
+        // Long enough for the workers' first consumer-group join.
+        var settings = PurchaseSettings()
+        settings.waitMs = 20_000
+        return (EntitlementWorkers.PurchasesSetup(verifiers: [GooglePurchaseVerifier(client: h.client, packages: [PlayHarness.package])],
+                                                  settings: settings, acknowledger: acknowledger), metrics)
+    }
+
+    static func body(user: String, product: String) -> String {
+        #"{"app":"\#(PlayHarness.package)","user":"\#(user)","google":{"packageName":"\#(PlayHarness.package)","productId":"\#(product)","purchaseToken":"\#(token)"}}"#
+    }
+
+    @Test("a subscription token entitles its user and is acknowledged once; the same post again publishes and acknowledges nothing",
+          arguments: Backend.allCases)
+    func entitlesAndAcknowledgesOnce(backend: Backend) async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000), at: PlayHarness.subscriptionPath(Self.token))
+        try await TestDatabases.withStore(backend) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let (setup, metrics) = Self.setup(h, store: store)
+                try await harness.withWorkers(store: store, playAPI: GooglePlayEnricher(client: h.client), purchases: setup,
+                                              apiTokens: Self.tokens) { workers async throws in
+                    let first = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
+                    #expect(first.status == 200, "\(first.text)")
+                    #expect(first.body?.entitlements?.map(\.product) == ["premium_monthly"])
+                    #expect(first.body?.purchases?.first?.kind == "subscription")
+                    let eventIds = try #require(first.body?.eventIds)
+                    #expect(eventIds.count == 1 && eventIds[0].hasPrefix("google:purchase:"))
+                    #expect(h.fake.acknowledged == ["/androidpublisher/v3/applications/\(PlayHarness.package)/purchases/subscriptions/premium_monthly/tokens/\(Self.token)"])
+                    #expect(metrics.total("tollgate_worker_play_acknowledgements_total", ["outcome": "acknowledged"]) == 1)
+                    let purchase = try await store.purchase(PurchaseKey(source: "google", app: PlayHarness.package, environment: "production",
+                                                                        subject: Self.token))
+                    #expect(purchase?.user == "user-g")
+                    #expect(purchase?.state == .active)
+
+                    let again = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
+                    #expect(again.status == 200, "\(again.text)")
+                    #expect(again.body?.eventIds == [])
+                    #expect(again.body?.entitlements?.map(\.product) == ["premium_monthly"])
+                    #expect(h.fake.acknowledged.count == 1)
+                    #expect(try await store.pendingPlayAcknowledgements().isEmpty)
+                }
+            }
+        }
+    }
+
+    @Test("Google down: 503 store_api_unavailable with Retry-After, no event, nothing to acknowledge; an unknown token 422")
+    func googleDown() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let (setup, metrics) = Self.setup(h, store: store)
+                try await harness.withWorkers(store: store, purchases: setup, apiTokens: Self.tokens) { workers async throws in
+                    let unknown = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "lifetime_unlock"))
+                    #expect(unknown.status == 422)
+                    #expect(unknown.error == "purchase_not_found")
+                    #expect(!unknown.text.contains(Self.token))
+
+                    h.fake.script(PlayHarness.subscriptionPath(Self.token),
+                                  .reply(.json(503, #"{"error": {"code": 503, "message": "The service is currently unavailable.", "status": "UNAVAILABLE"}}"#)))
+                    let down = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
+                    #expect(down.status == 503)
+                    #expect(down.error == "store_api_unavailable")
+                    #expect(down.retryAfter == "30")
+                    #expect(!down.text.contains(Self.token))
+                    #expect(try await harness.records(harness.topics.events).isEmpty)
+                    #expect(h.fake.acknowledged.isEmpty)
+                    #expect(metrics.total("tollgate_worker_play_acknowledgements_total") == 0)
+                }
+            }
+        }
+    }
+}
