@@ -643,6 +643,9 @@ def check_openapi():
     # The Sileo vendor API's own codes are listed once in SileoReason; their statuses are the binary's.
     for code in spec["components"]["schemas"]["SileoReason"]["enum"]:
         documented.setdefault(code, statuses.get(code))
+    # So are the purchases API's, in PurchaseReason.
+    for code in spec["components"]["schemas"]["PurchaseReason"]["enum"]:
+        documented.setdefault(code, statuses.get(code))
     actual = statuses
     # Each operation's own refusals (AppleError400, ...): codes the binary answers with that status.
     misplaced = [f"{name}: {code}" for name, schema in spec["components"]["schemas"].items()
