@@ -15,6 +15,7 @@ public struct TollgateConfig: Sendable {
     public var limits = LimitSettings()
     public var silence = SilenceSettings()
     public var workers = WorkerSettings()
+    public var checkouts = CheckoutSettings()
 
     public init() {}
 }

@@ -117,5 +117,21 @@ enum EntitlementSchema {
                 PRIMARY KEY (job, scope));
             """
         },
+        // Issue 20 (item 1): checkouts, a user's intent to pay for a product through Alipay+ / Antom or
+        // Citcon, matched to the provider's notification by (provider, account, reference)
+        // (Sources/Workers/Checkouts/CheckoutRecords.swift).
+        Migration(version: 6, name: "checkouts") { _ in
+            """
+            CREATE TABLE checkouts (
+                id TEXT PRIMARY KEY, app TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, provider TEXT NOT NULL, account TEXT NOT NULL,
+                reference TEXT NOT NULL, environment TEXT NOT NULL, state TEXT NOT NULL, quarantine_reason TEXT,
+                payment_url TEXT, notify_url TEXT, created_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL,
+                paid_event_id TEXT, updated_at_ms BIGINT NOT NULL);
+            CREATE UNIQUE INDEX checkouts_by_reference ON checkouts (provider, account, reference);
+            CREATE INDEX checkouts_pending ON checkouts (state, expires_at_ms);
+            CREATE INDEX checkouts_by_user ON checkouts (app, environment, user_id, product);
+            """
+        },
     ]
 }

@@ -72,6 +72,7 @@ public struct EntitlementWorkers: Service {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
+        let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -80,7 +81,7 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      metrics: metrics, logger: logger)
+                                      checkouts: checkouts, metrics: metrics, logger: logger)
     }
 
     /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
@@ -132,7 +133,7 @@ public struct EntitlementWorkers: Service {
                 apiTokens: [APIToken] = [], listener: APIListener = .elsewhere, expiryPublishDelayMs: Int = 60_000,
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-                metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
+                checkouts: CheckoutSetup? = nil, metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
@@ -140,10 +141,15 @@ public struct EntitlementWorkers: Service {
             processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
                                                         now: { Timestamp.now.millisecondsSince1970 })
         }
+        let checkoutService = checkouts.map { CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock) }
+        if let checkoutService {
+            processor.checkouts = CheckoutMatcher(records: checkoutService.records, metrics: metrics, logger: logger, now: clock)
+        }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        let routes = RouteGroup.combined([api.routes])
+        let routes = RouteGroup.combined([api.routes]
+            + (checkoutService.map { [CheckoutAPI(service: $0, tokens: apiTokens, metrics: metrics, logger: logger).routes] } ?? []))
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -167,6 +173,10 @@ public struct EntitlementWorkers: Service {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
                                                          producer: producer, topic: topics.events, metrics: metrics, logger: logger)
             steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
+        }
+        if let checkoutService {
+            steps.append(.stop("checkout expiry sweeper", CheckoutExpirySweeper(records: checkoutService.records, metrics: metrics,
+                                                                                logger: logger, now: clock)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

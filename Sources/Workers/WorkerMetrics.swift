@@ -127,5 +127,5 @@ public struct WorkerMetrics: Sendable {
                      help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
         MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
                      help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
-    ]
+    ] + checkoutFamilies
 }

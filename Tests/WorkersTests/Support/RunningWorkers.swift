@@ -19,9 +19,9 @@ final class RunningWorkers: Sendable {
     /// enrichment (Google events confirmed against a local Google), none by default.
     init(harness: WorkerHarness, store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
          clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-         consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil) throws {
+         consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil, checkouts: CheckoutSetup? = nil) throws {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
-                                         store: store, playAPI: playAPI, consumption: consumption, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
+                                         store: store, playAPI: playAPI, consumption: consumption, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock, checkouts: checkouts,
                                          metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }

@@ -49,9 +49,9 @@ final class WorkerHarness: Sendable {
     func withWorkers<T: Sendable>(store: EntitlementStore, expiryPublishDelayMs: Int = 60_000,
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                                   consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
-                                  _ body: (RunningWorkers) async throws -> T) async throws -> T {
+                                  checkouts: CheckoutSetup? = nil, _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
-                                         consumption: consumption, playAPI: playAPI)
+                                         consumption: consumption, playAPI: playAPI, checkouts: checkouts)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>
