@@ -89,7 +89,7 @@ public struct CheckoutAPI: Sendable {
         guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
         func text(_ name: String) throws(CheckoutRefusal) -> String {
             guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
-            guard let text = value.string, (1...maxTextLength).contains(text.count),
+            guard let text = value.string, (1...maxTextLength).contains(text.unicodeScalars.count),
                   !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw CheckoutRefusal(.invalidField, "\(name) must be a string of 1 to \(maxTextLength) characters without control characters")
             }
