@@ -97,9 +97,12 @@ public struct CheckoutAPI: Sendable {
         }
         let app = try text("app"), user = try text("user"), product = try text("product")
         guard let amountValue = object["amount"], amountValue != .null else { throw CheckoutRefusal(.missingField, "amount is required") }
-        guard case .number(let number) = amountValue, let amount = number.int64, (1...1_000_000_000_000).contains(amount) else {
+        // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
+        guard case .number(let number) = amountValue, let value = Double(number.text), value.rounded() == value,
+              (1...1_000_000_000_000).contains(value) else {
             throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units in 1...1000000000000")
         }
+        let amount = Int64(value)
         let currency = try text("currency")
         guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
             throw CheckoutRefusal(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")

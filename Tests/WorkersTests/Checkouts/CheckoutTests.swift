@@ -195,6 +195,7 @@ struct CheckoutTests {
                 (#"{"app":"shop-us","user":"u","product":"p","currency":"USD","provider":"citcon"}"#, CheckoutFixture.token, 400, "missing_field"),
                 (Self.body(app: account, provider: "citcon", amount: "0"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon", amount: "12.5"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", amount: "1e13"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon", amount: #""1999""#), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon", currency: "usd"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "paypal"), CheckoutFixture.token, 400, "invalid_field"),
