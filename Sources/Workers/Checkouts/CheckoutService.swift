@@ -132,8 +132,8 @@ public struct CheckoutService: CheckoutStarting {
         }
         let base = setup.settings.publicBaseUrl ?? ""
         var record = CheckoutRecord(
-            id: "co_" + randomHex(16), app: intent.app, user: intent.user, product: intent.product, amountMinor: intent.amountMinor,
-            currency: intent.currency, provider: intent.provider, account: intent.app, reference: "tg" + randomHex(15),
+            id: "co_" + Self.randomHex(16), app: intent.app, user: intent.user, product: intent.product, amountMinor: intent.amountMinor,
+            currency: intent.currency, provider: intent.provider, account: intent.app, reference: "tg" + Self.randomHex(15),
             environment: environment, state: .pending, quarantineReason: nil, paymentURL: nil,
             notifyURL: intent.provider == .citcon ? "\(base)/webhooks/citcon/\(intent.app)" : "\(base)/webhooks/alipayplus",
             createdAtMs: nowMs, expiresAtMs: nowMs + Int64(setup.settings.expirySeconds) * 1000, paidEventId: nil)
@@ -183,6 +183,19 @@ public struct CheckoutService: CheckoutStarting {
     private func storeUnavailable(_ error: StoreError) -> CheckoutRefusal {
         logger.error("checkout store call failed", metadata: ["error": .string("\(error)")])
         return CheckoutRefusal(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
+    }
+
+    /// `bytes` from the system's cryptographically secure generator (getrandom on Linux), as hex: ids
+    /// and references nobody can guess (docs/checkouts.md).
+    static func randomHex(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for _ in 0..<bytes {
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            text += [digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func started(_ record: CheckoutRecord) -> StartedCheckout {

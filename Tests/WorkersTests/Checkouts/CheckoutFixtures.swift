@@ -13,67 +13,6 @@ import TestSupport
 import Toolkit
 @testable import Workers
 
-/// Antom's `pay` (Cashier Payment) on a loopback port, answering as Antom documents: it checks the
-/// request's `Signature` (SHA256withRSA with the merchant's public key over
-/// `POST /ams/api/v1/payments/pay\n<Client-Id>.<Request-Time>.<body>`), answers `U`
-/// PAYMENT_IN_PROCESS with the cashier page in `normalUrl`, and signs its answer with the platform key
-/// (`Client-Id`, `Response-Time`, `Signature` over the same content with the response time and body).
-final class FakeAntom: Sendable {
-    enum Mode: Sendable { case pay, refuse, unknown, unsigned, serverError }
-
-    struct Seen: Sendable {
-        var body: JSONValue?
-        var signatureVerified: Bool
-    }
-
-    private final class State: Sendable {
-        let values = Mutex<(mode: Mode, seen: [Seen])>((.pay, []))
-    }
-
-    private let server: LoopbackHTTPServer
-    private let state = State()
-    var baseURL: String { server.baseURL }
-
-    init(merchantPublicKey: PublicKey, platformKey: PrivateKey, clientId: String) {
-        server = LoopbackHTTPServer { [state] request in
-            let time = request.header("Request-Time") ?? ""
-            let content = AlipayPlusSource.signedContent(path: AntomPayClient.path, clientId: request.header("Client-Id") ?? "",
-                                                         time: time, body: request.body)
-            let signature = AlipayPlusSignature.parse(request.header("Signature"))
-            let verified = request.method == "POST" && request.target == AntomPayClient.path
-                && signature.map { merchantPublicKey.verifyRSASHA256(message: content, signature: $0.signature) } == true
-            let body = JSONValue.parse(request.body)
-            let mode = state.values.withLock { state in
-                state.seen.append(Seen(body: body, signatureVerified: verified))
-                return state.mode
-            }
-            let requestId = body?["paymentRequestId"]?.string ?? ""
-            let answer: String
-            switch mode {
-            case .serverError: return .json(500, #"{"result":{"resultCode":"UNKNOWN_EXCEPTION","resultStatus":"U","resultMessage":"error"}}"#)
-            case .refuse: answer = #"{"result":{"resultCode":"CURRENCY_NOT_SUPPORT","resultStatus":"F","resultMessage":"currency not supported"}}"#
-            case .unknown: answer = #"{"result":{"resultCode":"UNKNOWN_EXCEPTION","resultStatus":"U","resultMessage":"unknown"}}"#
-            case .pay, .unsigned:
-                answer = verified
-                    ? #"{"result":{"resultCode":"PAYMENT_IN_PROCESS","resultStatus":"U","resultMessage":"payment in process"},"paymentRequestId":"\#(requestId)","paymentId":"2026112319400000001","normalUrl":"https://open-sea-global.alipay.com/page/cashier?id=\#(requestId)","paymentCreateTime":"2026-11-23T12:01:01+08:00"}"#
-                    : #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#
-            }
-            let responseTime = "2026-11-23T12:01:01+08:00"
-            let signed = AlipayPlusSource.signedContent(path: AntomPayClient.path, clientId: clientId, time: responseTime, body: Array(answer.utf8))
-            // Unsigned: the answer claims a signature made with another key.
-            let signer = mode == .unsigned ? PrivateKey.generateRSA()! : platformKey
-            let header = AlipayPlusSignature.header(signature: signer.signRSASHA256(signed) ?? [], keyVersion: 1)
-            return LoopbackHTTPServer.Reply(status: 200, headers: [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", clientId),
-                                                                   ("Response-Time", responseTime), ("Signature", header)],
-                                            body: Array(answer.utf8))
-        }
-    }
-
-    func set(_ mode: Mode) { state.values.withLock { $0.mode = mode } }
-    var seen: [Seen] { state.values.withLock { $0.seen } }
-    func stop() { server.stop() }
-}
-
 /// Keys, configuration and signed notifications for the checkout tests.
 struct CheckoutFixture: Sendable {
     static let clientId = "CLIENT_CHECKOUT_01"

@@ -30,7 +30,7 @@ struct CheckoutTests {
         guard let merchantPublic = PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)) else {
             throw CancellationError()
         }
-        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: CheckoutFixture.clientId)
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
         defer { antom.stop() }
         let fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
         try await TestDatabases.withStore(backend) { store in
@@ -51,7 +51,7 @@ struct CheckoutTests {
             let id = try #require(created.string("id"))
             let reference = try #require(created.string("reference"))
             #expect(created.string("state") == "pending")
-            #expect(created.string("paymentUrl") == "https://open-sea-global.alipay.com/page/cashier?id=\(reference)")
+            #expect(created.string("paymentUrl") == FakeAntom.pageURL(reference))
             #expect(created.json?["ipnUrl"] == nil)
             // What Antom saw: Tollgate's signature verified with the merchant's public key, and the documented fields.
             let seen = try #require(antom.seen.first)
@@ -164,7 +164,7 @@ struct CheckoutTests {
         try await Self.withCheckouts { antom, _, store, api, _ in
             for (mode, status, reason) in [(FakeAntom.Mode.serverError, 503, "payment_provider_unavailable"),
                                            (.unknown, 503, "payment_provider_unavailable"),
-                                           (.unsigned, 503, "payment_provider_unavailable"),
+                                           (.wronglySigned, 503, "payment_provider_unavailable"),
                                            (.refuse, 422, "payment_refused")] {
                 antom.set(mode)
                 let answer = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
