@@ -17,6 +17,7 @@ public struct TollgateConfig: Sendable {
     public var workers = WorkerSettings()
     public var purchases = PurchaseSettings()
     public var sileo = SileoSettings()
+    public var checkouts = CheckoutSettings()
 
     public init() {}
 }

@@ -130,6 +130,22 @@ enum EntitlementSchema {
             CREATE INDEX play_acknowledgements_due ON play_acknowledgements (next_attempt_at_ms);
             """
         },
+        // Issue 20 (item 1): checkouts, a user's intent to pay for a product through Alipay+ / Antom or
+        // Citcon, matched to the provider's notification by (provider, account, reference)
+        // (Sources/Workers/Checkouts/CheckoutRecords.swift).
+        Migration(version: 6, name: "checkouts") { _ in
+            """
+            CREATE TABLE checkouts (
+                id TEXT PRIMARY KEY, app TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                amount_minor BIGINT NOT NULL, currency TEXT NOT NULL, provider TEXT NOT NULL, account TEXT NOT NULL,
+                reference TEXT NOT NULL, environment TEXT NOT NULL, state TEXT NOT NULL, quarantine_reason TEXT,
+                payment_url TEXT, notify_url TEXT, created_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL,
+                paid_event_id TEXT, updated_at_ms BIGINT NOT NULL);
+            CREATE UNIQUE INDEX checkouts_by_reference ON checkouts (provider, account, reference);
+            CREATE INDEX checkouts_pending ON checkouts (state, expires_at_ms);
+            CREATE INDEX checkouts_by_user ON checkouts (app, environment, user_id, product);
+            """
+        },
         // Issue 20 (item 2): the Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
         // secret is kept only as its SHA-256 (hex); `vendor` is the vendor's base path.
         Migration(version: 7, name: "sileo sign-in nonces, tokens and download keys") { _ in

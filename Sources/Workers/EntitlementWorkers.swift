@@ -78,6 +78,7 @@ public struct EntitlementWorkers: Service {
                         google.verifier],
             settings: config.purchases, acknowledger: google.acknowledger)
         let sileo = try config.sileo.vendors.map(SileoVendor.load)
+        let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -86,7 +87,7 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, metrics: metrics, logger: logger)
+                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts, metrics: metrics, logger: logger)
     }
 
     /// What `POST /v1/purchases` verifies claims with, and its settings.
@@ -147,7 +148,9 @@ public struct EntitlementWorkers: Service {
     /// `closesStore`: whether the store is closed once everything else has stopped (false when the
     /// caller owns it, as the tests that run two instances on one store do). `clock` is the time the
     /// expiry sweeper and the Sileo API compare ends with (tests move it by hand). `sileo`: the Sileo vendors served
-    /// (docs/sileo.md), whose purchases start checkouts through `checkouts` (none: purchases answer 503).
+    /// (docs/sileo.md), whose purchases start checkouts through `sileoCheckouts` (tests), else the checkouts
+    /// of `checkouts` (none: purchases answer 503). `checkouts`: `POST /v1/checkouts`, the matching of
+    /// provider notifications to checkouts and their expiry (nil: none served).
     /// `playAcknowledgementRetry`: the loop that retries the Play acknowledgements `purchases`' acknowledger queued (`GooglePurchases`).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
@@ -156,15 +159,19 @@ public struct EntitlementWorkers: Service {
                 appleBackfill: AppleBackfillSetup? = nil, googleBackfill: GoogleBackfillSetup? = nil,
                 purchases: PurchasesSetup = PurchasesSetup(verifiers: []),
                 playAcknowledgementRetry: PlayAcknowledgementRetryLoop? = nil,
-                sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil,
+                sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-                metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
+                checkouts: CheckoutSetup? = nil, metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         if let consumption {
             processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
                                                         now: { Timestamp.now.millisecondsSince1970 })
+        }
+        let checkoutService = checkouts.map { CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock) }
+        if let checkoutService {
+            processor.checkouts = CheckoutMatcher(records: checkoutService.records, metrics: metrics, logger: logger, now: clock)
         }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
@@ -174,8 +181,9 @@ public struct EntitlementWorkers: Service {
         let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
         let validateAPI = ValidateAPI(service: purchaseService, tokens: apiTokens, keys: purchases.settings.validatorKeys, metrics: metrics,
                                       logger: logger)
-        let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: checkouts, metrics: metrics, logger: logger, now: clock) }
-        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes))
+        let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
+        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes)
+            + (checkoutService.map { [CheckoutAPI(service: $0, tokens: apiTokens, metrics: metrics, logger: logger).routes] } ?? []))
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -203,6 +211,10 @@ public struct EntitlementWorkers: Service {
         if let playAcknowledgementRetry {
             // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.
             steps.append(.stop("play acknowledgements", playAcknowledgementRetry))
+        }
+        if let checkoutService {
+            steps.append(.stop("checkout expiry sweeper", CheckoutExpirySweeper(records: checkoutService.records, metrics: metrics,
+                                                                                logger: logger, now: clock)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

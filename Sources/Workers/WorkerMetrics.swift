@@ -143,7 +143,7 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_worker_play_acknowledgements_pending", .gauge, help: "Play purchase acknowledgements waiting for the retry loop."),
         MetricFamily("tollgate_worker_play_acknowledgement_oldest_age_seconds", .gauge,
                      help: "How long the oldest Play acknowledgement waiting for the retry loop has waited (0 when none waits)."),
-    ]
+    ] + checkoutFamilies
 }
 
 extension WorkerMetrics {

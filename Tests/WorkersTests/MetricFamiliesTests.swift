@@ -42,6 +42,12 @@ struct WorkerMetricFamiliesTests {
         let appStore = AppStoreAPIMetrics(factory: factory)
         appStore.requestDuration(.transactionInfo, .milliseconds(30))
         appStore.error(.transactionInfo, kind: "rate_limited")
+        metrics.checkoutStarted(provider: "citcon", outcome: "created")
+        metrics.checkoutNotification(provider: "citcon", outcome: "paid")
+        metrics.checkoutsExpired(1)
+        let antom = AntomAPIMetrics(factory: factory)
+        antom.requestDuration(.pay, .milliseconds(40))
+        antom.error(.pay, kind: "timeout")
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.families.map { ($0.name, $0.kind) }))

@@ -79,3 +79,18 @@ struct AlipayPlusSignatureHeader {
 private extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
+
+/// The `Signature` header for Tollgate's own calls of Antom's API (Sources/Workers/Checkouts/Antom):
+/// written as notification answers are, read as notifications are.
+public enum AlipayPlusSignature {
+    /// `algorithm=RSA256[,keyVersion=<n>],signature=<url-encoded base64>`.
+    public static func header(signature: [UInt8], keyVersion: Int?) -> String {
+        AlipayPlusSignatureHeader.format(signature: signature, keyVersion: keyVersion)
+    }
+
+    /// The signature bytes and key version of a header, or nil when it is not one Antom writes.
+    public static func parse(_ header: String?) -> (signature: [UInt8], keyVersion: Int?)? {
+        guard let parsed = try? AlipayPlusSignatureHeader(header) else { return nil }
+        return (parsed.signature, parsed.keyVersion)
+    }
+}

@@ -56,8 +56,9 @@ public struct AlipayPlusSource: WebhookSource {
                                 response: response(client: client, path: request.path, time: request.receivedAt))
     }
 
-    /// `POST <path>\n<Client-Id>.<time>.<body>`: what both request and response signatures cover.
-    static func signedContent(path: String, clientId: String, time: String, body: [UInt8]) -> [UInt8] {
+    /// `POST <path>\n<Client-Id>.<time>.<body>`: what both request and response signatures cover (and
+    /// those of Tollgate's own calls of Antom's API, Sources/Workers/Checkouts/Antom).
+    public static func signedContent(path: String, clientId: String, time: String, body: [UInt8]) -> [UInt8] {
         Array("POST \(path)\n\(clientId).\(time).".utf8) + body
     }
 

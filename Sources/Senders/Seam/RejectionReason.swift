@@ -143,6 +143,18 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     /// Purchases: a Google purchase, and no Play Developer API credentials are configured
     /// (`sources.google.playApi.credentialsFile`), so no Google purchase can be verified here.
     case playAPINotConfigured = "play_api_not_configured"
+    /// Checkouts: the provider, or the account the app names, is not configured for checkouts (no
+    /// such Alipay+ client or Citcon account, no merchant key, no `checkouts.publicBaseUrl`).
+    case providerNotConfigured = "provider_not_configured"
+    /// Checkouts: a pending checkout of this user and product exists with another amount or currency.
+    case checkoutConflict = "checkout_conflict"
+    /// Checkouts: no checkout with this id (for this token's apps).
+    case checkoutNotFound = "checkout_not_found"
+    /// Checkouts: the provider refused to start the payment (Antom `resultStatus` F); nothing was kept.
+    case paymentRefused = "payment_refused"
+    /// Checkouts: the provider cannot be reached, answers 5xx, `U`, or an answer whose signature does
+    /// not verify; nothing was kept, ask again after `Retry-After`.
+    case paymentProviderUnavailable = "payment_provider_unavailable"
 
     public var httpStatus: Int {
         switch self {
@@ -166,8 +178,12 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .rateLimited: 429
         case .headersTooLarge: 431
         case .noPaymentPage: 502
+        case .providerNotConfigured: 403
+        case .checkoutNotFound: 404
+        case .checkoutConflict: 409
+        case .paymentRefused: 422
         case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable,
-             .checkoutsUnavailable: 503
+             .checkoutsUnavailable, .paymentProviderUnavailable: 503
         }
     }
 }

@@ -17,6 +17,8 @@ struct EventProcessor: Sendable {
     let enricher: (any PurchaseEnricher)?
     /// Answers Apple's consumption requests before they are applied; nil when no app's policy is on.
     var consumption: ConsumptionAnswerer? = nil
+    /// Gives Citcon and Alipay+ events the user and product of the checkout they pay (nil: no checkouts).
+    var checkouts: CheckoutMatcher? = nil
     let metrics: WorkerMetrics
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
@@ -33,7 +35,7 @@ struct EventProcessor: Sendable {
     func prepare(_ records: [KafkaRecord]) async -> Prepared {
         var prepared = Prepared(records: records, dispositions: Array(repeating: nil, count: records.count), changes: [])
         for (index, decoded) in await Self.decodeAll(records).enumerated() {
-            let event: NormalizedEvent
+            var event: NormalizedEvent
             switch decoded {
             case .success(let decodedEvent): event = decodedEvent
             case .failure(let error):
@@ -42,6 +44,13 @@ struct EventProcessor: Sendable {
             }
             do {
                 try await consumption?.answer(event)
+                if let checkouts {
+                    guard let matched = try await checkouts.match(event) else {
+                        prepared.dispositions[index] = .done(.unchanged)
+                        continue
+                    }
+                    event = matched
+                }
                 let snapshot: PurchaseSnapshot?
                 switch try await enricher?.enrich(event) ?? .asSent {
                 case .asSent: snapshot = nil

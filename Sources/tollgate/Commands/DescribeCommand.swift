@@ -41,6 +41,8 @@ struct DescribeCommand: AsyncParsableCommand {
             }
         }
         routes.append(["path": EntitlementAPI.path.replacingOccurrences(of: ":user", with: "{user}"), "methods": ["GET"]])
+        routes += [["path": CheckoutAPI.collectionPath, "methods": ["POST"]],
+                   ["path": CheckoutAPI.itemPath.replacingOccurrences(of: ":id", with: "{id}"), "methods": ["GET"]]]
         let object: [String: Any] = [
             "senders": registry.senders.map { sender -> [String: Any] in
                 ["name": sender.source.name.rawValue, "route": GatewayServer.webhookPath(sender.source.name),

@@ -51,11 +51,11 @@ final class WorkerHarness: Sendable {
                                   clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                                   consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
                                   purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
-                                  sileo: [SileoVendor] = [], checkouts: (any CheckoutStarting)? = nil, ownServer: Bool = false, serverPort: Int = 0,
+                                  sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
                                          consumption: consumption, playAPI: playAPI, purchases: purchases, apiTokens: apiTokens,
-                                         sileo: sileo, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort)
+                                         sileo: sileo, sileoCheckouts: sileoCheckouts, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>

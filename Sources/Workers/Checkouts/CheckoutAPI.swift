@@ -1,0 +1,172 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Senders
+import ServiceHost
+import Toolkit
+
+/// `POST /v1/checkouts` and `GET /v1/checkouts/{id}` (docs/checkouts.md, docs/openapi.yaml): bearer
+/// tokens from `api.tokens` as the entitlement API checks them, a token limited to apps answering only
+/// for those. Every refusal is counted in `tollgate_api_rejections_total{reason}`.
+public struct CheckoutAPI: Sendable {
+    public static let collectionPath = "/v1/checkouts"
+    public static let itemPath = "/v1/checkouts/:id"
+    static let maxBodyBytes = 16_384
+    static let maxTextLength = 200
+
+    let service: CheckoutService
+    let tokens: [APIToken]
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    init(service: CheckoutService, tokens: [APIToken], metrics: WorkerMetrics, logger: Logger) {
+        self.service = service
+        self.tokens = tokens
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.collectionPath: [.post], Self.itemPath: [.get]]) { router in
+            router.post(RouterPath(Self.collectionPath)) { request, _ in await create(request) }
+            router.get(RouterPath(Self.itemPath)) { request, context in await show(request, id: context.parameters.get("id")) }
+        }
+    }
+
+    struct Body: Encodable {
+        var id, app, user, product: String
+        var amount: Int64
+        var currency, provider, environment, state, reference: String
+        var paymentUrl: String?
+        var ipnUrl: String?
+        var quarantineReason: String?
+        var createdAt, expiresAt: String
+    }
+
+    func create(_ request: Request) async -> Response {
+        guard let token = authorized(request) else { return unauthorized() }
+        let bytes: [UInt8]
+        switch await readBody(request) {
+        case .success(let read): bytes = read
+        case .failure(let refusal): return refuse(refusal.reason, refusal.message)
+        }
+        let intent: CheckoutIntent
+        do { intent = try Self.intent(bytes) } catch { return refuse(error.reason, error.message) }
+        guard token.allows(app: intent.app) else { return refuse(.appNotAllowed, "this token is limited to other apps (api.tokens)") }
+        do {
+            let started = try await service.startOrRepeat(intent)
+            return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
+        } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return refuse(error.reason, error.message, headers: headers)
+        }
+    }
+
+    func show(_ request: Request, id: String?) async -> Response {
+        guard let token = authorized(request) else { return unauthorized() }
+        guard let id, !id.isEmpty, id.utf8.count <= 64 else { return refuse(.checkoutNotFound, "no checkout has this id") }
+        let found: CheckoutRecord?
+        do { found = try await service.records.find(id: id) } catch {
+            logger.error("checkout lookup failed", metadata: ["error": .string("\(error)")])
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)
+        }
+        // Another app's checkout reads as unknown: a limited token learns nothing about other apps.
+        guard let found, token.allows(app: found.app) else { return refuse(.checkoutNotFound, "no checkout has this id") }
+        return Self.json(.ok, Self.body(found))
+    }
+
+    /// `{app, user, product, amount, currency, provider}`: texts of 1 to 200 characters without control
+    /// characters, amount a whole number of minor units in 1...10^12, currency three upper-case letters,
+    /// provider alipayplus or citcon. Other members are ignored.
+    static func intent(_ bytes: [UInt8]) throws(CheckoutRefusal) -> CheckoutIntent {
+        guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
+        func text(_ name: String) throws(CheckoutRefusal) -> String {
+            guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
+            guard let text = value.string, (1...maxTextLength).contains(text.unicodeScalars.count),
+                  !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw CheckoutRefusal(.invalidField, "\(name) must be a string of 1 to \(maxTextLength) characters without control characters")
+            }
+            return text
+        }
+        let app = try text("app"), user = try text("user"), product = try text("product")
+        guard let amountValue = object["amount"], amountValue != .null else { throw CheckoutRefusal(.missingField, "amount is required") }
+        // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
+        guard case .number(let number) = amountValue, let value = Double(number.text), value.rounded() == value,
+              (1...1_000_000_000_000).contains(value) else {
+            throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units in 1...1000000000000")
+        }
+        let amount = Int64(value)
+        let currency = try text("currency")
+        guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+            throw CheckoutRefusal(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
+        }
+        let provider = try text("provider")
+        guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
+            throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
+        }
+        return CheckoutIntent(app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider))
+    }
+
+    static func body(_ c: CheckoutRecord) -> Body {
+        Body(id: c.id, app: c.app, user: c.user, product: c.product, amount: c.amountMinor, currency: c.currency,
+             provider: c.provider.rawValue, environment: c.environment.rawValue, state: c.state.rawValue, reference: c.reference,
+             paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil,
+             quarantineReason: c.state == .quarantined ? c.quarantineReason : nil,
+             createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
+    }
+
+    private func readBody(_ request: Request) async -> Result<[UInt8], CheckoutRefusal> {
+        let tooLarge = CheckoutRefusal(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes")
+        if let announced = request.headers[.contentLength].flatMap(Int.init), announced > Self.maxBodyBytes { return .failure(tooLarge) }
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in request.body {
+                guard bytes.count + chunk.readableBytes <= Self.maxBodyBytes else { return .failure(tooLarge) }
+                bytes += chunk.readableBytesView
+            }
+        } catch {
+            return .failure(CheckoutRefusal(.unreadableBody, "the body could not be read to its end"))
+        }
+        return .success(bytes)
+    }
+
+    /// The configured token of the one Authorization header.
+    private func authorized(_ request: Request) -> APIToken? {
+        let credentials = request.headers[values: .authorization]
+        guard credentials.count == 1, let header = credentials.first, header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            return nil
+        }
+        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens.map(\.token)).map { tokens[$0] }
+    }
+
+    private func unauthorized() -> Response {
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = "Bearer"
+        return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
+    }
+
+    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: reason.rawValue)
+        return Rejection(reason, message).response(extraHeaders: headers)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func json(_ status: HTTPResponse.Status, _ body: Body) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        let data = (try? encoder.encode(body)) ?? Data()
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

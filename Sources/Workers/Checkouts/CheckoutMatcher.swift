@@ -1,0 +1,110 @@
+import Entitlements
+import Events
+import Logging
+import Senders
+import Store
+
+/// Gives a Citcon or Alipay+ event the user and product of the checkout its reference names (the
+/// event's `subject`, under the same provider and account, the event's `app`), in the projection
+/// before the event is applied (docs/checkouts.md):
+/// - a completed payment whose signed amount and currency (and environment) are the checkout's pays
+///   it: the checkout becomes `paid` and the event entitles its user to its product, even when the
+///   checkout had expired (the money was taken; counted as `paid_after_expiry`);
+/// - one that differs quarantines the checkout with the reason: counted, logged, and the event entitles
+///   nobody (it is kept as processed-unchanged, not dead-lettered: a replay would only quarantine it again);
+/// - a refund or chargeback takes a paid checkout back (`refunded`); the purchase's own state change
+///   makes the entitlement inactive.
+/// Events that name no checkout pass as they are.
+struct CheckoutMatcher: Sendable {
+    let records: CheckoutRecords
+    let metrics: WorkerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Int64
+
+    static let providers: Set<String> = [SourceName.alipayplus.rawValue, SourceName.citcon.rawValue]
+
+    /// The event to apply, or nil when it must change nothing.
+    func match(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
+        let provider = Projector.sourceName(of: event)
+        guard Self.providers.contains(provider) else { return event }
+        let found: CheckoutRecord?
+        do {
+            found = try await records.find(provider: SourceName(provider), account: event.app, reference: event.subject)
+        } catch {
+            throw EventProcessor.failure(error)
+        }
+        guard let checkout = found else { return event }
+        var matched = event
+        matched.user = checkout.user
+        matched.product = checkout.product
+        switch event.type {
+        case .purchaseCompleted:
+            if let reason = Self.mismatch(event, checkout) {
+                return try await quarantine(checkout, event: event, reason: reason)
+            }
+            switch checkout.state {
+            case .pending, .expired:
+                let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id)
+                if moved {
+                    let outcome = checkout.state == .expired ? "paid_after_expiry" : "paid"
+                    metrics.checkoutNotification(provider: provider, outcome: outcome)
+                    logger.info("checkout paid", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
+                                                            "outcome": .string(outcome)])
+                }
+                return matched
+            case .paid:
+                metrics.checkoutNotification(provider: provider, outcome: "repeated")
+                return matched
+            case .quarantined, .refunded:
+                // Quarantined: nobody is entitled until a person looks. Refunded: a late copy of the
+                // payment must not entitle again.
+                metrics.checkoutNotification(provider: provider, outcome: "repeated")
+                return nil
+            }
+        case .purchaseRefunded, .purchaseChargeback:
+            if checkout.state == .paid, try await transition(checkout, from: [.paid], to: .refunded) {
+                metrics.checkoutNotification(provider: provider, outcome: "refunded")
+                logger.info("checkout refunded", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
+            }
+            return matched
+        default:
+            // Pending, failed, canceled: the purchase records them for this user; nothing entitles.
+            return checkout.state == .quarantined ? nil : matched
+        }
+    }
+
+    /// Why a completed payment does not pay this checkout, or nil when it does.
+    static func mismatch(_ event: NormalizedEvent, _ checkout: CheckoutRecord) -> String? {
+        guard event.environment == checkout.environment else {
+            return "environment_mismatch: the notification is \(event.environment.rawValue), the checkout \(checkout.environment.rawValue)"
+        }
+        guard let price = event.price else { return "amount_missing: the notification carries no signed amount" }
+        guard price.currency.uppercased() == checkout.currency else {
+            return "currency_mismatch: notified \(price.currency.uppercased()), expected \(checkout.currency)"
+        }
+        guard let expected = MinorUnits.micros(checkout.amountMinor, currency: checkout.currency), price.amountMicros == expected else {
+            return "amount_mismatch: notified \(price.amountMicros) micros, expected \(checkout.amountMinor) minor units"
+        }
+        return nil
+    }
+
+    private func quarantine(_ checkout: CheckoutRecord, event: NormalizedEvent, reason: String) async throws(WorkerFailure) -> NormalizedEvent? {
+        let provider = checkout.provider.rawValue
+        // A paid checkout stays paid: the notification that paid it matched.
+        _ = try await transition(checkout, from: [.pending, .expired], to: .quarantined, quarantineReason: reason)
+        metrics.checkoutNotification(provider: provider, outcome: "quarantined")
+        logger.warning("checkout quarantined: the notification does not match it and entitles nobody",
+                       metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id), "reason": .string(reason)])
+        return nil
+    }
+
+    private func transition(_ checkout: CheckoutRecord, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
+                            quarantineReason: String? = nil, paidEventId: String? = nil) async throws(WorkerFailure) -> Bool {
+        do {
+            return try await records.transition(id: checkout.id, from: from, to: state, quarantineReason: quarantineReason,
+                                                paidEventId: paidEventId, nowMs: now())
+        } catch {
+            throw EventProcessor.failure(error)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Metrics
+import Toolkit
+
+/// The checkouts' counters (docs/checkouts.md), declared in `WorkerMetrics.families`.
+extension WorkerMetrics {
+    /// A `POST /v1/checkouts` (or Sileo purchase) that reached the provider step, by provider and outcome
+    /// (created, repeated, refused, unavailable).
+    func checkoutStarted(provider: String, outcome: String) {
+        Counter(label: "tollgate_checkouts_started_total", dimensions: [("provider", provider), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
+    /// A provider notification that named a checkout, by provider and what it did (paid,
+    /// paid_after_expiry, quarantined, refunded, repeated).
+    func checkoutNotification(provider: String, outcome: String) {
+        Counter(label: "tollgate_checkout_notifications_total", dimensions: [("provider", provider), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
+    func checkoutsExpired(_ count: Int) {
+        Counter(label: "tollgate_checkouts_expired_total", factory: factory).increment(by: count)
+    }
+
+    static let checkoutFamilies: [MetricFamily] = [
+        MetricFamily("tollgate_checkouts_started_total", .counter, labels: ["provider", "outcome"],
+                     help: "Checkouts asked for, by provider and outcome (created, repeated, refused, unavailable)."),
+        MetricFamily("tollgate_checkout_notifications_total", .counter, labels: ["provider", "outcome"],
+                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, repeated)."),
+        MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),
+        MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
+                     help: "Antom API exchanges (pay), answered or not, by call."),
+        MetricFamily("tollgate_antom_api_errors_total", .counter, labels: ["call", "kind"],
+                     help: "Failed Antom API calls, by call and kind (refused, timeout, network, http_<status>, bad_signature, unknown_result, decode, signing)."),
+    ]
+}

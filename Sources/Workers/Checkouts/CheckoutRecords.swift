@@ -1,0 +1,139 @@
+import Entitlements
+import Events
+import Store
+
+/// One row of `checkouts` (migration 6): what a user meant to pay for, and where the payment stands.
+public struct CheckoutRecord: Sendable, Equatable {
+    public enum State: String, Sendable, CaseIterable {
+        /// Recorded, the payment started; no notification yet.
+        case pending
+        /// A notification with the checkout's amount and currency paid it: the user is entitled.
+        case paid
+        /// A refund or chargeback notification took it back: the entitlement is inactive.
+        case refunded
+        /// Unpaid after `checkouts.expirySeconds`.
+        case expired
+        /// A notification did not match it (amount, currency, environment): it entitles nobody.
+        case quarantined
+    }
+
+    public var id: String
+    public var app: String
+    public var user: String
+    public var product: String
+    public var amountMinor: Int64
+    public var currency: String
+    public var provider: SourceName
+    /// The Alipay+ client id or the Citcon account name its notifications come back under (the events' `app`).
+    public var account: String
+    public var reference: String
+    public var environment: NormalizedEvent.Environment
+    public var state: State
+    public var quarantineReason: String?
+    public var paymentURL: String?
+    public var notifyURL: String?
+    public var createdAtMs: Int64
+    public var expiresAtMs: Int64
+    public var paidEventId: String?
+}
+
+extension CheckoutRecord {
+    static let columns = """
+        id, app, user_id, product, amount_minor, currency, provider, account, reference, environment, state, quarantine_reason,
+        payment_url, notify_url, created_at_ms, expires_at_ms, paid_event_id
+        """
+
+    init?(row: SQLRow) {
+        guard let id = row.text("id"), let app = row.text("app"), let user = row.text("user_id"), let product = row.text("product"),
+              let amount = row.int("amount_minor"), let currency = row.text("currency"), let provider = row.text("provider"),
+              let account = row.text("account"), let reference = row.text("reference"),
+              let environment = row.text("environment").flatMap(NormalizedEvent.Environment.init(rawValue:)),
+              let state = row.text("state").flatMap(State.init(rawValue:)),
+              let created = row.int("created_at_ms"), let expires = row.int("expires_at_ms") else { return nil }
+        self.init(id: id, app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider),
+                  account: account, reference: reference, environment: environment, state: state,
+                  quarantineReason: row.text("quarantine_reason"), paymentURL: row.text("payment_url"), notifyURL: row.text("notify_url"),
+                  createdAtMs: created, expiresAtMs: expires, paidEventId: row.text("paid_event_id"))
+    }
+}
+
+/// The checkouts table, on the entitlement store's database.
+struct CheckoutRecords: Sendable {
+    let store: EntitlementStore
+
+    private var database: SQLDatabase { store.database }
+
+    func insert(_ c: CheckoutRecord) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                INSERT INTO checkouts (\(CheckoutRecord.columns), updated_at_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $15)
+                """, [.text(c.id), .text(c.app), .text(c.user), .text(c.product), .int(c.amountMinor), .text(c.currency),
+                      .text(c.provider.rawValue), .text(c.account), .text(c.reference), .text(c.environment.rawValue),
+                      .text(c.state.rawValue), SQLValue(c.quarantineReason), SQLValue(c.paymentURL), SQLValue(c.notifyURL),
+                      .int(c.createdAtMs), .int(c.expiresAtMs), SQLValue(c.paidEventId)])
+        }
+    }
+
+    /// Removes a checkout whose payment could not be started, so none is left half-made.
+    func delete(id: String) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("DELETE FROM checkouts WHERE id = $1", [.text(id)])
+        }
+    }
+
+    func setPaymentURL(_ url: String, id: String, nowMs: Int64) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("UPDATE checkouts SET payment_url = $1, updated_at_ms = $2 WHERE id = $3", [.text(url), .int(nowMs), .text(id)])
+        }
+    }
+
+    func find(id: String) async throws(StoreError) -> CheckoutRecord? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT \(CheckoutRecord.columns) FROM checkouts WHERE id = $1", [.text(id)]).first.flatMap(CheckoutRecord.init(row:))
+        }
+    }
+
+    /// The checkout a provider's notification names: its account (the event's `app`) and reference (its `subject`).
+    func find(provider: SourceName, account: String, reference: String) async throws(StoreError) -> CheckoutRecord? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT \(CheckoutRecord.columns) FROM checkouts WHERE provider = $1 AND account = $2 AND reference = $3",
+                                 [.text(provider.rawValue), .text(account), .text(reference)]).first.flatMap(CheckoutRecord.init(row:))
+        }
+    }
+
+    /// The user's checkouts of this product through this provider still waiting for their payment.
+    func pending(app: String, environment: NormalizedEvent.Environment, user: String, product: String, provider: SourceName,
+                 nowMs: Int64) async throws(StoreError) -> [CheckoutRecord] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT \(CheckoutRecord.columns) FROM checkouts
+                WHERE app = $1 AND environment = $2 AND user_id = $3 AND product = $4 AND provider = $5 AND state = 'pending'
+                  AND expires_at_ms > $6
+                ORDER BY created_at_ms DESC
+                """, [.text(app), .text(environment.rawValue), .text(user), .text(product), .text(provider.rawValue), .int(nowMs)])
+                .compactMap(CheckoutRecord.init(row:))
+        }
+    }
+
+    /// Moves a checkout to `state` when it is in one of `from`; true when it moved.
+    func transition(id: String, from: [CheckoutRecord.State], to state: CheckoutRecord.State, quarantineReason: String? = nil,
+                    paidEventId: String? = nil, nowMs: Int64) async throws(StoreError) -> Bool {
+        let allowed = from.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        return try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                UPDATE checkouts SET state = $1, quarantine_reason = COALESCE($2, quarantine_reason),
+                    paid_event_id = COALESCE($3, paid_event_id), updated_at_ms = $4
+                WHERE id = $5 AND state IN (\(allowed))
+                """, [.text(state.rawValue), SQLValue(quarantineReason), SQLValue(paidEventId), .int(nowMs), .text(id)]) > 0
+        }
+    }
+
+    /// Marks pending checkouts whose time ran out `expired`; returns how many.
+    func expire(nowMs: Int64) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("UPDATE checkouts SET state = 'expired', updated_at_ms = $1 WHERE state = 'pending' AND expires_at_ms <= $1",
+                                   [.int(nowMs)])
+        }
+    }
+}

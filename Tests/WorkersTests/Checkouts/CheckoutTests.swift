@@ -1,0 +1,227 @@
+import Entitlements
+import Events
+import Foundation
+import StoreTestSupport
+import Synchronization
+import TestSupport
+import Testing
+import Toolkit
+@testable import Workers
+
+/// Checkouts end to end (docs/checkouts.md): `POST /v1/checkouts` against Antom's `pay` on a local
+/// server answering as Antom documents, or for Citcon; the provider's signed notification verified by
+/// its sender and published as the gateway publishes it; the workers (real Kafka mock cluster, real
+/// SQLite or PostgreSQL store) entitle the checkout's user to its product, or quarantine it.
+@Suite("Checkouts: start, pay, refund, quarantine, expire")
+struct CheckoutTests {
+    static let user = "user-42"
+    static let product = "pro.lifetime"
+
+    static func body(app: String, provider: String, amount: String = "1999", currency: String = "USD",
+                     user: String = user, product: String = product) -> String {
+        #"{"app":"\#(app)","user":"\#(user)","product":"\#(product)","amount":\#(amount),"currency":"\#(currency)","provider":"\#(provider)"}"#
+    }
+
+    /// Runs `body` with a fake Antom, the fixture, a store and workers that match checkouts.
+    static func withCheckouts(_ backend: Backend = .sqlite,
+                              _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, WorkerHarness) async throws -> Void) async throws {
+        let platform = try await offPool { PrivateKey.generateRSA()! }
+        let merchant = try await offPool { PrivateKey.generateRSA()! }
+        guard let merchantPublic = PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)) else {
+            throw CancellationError()
+        }
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        defer { antom.stop() }
+        let fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
+        try await TestDatabases.withStore(backend) { store in
+            let api = try fixture.api(store: store)
+            try await WorkerHarness.with { harness in
+                try await harness.withWorkers(store: store, checkouts: try fixture.setup()) { _ in
+                    try await body(antom, fixture, store, api, harness)
+                }
+            }
+        }
+    }
+
+    @Test("Antom: pay is called signed, the cashier page answered; the signed notification entitles the user", arguments: Backend.allCases)
+    func antomCheckoutEntitles(_ backend: Backend) async throws {
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+            let created = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
+            #expect(created.status == 201, "\(created.text)")
+            let id = try #require(created.string("id"))
+            let reference = try #require(created.string("reference"))
+            #expect(created.string("state") == "pending")
+            #expect(created.string("paymentUrl") == FakeAntom.pageURL(reference))
+            #expect(created.json?["ipnUrl"] == nil)
+            // What Antom saw: Tollgate's signature verified with the merchant's public key, and the documented fields.
+            let seen = try #require(antom.seen.first)
+            #expect(seen.signatureVerified)
+            #expect(seen.body?["productCode"]?.string == "CASHIER_PAYMENT")
+            #expect(seen.body?["paymentRequestId"]?.string == reference)
+            #expect(seen.body?["paymentNotifyUrl"]?.string == "\(CheckoutFixture.publicBase)/webhooks/alipayplus")
+            #expect(seen.body?["paymentAmount"]?["value"]?.string == "1999")
+            #expect(seen.body?["paymentAmount"]?["currency"]?.string == "USD")
+            #expect(seen.body?["order"]?["referenceOrderId"]?.string == id)
+
+            #expect(try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+            for event in try await fixture.antomNotification(reference: reference, amount: "1999") { try await harness.publish(event) }
+            try await waitUntil("the user entitled") {
+                try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
+            }
+            let paid = try await api.get(id)
+            #expect(paid.status == 200)
+            #expect(paid.string("state") == "paid")
+        }
+    }
+
+    @Test("Citcon: reference and IPN URL answered; the signed IPN entitles the user, the refund IPN takes it back", arguments: Backend.allCases)
+    func citconCheckoutAndRefund(_ backend: Backend) async throws {
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+            let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
+            #expect(created.status == 201, "\(created.text)")
+            let id = try #require(created.string("id"))
+            let reference = try #require(created.string("reference"))
+            #expect(created.string("ipnUrl") == "\(CheckoutFixture.publicBase)/webhooks/citcon/\(CheckoutFixture.citconAccount)")
+            #expect(created.json?["paymentUrl"] == nil)
+            #expect(antom.seen.isEmpty)
+
+            for event in try await fixture.citconIPN(reference: reference, id: "ch_1", amount: "1999") { try await harness.publish(event) }
+            try await waitUntil("the user entitled") {
+                try await store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(id).string("state") == "paid")
+
+            for event in try await fixture.citconIPN(reference: reference, id: "rf_1", type: "refund", amount: "1999") {
+                try await harness.publish(event)
+            }
+            try await waitUntil("the entitlement taken back") {
+                try await !store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(id).string("state") == "refunded")
+        }
+    }
+
+    @Test("a notification whose amount or currency differs quarantines the checkout and entitles nobody")
+    func amountMismatchQuarantined() async throws {
+        try await Self.withCheckouts { _, fixture, store, api, harness in
+            let first = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
+            let firstId = try #require(first.string("id"))
+            for event in try await fixture.citconIPN(reference: try #require(first.string("reference")), id: "ch_2", amount: "999") {
+                try await harness.publish(event)
+            }
+            let second = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus", product: "other"))
+            let secondId = try #require(second.string("id"))
+            for event in try await fixture.antomNotification(reference: try #require(second.string("reference")), amount: "1999",
+                                                             currency: "EUR") {
+                try await harness.publish(event)
+            }
+            try await waitUntil("both quarantined") {
+                let first = try await api.get(firstId).string("state")
+                let second = try await api.get(secondId).string("state")
+                return first == "quarantined" && second == "quarantined"
+            }
+            #expect(try await api.get(firstId).string("quarantineReason")?.hasPrefix("amount_mismatch") == true)
+            #expect(try await api.get(secondId).string("quarantineReason")?.hasPrefix("currency_mismatch") == true)
+            #expect(try await !store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product))
+            #expect(try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: "other"))
+        }
+    }
+
+    @Test("an unpaid checkout expires; a payment that arrives after still entitles (the money was taken)")
+    func expiry() async throws {
+        let fixture = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
+        try await TestDatabases.withStore(.sqlite) { store in
+            let offset = Atomic<Int64>(0)
+            let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
+            let metrics = RecordingMetrics()
+            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
+            let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
+            let id = try #require(created.string("id"))
+            let records = CheckoutRecords(store: store)
+            let sweeper = CheckoutExpirySweeper(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            #expect(try await sweeper.sweepOnce() == 0)
+            offset.store(Int64(fixture.config.checkouts.expirySeconds) * 1000 + 1, ordering: .relaxed)
+            #expect(try await sweeper.sweepOnce() == 1)
+            #expect(try await api.get(id).string("state") == "expired")
+            // A new checkout for the same product is no longer held back by the expired one.
+            #expect(try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", amount: "2999")).status == 201)
+
+            let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            let reference = try #require(created.string("reference"))
+            let events = try await fixture.citconIPN(reference: reference, id: "ch_3", amount: "1999")
+            let event = try #require(events.first)
+            let result = try await matcher.match(event)
+            let matched = try #require(result)
+            #expect(matched.user == Self.user && matched.product == Self.product)
+            #expect(try await api.get(id).string("state") == "paid")
+            #expect(metrics.total("tollgate_checkout_notifications_total", ["provider": "citcon", "outcome": "paid_after_expiry"]) == 1)
+            #expect(metrics.total("tollgate_checkouts_expired_total", [:]) == 1)
+        }
+    }
+
+    @Test("Antom unreachable, 5xx, U, an unverifiable answer: 503 and no checkout row; F: 422 payment_refused and no row")
+    func antomFailuresLeaveNothing() async throws {
+        try await Self.withCheckouts { antom, _, store, api, _ in
+            for (mode, status, reason) in [(FakeAntom.Mode.serverError, 503, "payment_provider_unavailable"),
+                                           (.unknown, 503, "payment_provider_unavailable"),
+                                           (.wronglySigned, 503, "payment_provider_unavailable"),
+                                           (.refuse, 422, "payment_refused")] {
+                antom.set(mode)
+                let answer = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
+                #expect(answer.status == status, "\(mode): \(answer.text)")
+                #expect(answer.error == reason, "\(mode)")
+                #expect(try await store.checkoutCount() == 0, "\(mode)")
+            }
+        }
+        let unreachable = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
+        try await TestDatabases.withStore(.sqlite) { store in
+            let answer = try await unreachable.api(store: store).post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
+            #expect(answer.status == 503)
+            #expect(answer.error == "payment_provider_unavailable")
+            #expect(try await store.checkoutCount() == 0)
+        }
+    }
+
+    @Test("bad input 400, no token 401, other app 403, account not configured 403, conflicting duplicate 409, unknown id 404")
+    func refusals() async throws {
+        let fixture = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
+        try await TestDatabases.withStore(.sqlite) { store in
+            let api = try fixture.api(store: store)
+            let account = CheckoutFixture.citconAccount
+            let cases: [(String, String?, Int, String)] = [
+                (Self.body(app: account, provider: "citcon"), nil, 401, "unauthorized"),
+                (Self.body(app: account, provider: "citcon"), "wrong-token", 401, "unauthorized"),
+                ("not json", CheckoutFixture.token, 400, "malformed_json"),
+                (#"{"app":"shop-us","user":"u","product":"p","currency":"USD","provider":"citcon"}"#, CheckoutFixture.token, 400, "missing_field"),
+                (Self.body(app: account, provider: "citcon", amount: "0"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", amount: "12.5"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", amount: "1e13"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", amount: #""1999""#), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", currency: "usd"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "paypal"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", user: ""), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon"), CheckoutFixture.limitedToken, 403, "app_not_allowed"),
+                (Self.body(app: "no-such-account", provider: "citcon"), CheckoutFixture.token, 403, "provider_not_configured"),
+                (Self.body(app: account, provider: "alipayplus"), CheckoutFixture.token, 403, "provider_not_configured"),
+            ]
+            for (body, token, status, reason) in cases {
+                let answer = try await api.post(body, token: token)
+                #expect(answer.status == status, "\(body): \(answer.text)")
+                #expect(answer.error == reason, "\(body)")
+            }
+            let first = try await api.post(Self.body(app: account, provider: "citcon"))
+            #expect(first.status == 201)
+            let again = try await api.post(Self.body(app: account, provider: "citcon"))
+            #expect(again.status == 200)
+            #expect(again.string("id") == first.string("id"))
+            let conflict = try await api.post(Self.body(app: account, provider: "citcon", amount: "2999"))
+            #expect(conflict.status == 409)
+            #expect(conflict.error == "checkout_conflict")
+            #expect(try await api.get("co_unknown").error == "checkout_not_found")
+            // A token limited to other apps does not see this app's checkout.
+            let firstId = try #require(first.string("id"))
+            #expect(try await api.get(firstId, token: CheckoutFixture.limitedToken).status == 404)
+            #expect(try await store.checkoutCount() == 1)
+        }
+    }
+}
