@@ -46,7 +46,7 @@ struct SileoHostileTests {
                 let base = "http://127.0.0.1:\(port)"
                 let vendor = try fixture.vendor(publicBaseURL: base)
                 try await harness.withWorkers(store: store, clock: { Int64(clock.now.timeIntervalSince1970 * 1000) }, sileo: [vendor],
-                                              checkouts: fixture.checkouts, ownServer: true, serverPort: port) { workers in
+                                              sileoCheckouts: fixture.checkouts, ownServer: true, serverPort: port) { workers in
                     _ = try await workers.baseURL()
                     try await body(Scene(fixture: fixture, harness: harness, workers: workers, clock: clock, base: base))
                 }

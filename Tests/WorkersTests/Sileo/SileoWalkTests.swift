@@ -30,7 +30,7 @@ struct SileoWalkTests {
                 let port = LoopbackListener.freePort()
                 let base = "http://127.0.0.1:\(port)"
                 let vendor = try fixture.vendor(publicBaseURL: base)
-                try await harness.withWorkers(store: store, clock: now, sileo: [vendor], checkouts: fixture.checkouts, ownServer: true,
+                try await harness.withWorkers(store: store, clock: now, sileo: [vendor], sileoCheckouts: fixture.checkouts, ownServer: true,
                                               serverPort: port) { workers in
                     _ = try await workers.baseURL()
                     let api = base + SileoFixture.base
