@@ -68,6 +68,18 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# The port a started process prints (`<name>: listening on http://127.0.0.1:<port>`), once it does;
+# empty when it exits first or after 30 s.
+listening_port() {
+  local pid=$1 out=$2 name=$3 found=""
+  for _ in $(seq 1 300); do
+    found="$(sed -n "s|^$name: listening on http://127.0.0.1:\\([0-9]*\\)\$|\\1|p" "$out")"
+    [ -n "$found" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "$found"
+}
 trap 'exit 130' INT TERM
 
 "$bin/tollgate-load" prepare --dir "$work" >/dev/null
@@ -80,13 +92,7 @@ for _ in $(seq 1 200); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
 TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
   "$bin/tollgate" serve --config "$work/tollgate.yaml" >"$work/gateway.out" 2>"$work/gateway.log" &
 gateway_pid=$!
-port=""
-for _ in $(seq 1 300); do
-  port="$(sed -n 's|^gateway: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/gateway.out")"
-  [ -n "$port" ] && break
-  kill -0 "$gateway_pid" 2>/dev/null || break
-  sleep 0.1
-done
+port="$(listening_port "$gateway_pid" "$work/gateway.out" gateway)"
 [ -n "$port" ] || { echo "bench: the gateway did not start:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
 
 commit="$(git rev-parse HEAD)"
@@ -136,13 +142,7 @@ stop "$gateway_pid"; gateway_pid=""
 TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
   "$bin/tollgate" work --config "$work/workers.yaml" >"$work/workers.out" 2>"$work/workers.log" &
 workers_pid=$!
-workers_port=""
-for _ in $(seq 1 300); do
-  workers_port="$(sed -n 's|^workers: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$work/workers.out")"
-  [ -n "$workers_port" ] && break
-  kill -0 "$workers_pid" 2>/dev/null || break
-  sleep 0.1
-done
+workers_port="$(listening_port "$workers_pid" "$work/workers.out" workers)"
 if [ -n "$workers_port" ]; then
   "$bin/tollgate-load" purchases --dir "$work" --port "$workers_port" --gateway-pid "$workers_pid" \
     --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --connections "${BENCH_CONNECTIONS:-64}" \

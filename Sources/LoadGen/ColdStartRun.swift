@@ -95,17 +95,4 @@ struct ColdStartRun {
             }
         }
     }
-
-    /// Adds the result to the load run's results file as `cold_start`.
-    static func merge(_ result: Result, into path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        guard var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
-            throw LoadGenError("\(path) is not a JSON object")
-        }
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        document["cold_start"] = try JSONSerialization.jsonObject(with: encoder.encode(result))
-        let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try (data + Data("\n".utf8)).write(to: url)
-    }
 }

@@ -131,7 +131,7 @@ do {
         options.seconds = value(values, "--seconds", { Double($0).flatMap { $0 > 0 ? $0 : nil } }, default: options.seconds)
         options.pidFile = values["--pid-file"]
         let result = try ColdStartRun(options: options).run()
-        if let path = values["--json"] { try ColdStartRun.merge(result, into: path) }
+        if let path = values["--json"] { try mergeResults(result, as: "cold_start", into: path) }
         exit(result.errors == 0 ? 0 : 1)
     case "purchases":
         let values = parse(arguments, flags: [])
@@ -148,7 +148,7 @@ do {
               + "p50 \(apple.p50Ms) ms, p99 \(apple.p99Ms) ms, \(apple.cpuSecondsPerThousand * 1000) us CPU per request; "
               + "raw ES256 \(Int(result.rawVerify.es256PerSecond))/s on that core")
         for problem in result.problems { print("  problem: \(problem)") }
-        if let path = values["--json"] { try PurchasesRun.merge(result, into: path) }
+        if let path = values["--json"] { try mergeResults(result, as: "purchases", into: path) }
         exit(result.valid ? 0 : 1)
     case "report":
         let values = parse(arguments, flags: [])

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `bench/results/latest.json`: the machine, the commit, the raw verify rates, the client's own
 /// ceiling and one summary per sender (with its phases), plus the micro-benchmarks `report` adds.
 struct BenchResults: Codable {
@@ -62,4 +64,18 @@ struct SourceSummary: Codable {
         case deliveriesWritten = "deliveries_written"
         case warmup, closedLoop = "closed_loop", openLoop = "open_loop"
     }
+}
+
+/// Adds `value` (snake_case keys) to the load run's results file under `key`, keeping the rest:
+/// what `cold-start` and `purchases` measure after `run` wrote the file.
+func mergeResults(_ value: some Encodable, as key: String, into path: String) throws {
+    let url = URL(fileURLWithPath: path)
+    guard var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
+        throw LoadGenError("\(path) is not a JSON object")
+    }
+    let encoder = JSONEncoder()
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    document[key] = try JSONSerialization.jsonObject(with: encoder.encode(value))
+    let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    try (data + Data("\n".utf8)).write(to: url)
 }

@@ -39,16 +39,8 @@ public struct StartedCheckout: Sendable, Equatable {
     }
 }
 
-/// Why a checkout was not started: a reason code (its status comes with it) and a message for people.
-public struct CheckoutRefusal: Error, Sendable, Equatable {
-    public var reason: RejectionReason
-    public var message: String
-    public var retryAfterSeconds: Int?
-
-    public init(_ reason: RejectionReason, _ message: String, retryAfterSeconds: Int? = nil) {
-        self.reason = reason; self.message = message; self.retryAfterSeconds = retryAfterSeconds
-    }
-}
+/// Why a checkout was not started (`ServiceRefusal`).
+public typealias CheckoutRefusal = ServiceRefusal
 
 /// Records a checkout and starts its payment with the provider; nothing is left half-made on failure.
 public protocol CheckoutStarting: Sendable {

@@ -83,18 +83,9 @@ public struct PlayAcknowledgement: Sendable, Equatable {
     }
 }
 
-/// Why a claim was not verified: a reason code (its status comes with it) and a message for people,
-/// never carrying a token, a key or the claim itself.
-public struct PurchaseRefusal: Error, Sendable, Equatable {
-    public var reason: RejectionReason
-    public var message: String
-    /// With 503: when to ask again.
-    public var retryAfterSeconds: Int?
-
-    public init(_ reason: RejectionReason, _ message: String, retryAfterSeconds: Int? = nil) {
-        self.reason = reason; self.message = message; self.retryAfterSeconds = retryAfterSeconds
-    }
-}
+/// Why a claim was not verified (`ServiceRefusal`): a reason code (its status comes with it) and a
+/// message for people, never carrying a token, a key or the claim itself.
+public typealias PurchaseRefusal = ServiceRefusal
 
 /// One store's verification of what apps claim. A claim of another store is not asked of it.
 public protocol PurchaseVerifying: Sendable {
