@@ -66,6 +66,9 @@ public struct PurchaseService: Sendable {
         }
         let store = purchases[0].source.rawValue
         guard !events.isEmpty else {
+            // The store holds the grant already: Google may still be owed its acknowledgement (a first
+            // attempt that failed for good, or a purchase that came by notification).
+            await acknowledge(purchases)
             metrics.purchaseReported(store: store, outcome: "unchanged")
             return Outcome(purchases: purchases, eventIds: [], applied: true)
         }
@@ -76,13 +79,16 @@ public struct PurchaseService: Sendable {
             throw PurchaseRefusal(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)
         }
         // Durable: the grant will happen, so Google may be told it was delivered.
-        if let acknowledger {
-            for acknowledgement in purchases.compactMap(\.acknowledgement) { await acknowledger.acknowledge(acknowledgement) }
-        }
+        await acknowledge(purchases)
         let ids = events.map(\.id)
         let applied = await waitUntilApplied(ids)
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
         return Outcome(purchases: purchases, eventIds: ids, applied: applied)
+    }
+
+    private func acknowledge(_ purchases: [VerifiedPurchase]) async {
+        guard let acknowledger else { return }
+        for acknowledgement in purchases.compactMap(\.acknowledgement) { await acknowledger.acknowledge(acknowledgement) }
     }
 
     /// The purchases the claim proves, each for `app`; nothing is published.

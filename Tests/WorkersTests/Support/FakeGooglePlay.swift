@@ -184,7 +184,13 @@ final class FakeGooglePlay: @unchecked Sendable {
                 guard known else {
                     return .json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "status": "NOT_FOUND"}}"#)
                 }
-                locked { $0.acknowledged.append(purchasePath) }
+                locked { v in
+                    v.acknowledged.append(purchasePath)
+                    // As Google does, the purchase answers acknowledged from now on.
+                    for key in v.purchases.keys where key.hasSuffix(token) {
+                        v.purchases[key] = v.purchases[key].map(Self.markedAcknowledged)
+                    }
+                }
                 return LoopbackHTTPServer.Reply(status: 200, body: [])
             }
             let (path, query) = Self.split(request.target)
@@ -210,6 +216,13 @@ final class FakeGooglePlay: @unchecked Sendable {
             if first + size < due.count { fields.append(#""tokenPagination": {"nextPageToken": "page-\#(first + size)"}"#) }
             if !page.isEmpty { fields.append(#""voidedPurchases": [\#(page.joined(separator: ", "))]"#) }
             return .json(200, "{" + fields.joined(separator: ", ") + "}")
+        }
+
+        /// A stored purchase's JSON with its acknowledgement state set (v2's enum, v1's 1).
+        static func markedAcknowledged(_ json: String) -> String {
+            json.replacingOccurrences(of: #""acknowledgementState"\s*:\s*"ACKNOWLEDGEMENT_STATE_PENDING""#,
+                                      with: #""acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED""#, options: .regularExpression)
+                .replacingOccurrences(of: #""acknowledgementState"\s*:\s*0"#, with: #""acknowledgementState":1"#, options: .regularExpression)
         }
 
         private static func split(_ target: String) -> (path: String, query: [String: String]) {
