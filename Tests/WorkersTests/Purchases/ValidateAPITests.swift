@@ -144,3 +144,39 @@ struct ValidateAPITests {
         }
     }
 }
+
+/// The Android half of `/v1/validate`: cordova-plugin-purchase's `android-playstore` transaction, checked
+/// with the local Google, answered in Iaptic's shape, the user linked and the purchase acknowledged.
+@Suite("Purchases API: /v1/validate for Google Play")
+struct ValidateGoogleTests {
+    @Test("an android-playstore transaction validates: ok, the subscription in data.collection, acknowledged, linked to applicationUsername")
+    func googleAnswer() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        let token = GooglePurchasesEndToEndTests.token
+        h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000), at: PlayHarness.subscriptionPath(token))
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                var (setup, _) = GooglePurchasesEndToEndTests.setup(h, store: store)
+                setup.settings.validatorKeys = [PlayHarness.package: ValidateAPITests.key]
+                try await harness.withWorkers(store: store, playAPI: GooglePlayEnricher(client: h.client), purchases: setup) { workers async throws in
+                    let receipt = #"{\"orderId\":\"GPA.1234\",\"packageName\":\"\#(PlayHarness.package)\",\"productId\":\"premium_monthly\",\"purchaseToken\":\"\#(token)\"}"#
+                    let body = #"{"id":"premium_monthly","type":"paid subscription","transaction":{"type":"android-playstore","id":"GPA.1234","purchaseToken":"\#(token)","receipt":"\#(receipt)","signature":"c2ln"},"additionalData":{"applicationUsername":"user-gv"}}"#
+                    let answer = try await ValidateAPITests.validate(workers.workers.validate,
+                                                                     query: "?appName=\(PlayHarness.package)&apiKey=\(ValidateAPITests.key)", body)
+                    #expect(answer.status == 200, "\(answer.text)")
+                    #expect(answer.json?["ok"]?.bool == true)
+                    let item = try #require(answer.json?["data"]?["collection"]?.array?.first)
+                    #expect(item["id"]?.string == "premium_monthly")
+                    #expect(item["platform"]?.string == "android-playstore")
+                    #expect(item["isExpired"]?.bool == false)
+                    #expect(item["expiryDate"]?.int64 != nil && item["purchaseDate"]?.int64 != nil)
+                    #expect(answer.json?["data"]?["ineligible_for_intro_price"]?.array?.compactMap(\.string) == ["premium_monthly"])
+                    #expect(h.fake.acknowledged.count == 1)
+                    #expect(try await store.entitlements(app: PlayHarness.package, user: "user-gv")?.map(\.product) == ["premium_monthly"])
+                }
+            }
+        }
+    }
+}
