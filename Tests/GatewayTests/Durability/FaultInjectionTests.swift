@@ -96,6 +96,12 @@ struct FaultInjectionTests {
         await scenario.load.waitForAcknowledged(40)
         scenario.harness.cluster.setRoundTripTime(milliseconds: 1_500)
         try await Task.sleep(for: .seconds(3))
+        // A delivery is spooled a second after it was sent, once its fsync returns: on a machine busy
+        // with other disk writes that can take longer than the 3 s above, so wait for the first one.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await scenario.harness.metric("tollgate_deliveries_written_total", ["outcome": "spooled"]) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+        }
         #expect(try await scenario.harness.metric("tollgate_deliveries_written_total", ["outcome": "spooled"]) > 0)
         scenario.harness.cluster.setRoundTripTime(milliseconds: 0)
         _ = try await Self.verify(scenario, "latency 1.5 s > ack timeout")
