@@ -1,0 +1,171 @@
+import Events
+import Foundation
+import TestSupport
+import Testing
+import Toolkit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 20, item 3: a scripted Sileo client walks the Payment Provider API step by step against a real
+/// `tollgate dev`, paying through a real Antom checkout: the purchase answers status 1 with the cashier
+/// page a local Antom returns from `pay` (as Antom documents it), Antom's signed notification comes
+/// through the real webhook route, the projection entitles the user, the package downloads once.
+@Suite("tollgate dev: a Sileo client buys and downloads a package through an Antom checkout")
+struct SileoDevWalkTests {
+    static let clientId = "CLIENT_SILEO_DEV_01"
+    static let base = "/sileo/shop"
+    static let package = "com.example.tweak"
+    static let product = "tweak.lifetime"
+    static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
+
+    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download; a wrong secret, another user, a wrong amount")
+    func walk() async throws {
+        let (merchant, platform) = try await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
+        let signInKey = try #require(PrivateKey.generateP256())
+        let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        defer { antom.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-sileo-dev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("debs"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(Self.fileBytes).write(to: directory.appendingPathComponent("debs/tweak.deb"))
+        try Data((merchant.pem ?? "").utf8).write(to: directory.appendingPathComponent("merchant.pem"))
+        try Data((platform.publicKeyPEM ?? "").utf8).write(to: directory.appendingPathComponent("antom-public.pem"))
+        try Data((signInKey.publicKeyPEM ?? "").utf8).write(to: directory.appendingPathComponent("signin.pem"))
+        let config = """
+            http: { host: 127.0.0.1, port: 0 }
+            api: { tokens: [sileo-dev-walk-token-0123] }
+            checkouts: { publicBaseUrl: "https://pay.example.com", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
+            sources:
+              alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
+            sileo:
+              vendors:
+                - basePath: \(Self.base)
+                  name: Shop
+                  icon: https://repo.example/icon.png
+                  description: Shop Pay
+                  publicBaseURL: https://repo.example
+                  app: \(Self.clientId)
+                  provider: alipayplus
+                  signIn: { url: "https://login.example/sileo", assertionKeyFile: \(directory.path)/signin.pem }
+                  downloadDirectory: \(directory.path)
+                  packages:
+                    - { id: \(Self.package), product: \(Self.product), amount: 199, currency: USD, price: "$1.99", file: debs/tweak.deb }
+            """
+        let configPath = directory.appendingPathComponent("tollgate.yaml").path
+        try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
+        let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
+        let result: Result<Void, any Error>
+        do {
+            let local = "http://127.0.0.1:\(try await child.gatewayPort())"
+            try await Self.walk(local: local, antom: antom, platform: platform, signInKey: signInKey)
+            result = .success(())
+        } catch {
+            result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
+        }
+        child.signal(SIGTERM)
+        if await child.waitForExit(within: .seconds(20)) == nil { await child.crash() }
+        try result.get()
+    }
+
+    static func walk(local: String, antom: FakeAntom, platform: PrivateKey, signInKey: PrivateKey) async throws {
+        let vendor = local + base
+        let info = try await SileoHTTP.call("GET", vendor + "/info")
+        #expect(info.status == 200 && info.json["name"]?.string == "Shop")
+
+        let alice = try await signIn(vendor: vendor, local: local, user: "alice", key: signInKey)
+        #expect(try await SileoHTTP.call("POST", vendor + "/user_info", json: #"{"token":"BEARER \#(alice.token)"}"#).json["items"]?.array?.isEmpty == true)
+        let before = try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(alice.token)"}"#)
+        #expect(before.json["price"]?.string == "$1.99" && before.json["purchased"]?.bool == false && before.json["available"]?.bool == true)
+
+        // A wrong payment secret starts nothing.
+        let wrong = try await SileoHTTP.call("POST", vendor + "/package/\(package)/purchase", json: #"{"token":"BEARER \#(alice.token)","payment_secret":"not-the-secret"}"#)
+        #expect(wrong.status == 403 && antom.seen.isEmpty)
+
+        // The purchase: Tollgate calls Antom's pay; Sileo opens the cashier page it answered.
+        let purchase = try await SileoHTTP.call("POST", vendor + "/package/\(package)/purchase",
+                                                json: #"{"token":"BEARER \#(alice.token)","payment_secret":"\#(alice.secret)"}"#)
+        #expect(purchase.json["status"]?.int64 == 1, "\(String(decoding: purchase.body, as: UTF8.self))")
+        let reference = try #require(antom.seen.last?.body?["paymentRequestId"]?.string)
+        #expect(purchase.json["url"]?.string == FakeAntom.pageURL(reference))
+        #expect(antom.seen.last?.signatureVerified == true)
+        #expect(antom.seen.last?.body?["paymentAmount"]?["value"]?.string == "199")
+
+        // Antom tells Tollgate the payment succeeded, signed, through the webhook route.
+        #expect(try await notify(local: local, reference: reference, amount: "199", platform: platform).status == 200)
+        try await waitUntilPurchased(vendor: vendor, token: alice.token, expected: true)
+        #expect(try await SileoHTTP.call("POST", vendor + "/user_info", json: #"{"token":"BEARER \#(alice.token)"}"#)
+            .json["items"]?.array?.compactMap(\.string) == [package])
+
+        // The download: an https URL with a single-use key and nothing of the user's; once.
+        let authorized = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download",
+                                                  json: #"{"token":"BEARER \#(alice.token)","udid":"u","device":"iPhone7,2","version":"1.0","repo":"https://repo.example"}"#)
+        let url = try #require(authorized.json["url"]?.string)
+        #expect(url.hasPrefix("https://repo.example\(base)/download/\(package)") && !url.contains(alice.token) && !url.contains("alice"))
+        let path = String(url.dropFirst("https://repo.example".count))
+        let download = try await SileoHTTP.call("GET", local + path)
+        #expect(download.status == 200 && [UInt8](download.body) == fileBytes)
+        #expect(try await SileoHTTP.call("GET", local + path).status == 403)
+
+        // Another user's token owns nothing; a notification of another amount entitles nobody.
+        let bob = try await signIn(vendor: vendor, local: local, user: "bob", key: signInKey)
+        #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(bob.token)"}"#).json["purchased"]?.bool == false)
+        let bobs = try await SileoHTTP.call("POST", vendor + "/package/\(package)/purchase", json: #"{"token":"BEARER \#(bob.token)","payment_secret":"\#(bob.secret)"}"#)
+        #expect(bobs.json["status"]?.int64 == 1)
+        let bobReference = try #require(antom.seen.last?.body?["paymentRequestId"]?.string)
+        #expect(bobReference != reference)
+        #expect(try await notify(local: local, reference: bobReference, amount: "1", platform: platform).status == 200)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(bob.token)"}"#).json["purchased"]?.bool == false)
+        let bobDownload = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(bob.token)"}"#)
+        #expect(bobDownload.status == 403)
+    }
+
+    /// Sileo's sign-in: /authenticate, the merchant's page (played here: it signs who signed in with the
+    /// nonce it was given and sends the browser back), the completion with the browser's cookie.
+    static func signIn(vendor: String, local: String, user: String, key: PrivateKey) async throws -> (token: String, secret: String) {
+        let start = try await SileoHTTP.call("GET", vendor + "/authenticate?udid=4e1243bd22c66e76c2ba9eddc1f91394e57f9f83&model=iPhone7%2C2")
+        try #require(start.status == 302)
+        let cookie = try #require(start.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
+        let page = try #require(URLComponents(string: start.location))
+        #expect(page.host == "login.example")
+        let nonce = try #require(page.queryItems?.first { $0.name == "nonce" }?.value)
+        let back = try #require(page.queryItems?.first { $0.name == "return_url" }?.value)
+        struct Header: Encodable { var alg = "ES256"; var typ = "JWT" }
+        struct Claims: Encodable { var sub, name, email, nonce: String; var iat, exp: Int64 }
+        let now = Timestamp.now.millisecondsSince1970 / 1000
+        let assertion = try #require(CompactJWS.signed(header: Header(), claims: Claims(sub: user, name: user, email: "\(user)@example.com",
+                                                                                       nonce: nonce, iat: now, exp: now + 120),
+                                                       sign: { key.signES256($0) }))
+        // The return URL is the vendor's public one; the test reaches the same route locally.
+        let completion = try #require(URLComponents(string: back))
+        let done = try await SileoHTTP.call("GET", local + completion.path + "?assertion=" + assertion, cookie: cookie)
+        try #require(done.status == 302, "\(String(decoding: done.body, as: UTF8.self))")
+        let callback = try #require(URLComponents(string: done.location))
+        try #require(callback.scheme == "sileo" && callback.host == "authentication_success")
+        let token = try #require(callback.queryItems?.first { $0.name == "token" }?.value)
+        let secret = try #require(callback.queryItems?.first { $0.name == "payment_secret" }?.value)
+        return (String(token.dropFirst("BEARER ".count)), secret)
+    }
+
+    static func notify(local: String, reference: String, amount: String, platform: PrivateKey) async throws -> HTTP.Response {
+        let body = #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"USD","value":"\#(amount)"},"paymentTime":"\#(Timestamp.now.rfc3339)"}"#
+        let time = Timestamp.now.rfc3339
+        let signature = try #require(platform.signRSASHA256(FakeAntom.content(path: "/webhooks/alipayplus", clientId: clientId, time: time,
+                                                                              body: Array(body.utf8))))
+        return try await HTTP.request("POST", local + "/webhooks/alipayplus", headers: [
+            "Content-Type": "application/json", "Client-Id": clientId, "Request-Time": time,
+            "Signature": "algorithm=RSA256,keyVersion=1,signature=\(FakeAntom.urlEncode(Base64.encodeStandard(signature)))"], body: body)
+    }
+
+    static func waitUntilPurchased(vendor: String, token: String, expected: Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let info = try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(token)"}"#)
+            if info.json["purchased"]?.bool == expected { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        Issue.record("package info never said purchased: \(expected)")
+    }
+}
