@@ -45,6 +45,7 @@ extension ConfigLoader {
             SileoSettings.SignIn(url: try i.credentialedURL("url", default: ""), assertionKeyFile: try i.requiredString("assertionKeyFile"))
         }
         let downloadDirectory = try v.string("downloadDirectory").flatMap { $0.isEmpty ? nil : $0 }
+        let paymentPageURL: String? = try v.string("paymentPageURL") == nil ? nil : try v.credentialedURL("paymentPageURL", default: "")
         let packages = try v.list("packages") { (p) throws(ConfigError) in try readSileoPackage(p, downloadDirectory: downloadDirectory) }
         var ids = Set<String>()
         for package in packages where !ids.insert(package.id).inserted {
@@ -56,7 +57,7 @@ extension ConfigLoader {
             app: try v.requiredString("app"), environment: environment, provider: provider, signIn: signIn,
             downloadDirectory: downloadDirectory,
             downloadKeyTtlSeconds: try v.int("downloadKeyTtlSeconds", default: 120, range: 10...3_600),
-            tokenTtlDays: try v.int("tokenTtlDays", default: 180, range: 1...3_650), packages: packages)
+            tokenTtlDays: try v.int("tokenTtlDays", default: 180, range: 1...3_650), packages: packages, paymentPageURL: paymentPageURL)
     }
 
     private static func readSileoPackage(_ p: ConfigReader, downloadDirectory: String?) throws(ConfigError) -> SileoSettings.Package {

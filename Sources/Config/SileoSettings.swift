@@ -27,16 +27,19 @@ public struct SileoSettings: Sendable {
         public var downloadKeyTtlSeconds: Int
         public var tokenTtlDays: Int
         public var packages: [Package]
+        /// For a provider whose checkout has no payment page of its own (Citcon: the app's SDK makes the
+        /// order): the merchant's page that starts the payment; Sileo opens it with `reference` and `ipn`.
+        public var paymentPageURL: String?
 
         public init(basePath: String, name: String, icon: String, description: String, authenticationBanner: Banner? = nil,
                     publicBaseURL: String, app: String, environment: NormalizedEvent.Environment = .production, provider: String,
                     signIn: SignIn, downloadDirectory: String? = nil, downloadKeyTtlSeconds: Int = 120, tokenTtlDays: Int = 180,
-                    packages: [Package]) {
+                    packages: [Package], paymentPageURL: String? = nil) {
             self.basePath = basePath; self.name = name; self.icon = icon; self.description = description
             self.authenticationBanner = authenticationBanner; self.publicBaseURL = publicBaseURL; self.app = app
             self.environment = environment; self.provider = provider; self.signIn = signIn
             self.downloadDirectory = downloadDirectory; self.downloadKeyTtlSeconds = downloadKeyTtlSeconds
-            self.tokenTtlDays = tokenTtlDays; self.packages = packages
+            self.tokenTtlDays = tokenTtlDays; self.packages = packages; self.paymentPageURL = paymentPageURL
         }
     }
 

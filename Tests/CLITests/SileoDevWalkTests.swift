@@ -15,11 +15,12 @@ import Glibc
 struct SileoDevWalkTests {
     static let clientId = "CLIENT_SILEO_DEV_01"
     static let base = "/sileo/shop"
+    static let upiBase = "/sileo/upi"
     static let package = "com.example.tweak"
     static let product = "tweak.lifetime"
     static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
 
-    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download; a wrong secret, another user, a wrong amount")
+    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download; a wrong secret, another user, a wrong amount; then through Citcon, refunded")
     func walk() async throws {
         let (merchant, platform) = try await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let signInKey = try #require(PrivateKey.generateP256())
@@ -39,6 +40,7 @@ struct SileoDevWalkTests {
             checkouts: { publicBaseUrl: "https://pay.example.com", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
+              citcon: { accounts: [{ name: \(CheckoutDevTests.account), secrets: [\(CheckoutDevTests.secret)] }] }
             sileo:
               vendors:
                 - basePath: \(Self.base)
@@ -52,6 +54,18 @@ struct SileoDevWalkTests {
                   downloadDirectory: \(directory.path)
                   packages:
                     - { id: \(Self.package), product: \(Self.product), amount: 199, currency: USD, price: "$1.99", file: debs/tweak.deb }
+                - basePath: \(Self.upiBase)
+                  name: UPI Shop
+                  icon: https://repo.example/icon.png
+                  description: UPI Pay
+                  publicBaseURL: https://repo.example
+                  app: \(CheckoutDevTests.account)
+                  provider: citcon
+                  paymentPageURL: "https://pay.example.com/upi?shop=1"
+                  signIn: { url: "https://login.example/sileo", assertionKeyFile: \(directory.path)/signin.pem }
+                  downloadDirectory: \(directory.path)
+                  packages:
+                    - { id: \(Self.package), product: \(Self.product), amount: 2500, currency: USD, price: "$25.00", file: debs/tweak.deb }
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
@@ -60,6 +74,7 @@ struct SileoDevWalkTests {
         do {
             let local = "http://127.0.0.1:\(try await child.gatewayPort())"
             try await Self.walk(local: local, antom: antom, platform: platform, signInKey: signInKey)
+            try await Self.citconWalk(local: local, signInKey: signInKey)
             result = .success(())
         } catch {
             result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
@@ -120,6 +135,33 @@ struct SileoDevWalkTests {
         #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(bob.token)"}"#).json["purchased"]?.bool == false)
         let bobDownload = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(bob.token)"}"#)
         #expect(bobDownload.status == 403)
+    }
+
+    /// The same through a Citcon vendor: the purchase opens the merchant's payment page with the
+    /// checkout's reference and IPN URL; Citcon's signed IPN for that reference entitles, its refund IPN
+    /// takes the package back.
+    static func citconWalk(local: String, signInKey: PrivateKey) async throws {
+        let vendor = local + upiBase
+        let carol = try await signIn(vendor: vendor, local: local, user: "carol", key: signInKey)
+        let purchase = try await SileoHTTP.call("POST", vendor + "/package/\(package)/purchase",
+                                                json: #"{"token":"BEARER \#(carol.token)","payment_secret":"\#(carol.secret)"}"#)
+        #expect(purchase.json["status"]?.int64 == 1, "\(String(decoding: purchase.body, as: UTF8.self))")
+        let page = try #require(URLComponents(string: purchase.json["url"]?.string ?? ""))
+        #expect(page.host == "pay.example.com" && page.path == "/upi")
+        #expect(page.queryItems?.first { $0.name == "shop" }?.value == "1")
+        #expect(page.queryItems?.first { $0.name == "ipn" }?.value == "https://pay.example.com/webhooks/citcon/\(CheckoutDevTests.account)")
+        let reference = try #require(page.queryItems?.first { $0.name == "reference" }?.value)
+
+        #expect(try await CheckoutDevTests.ipn(local, reference: reference, id: "ch_sileo_1", type: "charge", amount: "2500").status == 200)
+        try await waitUntilPurchased(vendor: vendor, token: carol.token, expected: true)
+        let authorized = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(carol.token)"}"#)
+        let path = String(try #require(authorized.json["url"]?.string).dropFirst("https://repo.example".count))
+        #expect([UInt8](try await SileoHTTP.call("GET", local + path).body) == fileBytes)
+        #expect(try await SileoHTTP.call("GET", local + path).status == 403)
+
+        #expect(try await CheckoutDevTests.ipn(local, reference: reference, id: "rf_sileo_1", type: "refund", amount: "2500").status == 200)
+        try await waitUntilPurchased(vendor: vendor, token: carol.token, expected: false)
+        #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(carol.token)"}"#).status == 403)
     }
 
     /// Sileo's sign-in: /authenticate, the merchant's page (played here: it signs who signed in with the

@@ -235,12 +235,23 @@ public struct SileoAPI: Sendable {
             if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
             return refuse(Rejection(error.reason, error.message), extra: failed, headers: headers)
         }
-        guard let url = started.paymentURL else {
+        guard let url = started.paymentURL ?? settings.paymentPageURL.map({ Self.paymentPage($0, for: started) }) else {
             logger.error("sileo checkout has no payment page", metadata: ["vendor": .string(base), "checkout": .string(started.id)])
             return refuse(Rejection(.noPaymentPage, "this vendor's payment provider gives no payment page"), extra: failed)
         }
         struct Started: Encodable { var status: Int; var url: String }
         return json(.ok, Started(status: 1, url: url))
+    }
+
+    /// The merchant's payment page for a checkout its provider gives no page for (Citcon): with the
+    /// checkout's `reference` and the `ipn` URL its order must carry.
+    static func paymentPage(_ page: String, for started: StartedCheckout) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+?#")
+        let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        var query = "reference=" + encode(started.reference)
+        if let ipn = started.notifyURL { query += "&ipn=" + encode(ipn) }
+        return page + (page.contains("?") ? "&" : "?") + query
     }
 
     func authorizeDownload(_ request: Request, id: String) async -> Response {
