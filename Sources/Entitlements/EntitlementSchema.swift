@@ -160,5 +160,15 @@ enum EntitlementSchema {
                 expires_at_ms BIGINT NOT NULL);
             """
         },
+        // Issue 20 (item 1, refunds): Antom's refund notification names the merchant's refundRequestId and
+        // not the payment, so a checkout keeps the paymentId its payment notification carried (what a
+        // refund call names) and the refundRequestId Tollgate sent (what the notification comes back with).
+        Migration(version: 8, name: "checkout payment ids and refund requests") { _ in
+            """
+            ALTER TABLE checkouts ADD COLUMN payment_id TEXT;
+            ALTER TABLE checkouts ADD COLUMN refund_request_id TEXT;
+            CREATE UNIQUE INDEX checkouts_by_refund_request ON checkouts (provider, account, refund_request_id);
+            """
+        },
     ]
 }

@@ -20,7 +20,7 @@ struct SileoDevWalkTests {
     static let product = "tweak.lifetime"
     static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
 
-    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download; a wrong secret, another user, a wrong amount; then through Citcon, refunded")
+    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download, refunded through Antom; a wrong secret, another user, a wrong amount; then through Citcon, refunded")
     func walk() async throws {
         let (merchant, platform) = try await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let signInKey = try #require(PrivateKey.generateP256())
@@ -103,6 +103,7 @@ struct SileoDevWalkTests {
                                                 json: #"{"token":"BEARER \#(alice.token)","payment_secret":"\#(alice.secret)"}"#)
         #expect(purchase.json["status"]?.int64 == 1, "\(String(decoding: purchase.body, as: UTF8.self))")
         let reference = try #require(antom.seen.last?.body?["paymentRequestId"]?.string)
+        let checkout = try #require(antom.seen.last?.body?["order"]?["referenceOrderId"]?.string)
         #expect(purchase.json["url"]?.string == FakeAntom.pageURL(reference))
         #expect(antom.seen.last?.signatureVerified == true)
         #expect(antom.seen.last?.body?["paymentAmount"]?["value"]?.string == "199")
@@ -122,6 +123,18 @@ struct SileoDevWalkTests {
         let download = try await SileoHTTP.call("GET", local + path)
         #expect(download.status == 200 && [UInt8](download.body) == fileBytes)
         #expect(try await SileoHTTP.call("GET", local + path).status == 403)
+
+        // The merchant refunds the checkout: Tollgate asks Antom's refund, Antom's signed refund result
+        // comes through the webhook route, and the package is no longer purchased.
+        let refund = try await HTTP.request("POST", local + "/v1/checkouts/\(checkout)/refund",
+                                            headers: ["Authorization": "Bearer sileo-dev-walk-token-0123"], body: "")
+        #expect(refund.status == 202, "\(refund.body)")
+        let refundRequestId = try #require(antom.seen.last?.body?["refundRequestId"]?.string)
+        #expect(antom.seen.last?.signatureVerified == true && antom.seen.last?.body?["paymentId"]?.string == "pay-\(reference)")
+        #expect(try await notifyRefund(local: local, refundRequestId: refundRequestId, platform: platform).status == 200)
+        try await waitUntilPurchased(vendor: vendor, token: alice.token, expected: false)
+        #expect(try await SileoHTTP.call("POST", vendor + "/user_info", json: #"{"token":"BEARER \#(alice.token)"}"#).json["items"]?.array?.isEmpty == true)
+        #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(alice.token)"}"#).status == 403)
 
         // Another user's token owns nothing; a notification of another amount entitles nobody.
         let bob = try await signIn(vendor: vendor, local: local, user: "bob", key: signInKey)
@@ -192,7 +205,15 @@ struct SileoDevWalkTests {
     }
 
     static func notify(local: String, reference: String, amount: String, platform: PrivateKey) async throws -> HTTP.Response {
-        let body = #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"USD","value":"\#(amount)"},"paymentTime":"\#(Timestamp.now.rfc3339)"}"#
+        try await signedNotification(local: local, platform: platform, body: #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"USD","value":"\#(amount)"},"paymentTime":"\#(Timestamp.now.rfc3339)"}"#)
+    }
+
+    /// Antom's notifyRefund: the refund Tollgate asked for succeeded.
+    static func notifyRefund(local: String, refundRequestId: String, platform: PrivateKey) async throws -> HTTP.Response {
+        try await signedNotification(local: local, platform: platform, body: #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."},"refundStatus":"SUCCESS","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"199"},"refundTime":"\#(Timestamp.now.rfc3339)"}"#)
+    }
+
+    static func signedNotification(local: String, platform: PrivateKey, body: String) async throws -> HTTP.Response {
         let time = Timestamp.now.rfc3339
         let signature = try #require(platform.signRSASHA256(FakeAntom.content(path: "/webhooks/alipayplus", clientId: clientId, time: time,
                                                                               body: Array(body.utf8))))

@@ -1,12 +1,15 @@
 import Events
 import Toolkit
 
-/// Turns a verified `notifyPayment` into its event. Two shapes carry the same notification:
+/// Turns a verified `notifyPayment` or `notifyRefund` into its event. Two shapes carry a payment:
 /// - Antom's, to merchants: `notifyType` (`PAYMENT_RESULT`, `PAYMENT_PENDING`) and the outcome in
 ///   `result` (some acquirer variants put it in `paymentResult`), `paymentId` always present;
 /// - Alipay+'s, to acquiring and issuing participants: no `notifyType` (it reports final results
 ///   only, so it is a `PAYMENT_RESULT`), the outcome in `paymentResult` (`resultStatus` S success,
 ///   F failure), `paymentId` only once the payment succeeded, with `acquirerId`, `pspId`, `customerId`.
+/// Antom's `notifyRefund` (`notifyType` REFUND_RESULT) names the merchant's `refundRequestId`, not the
+/// payment: its event's subject is that id, and the workers find the checkout whose refund it is
+/// (docs/checkouts.md).
 /// Both send scalars as strings, so numbers written either way are read as text.
 struct AlipayPlusNormalizer {
     let clientId: String
@@ -16,7 +19,11 @@ struct AlipayPlusNormalizer {
     /// What participant notifications mean, having no `notifyType` of their own.
     static let participantNotifyType = "PAYMENT_RESULT"
 
+    /// The `notifyType` of Antom's refund results.
+    static let refundNotifyType = "REFUND_RESULT"
+
     func event() throws(Rejection) -> NormalizedEvent {
+        if Self.text(body["notifyType"]) == Self.refundNotifyType { return try refundEvent() }
         let notifyType: String
         let result: [String: JSONValue]
         let resultPath: String
@@ -61,6 +68,31 @@ struct AlipayPlusNormalizer {
             reason: failure, sourceType: "\(notifyType)/\(resultStatus)")
     }
 
+    /// `refundStatus` SUCCESS: `purchase.refunded`; FAIL: `purchase.refund_declined` (the money stays
+    /// with the merchant, the purchase stands). `refundTime` is sent with successes only.
+    private func refundEvent() throws(Rejection) -> NormalizedEvent {
+        guard let result = body["result"]?.object else { throw Rejection(.missingField, "result is missing or not an object") }
+        let refundRequestId = try required("refundRequestId", in: body)
+        let refundId = try required("refundId", in: body)
+        let refundStatus = try required("refundStatus", in: body)
+        let type: EventType = switch refundStatus {
+        case "SUCCESS": .purchaseRefunded
+        case "FAIL": .purchaseRefundDeclined
+        default: .storeOther
+        }
+        let refundTime = try Self.text(body["refundTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "refundTime") }
+        let amount = body["refundAmount"]?.object
+        return NormalizedEvent(
+            id: "alipayplus:\(EventIdScope.component(clientId)):\(refundId):\(Self.refundNotifyType):\(refundStatus)", type: type,
+            source: "/alipayplus/\(clientId)",
+            environment: clientId.hasPrefix("SANDBOX_") ? .sandbox : .production,
+            app: clientId, subject: refundRequestId, occurredAt: (refundTime ?? receivedAt).rfc3339, receivedAt: receivedAt.rfc3339,
+            transaction: NormalizedEvent.Transaction(id: refundId),
+            price: MinorUnits.price(Self.text(amount?["value"]), currency: Self.text(amount?["currency"])),
+            reason: type == .purchaseRefundDeclined ? Self.text(result["resultCode"])?.lowercased() : nil,
+            sourceType: "\(Self.refundNotifyType)/\(refundStatus)")
+    }
+
     static func eventType(notifyType: String, resultStatus: String) -> EventType {
         switch (notifyType, resultStatus) {
         case ("PAYMENT_RESULT", "S"): .purchaseCompleted
@@ -91,5 +123,13 @@ struct AlipayPlusNormalizer {
         case .number(let number)?: number.text
         default: nil
         }
+    }
+}
+
+extension NormalizedEvent {
+    /// An Antom refund result: its `subject` is the merchant's `refundRequestId`, which names no payment
+    /// until the workers find the checkout that asked for the refund.
+    public var isAlipayPlusRefundResult: Bool {
+        source.hasPrefix("/alipayplus/") && sourceType.hasPrefix(AlipayPlusNormalizer.refundNotifyType + "/")
     }
 }

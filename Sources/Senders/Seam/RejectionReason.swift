@@ -155,6 +155,11 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     /// Checkouts: the provider cannot be reached, answers 5xx, `U`, or an answer whose signature does
     /// not verify; nothing was kept, ask again after `Retry-After`.
     case paymentProviderUnavailable = "payment_provider_unavailable"
+    /// Checkouts: only a paid Antom checkout can be refunded through Tollgate (Citcon's refunds are
+    /// started at Citcon; their IPN takes the checkout back).
+    case checkoutNotRefundable = "checkout_not_refundable"
+    /// Checkouts: Antom refused the refund (`resultStatus` F, e.g. REFUND_WINDOW_EXCEED); the checkout stays paid.
+    case refundRefused = "refund_refused"
 
     public var httpStatus: Int {
         switch self {
@@ -180,8 +185,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .noPaymentPage: 502
         case .providerNotConfigured: 403
         case .checkoutNotFound: 404
-        case .checkoutConflict: 409
-        case .paymentRefused: 422
+        case .checkoutConflict, .checkoutNotRefundable: 409
+        case .paymentRefused, .refundRefused: 422
         case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable,
              .checkoutsUnavailable, .paymentProviderUnavailable: 503
         }

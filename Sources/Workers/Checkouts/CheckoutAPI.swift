@@ -9,12 +9,14 @@ import Senders
 import ServiceHost
 import Toolkit
 
-/// `POST /v1/checkouts` and `GET /v1/checkouts/{id}` (docs/checkouts.md, docs/openapi.yaml): bearer
+/// `POST /v1/checkouts`, `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
+/// (docs/checkouts.md, docs/openapi.yaml): bearer
 /// tokens from `api.tokens` as the entitlement API checks them, a token limited to apps answering only
 /// for those. Every refusal is counted in `tollgate_api_rejections_total{reason}`.
 public struct CheckoutAPI: Sendable {
     public static let collectionPath = "/v1/checkouts"
     public static let itemPath = "/v1/checkouts/:id"
+    public static let refundPath = "/v1/checkouts/:id/refund"
     static let maxBodyBytes = 16_384
     static let maxTextLength = 200
 
@@ -31,9 +33,10 @@ public struct CheckoutAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.collectionPath: [.post], Self.itemPath: [.get]]) { router in
+        RouteGroup(methods: [Self.collectionPath: [.post], Self.itemPath: [.get], Self.refundPath: [.post]]) { router in
             router.post(RouterPath(Self.collectionPath)) { request, _ in await create(request) }
             router.get(RouterPath(Self.itemPath)) { request, context in await show(request, id: context.parameters.get("id")) }
+            router.post(RouterPath(Self.refundPath)) { request, context in await refund(request, id: context.parameters.get("id")) }
         }
     }
 
@@ -44,6 +47,8 @@ public struct CheckoutAPI: Sendable {
         var paymentUrl: String?
         var ipnUrl: String?
         var quarantineReason: String?
+        var paymentId: String?
+        var refundRequestId: String?
         var createdAt, expiresAt: String
     }
 
@@ -68,18 +73,52 @@ public struct CheckoutAPI: Sendable {
     }
 
     func show(_ request: Request, id: String?) async -> Response {
-        guard let token = authorized(request) else { return unauthorized() }
-        guard let id, !id.isEmpty, id.utf8.count <= 64 else { return refuse(.checkoutNotFound, "no checkout has this id") }
+        switch await lookUp(request, id: id) {
+        case .success(let found): Self.json(.ok, Self.body(found))
+        case .failure(let refused): refused.response
+        }
+    }
+
+    /// Asks Antom to refund a paid checkout in full: 202 with the checkout (still `paid`, with its
+    /// `refundRequestId`) until Antom's notification makes it `refunded`; 200 when it already is. The
+    /// body, if any, is not read.
+    func refund(_ request: Request, id: String?) async -> Response {
+        let checkout: CheckoutRecord
+        switch await lookUp(request, id: id) {
+        case .success(let found): checkout = found
+        case .failure(let refused): return refused.response
+        }
+        do {
+            let requested = try await service.refund(checkout)
+            let current = (try? await service.records.find(id: checkout.id)) ?? checkout
+            return Self.json(requested ? .accepted : .ok, Self.body(current))
+        } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return refuse(error.reason, error.message, headers: headers)
+        }
+    }
+
+    struct Refused: Error { var response: Response }
+
+    /// The checkout `id` names, for this request's token: another app's checkout reads as unknown, so a
+    /// limited token learns nothing about other apps.
+    private func lookUp(_ request: Request, id: String?) async -> Result<CheckoutRecord, Refused> {
+        guard let token = authorized(request) else { return .failure(Refused(response: unauthorized())) }
+        guard let id, !id.isEmpty, id.utf8.count <= 64 else {
+            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        }
         let found: CheckoutRecord?
         do { found = try await service.records.find(id: id) } catch {
             logger.error("checkout lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
-            return refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)
+            return .failure(Refused(response: refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)))
         }
-        // Another app's checkout reads as unknown: a limited token learns nothing about other apps.
-        guard let found, token.allows(app: found.app) else { return refuse(.checkoutNotFound, "no checkout has this id") }
-        return Self.json(.ok, Self.body(found))
+        guard let found, token.allows(app: found.app) else {
+            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        }
+        return .success(found)
     }
 
     /// `{app, user, product, amount, currency, provider}`: texts of 1 to 200 characters without control
@@ -118,7 +157,8 @@ public struct CheckoutAPI: Sendable {
         Body(id: c.id, app: c.app, user: c.user, product: c.product, amount: c.amountMinor, currency: c.currency,
              provider: c.provider.rawValue, environment: c.environment.rawValue, state: c.state.rawValue, reference: c.reference,
              paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil,
-             quarantineReason: c.state == .quarantined ? c.quarantineReason : nil,
+             quarantineReason: c.state == .quarantined ? c.quarantineReason : nil, paymentId: c.paymentId,
+             refundRequestId: c.state == .paid ? c.refundRequestId : nil,
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
     }
 

@@ -13,7 +13,10 @@ import Store
 /// - one that differs quarantines the checkout with the reason: counted, logged, and the event entitles
 ///   nobody (it is kept as processed-unchanged, not dead-lettered: a replay would only quarantine it again);
 /// - a refund or chargeback takes a paid checkout back (`refunded`); the purchase's own state change
-///   makes the entitlement inactive.
+///   makes the entitlement inactive. Antom's refund result names the `refundRequestId` Tollgate sent
+///   (`POST /v1/checkouts/{id}/refund`), so it is matched by that and given the checkout's reference
+///   as its subject, the purchase its payment made; one that names no refund Tollgate asked for
+///   changes nothing (counted `refund_unmatched`), and a failed one frees the checkout for another request.
 /// Events that name no checkout pass as they are.
 struct CheckoutMatcher: Sendable {
     let records: CheckoutRecords
@@ -27,6 +30,7 @@ struct CheckoutMatcher: Sendable {
     func match(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
         let provider = Projector.sourceName(of: event)
         guard Self.providers.contains(provider) else { return event }
+        if event.isAlipayPlusRefundResult { return try await matchRefund(event) }
         let found: CheckoutRecord?
         do {
             found = try await records.find(provider: SourceName(provider), account: event.app, reference: event.subject)
@@ -44,7 +48,8 @@ struct CheckoutMatcher: Sendable {
             }
             switch checkout.state {
             case .pending, .expired:
-                let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id)
+                let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id,
+                                                 paymentId: event.transaction?.id)
                 if moved {
                     let outcome = checkout.state == .expired ? "paid_after_expiry" : "paid"
                     metrics.checkoutNotification(provider: provider, outcome: outcome)
@@ -70,6 +75,47 @@ struct CheckoutMatcher: Sendable {
         default:
             // Pending, failed, canceled: the purchase records them for this user; nothing entitles.
             return checkout.state == .quarantined ? nil : matched
+        }
+    }
+
+    /// Antom's refund result, by the `refundRequestId` Tollgate sent for the checkout.
+    private func matchRefund(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
+        let provider = SourceName.alipayplus
+        let found: CheckoutRecord?
+        do {
+            found = try await records.find(provider: provider, account: event.app, refundRequestId: event.subject)
+        } catch {
+            throw EventProcessor.failure(error)
+        }
+        guard let checkout = found else {
+            // Asked elsewhere (Antom Dashboard): nothing here says which payment it returned.
+            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unmatched")
+            logger.warning("an Antom refund result names no refund asked through Tollgate and changes nothing",
+                           metadata: ["event_id": .string(event.id), "app": .string(event.app)])
+            return nil
+        }
+        var matched = event
+        matched.subject = checkout.reference
+        matched.user = checkout.user
+        matched.product = checkout.product
+        switch event.type {
+        case .purchaseRefunded:
+            if try await transition(checkout, from: [.paid], to: .refunded) {
+                metrics.checkoutNotification(provider: provider.rawValue, outcome: "refunded")
+                logger.info("checkout refunded", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
+            }
+            return matched
+        default:
+            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_failed")
+            logger.warning("Antom reports the checkout's refund failed; the checkout stays paid",
+                           metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
+                                      "reason": .string(event.reason ?? "")])
+            do {
+                try await records.clearRefundRequest(event.subject, id: checkout.id, nowMs: now())
+            } catch {
+                throw EventProcessor.failure(error)
+            }
+            return matched
         }
     }
 
@@ -99,10 +145,11 @@ struct CheckoutMatcher: Sendable {
     }
 
     private func transition(_ checkout: CheckoutRecord, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
-                            quarantineReason: String? = nil, paidEventId: String? = nil) async throws(WorkerFailure) -> Bool {
+                            quarantineReason: String? = nil, paidEventId: String? = nil,
+                            paymentId: String? = nil) async throws(WorkerFailure) -> Bool {
         do {
             return try await records.transition(id: checkout.id, from: from, to: state, quarantineReason: quarantineReason,
-                                                paidEventId: paidEventId, nowMs: now())
+                                                paidEventId: paidEventId, paymentId: paymentId, nowMs: now())
         } catch {
             throw EventProcessor.failure(error)
         }

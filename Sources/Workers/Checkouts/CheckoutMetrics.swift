@@ -17,6 +17,11 @@ extension WorkerMetrics {
             .increment()
     }
 
+    /// A `POST /v1/checkouts/{id}/refund` that reached Antom, by outcome (requested, refused, unavailable).
+    func checkoutRefund(outcome: String) {
+        Counter(label: "tollgate_checkout_refunds_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
     func checkoutsExpired(_ count: Int) {
         Counter(label: "tollgate_checkouts_expired_total", factory: factory).increment(by: count)
     }
@@ -25,7 +30,9 @@ extension WorkerMetrics {
         MetricFamily("tollgate_checkouts_started_total", .counter, labels: ["provider", "outcome"],
                      help: "Checkouts asked for, by provider and outcome (created, repeated, refused, unavailable)."),
         MetricFamily("tollgate_checkout_notifications_total", .counter, labels: ["provider", "outcome"],
-                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, repeated)."),
+                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, refund_failed, repeated; refund_unmatched: an Antom refund result naming no refund Tollgate asked for)."),
+        MetricFamily("tollgate_checkout_refunds_total", .counter, labels: ["outcome"],
+                     help: "Refunds of paid Antom checkouts asked of Antom, by outcome (requested, refused, unavailable)."),
         MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),
         MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "Antom API exchanges (pay), answered or not, by call."),

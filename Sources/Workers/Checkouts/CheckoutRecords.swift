@@ -9,7 +9,9 @@ public struct CheckoutRecord: Sendable, Equatable {
         case pending
         /// A notification with the checkout's amount and currency paid it: the user is entitled.
         case paid
-        /// A refund or chargeback notification took it back: the entitlement is inactive.
+        /// A refund or chargeback notification took it back: the entitlement is inactive. (A refund asked
+        /// through `POST /v1/checkouts/{id}/refund` leaves it `paid`, with `refundRequestId`, until Antom's
+        /// notification says the refund succeeded.)
         case refunded
         /// Unpaid after `checkouts.expirySeconds`.
         case expired
@@ -35,12 +37,16 @@ public struct CheckoutRecord: Sendable, Equatable {
     public var createdAtMs: Int64
     public var expiresAtMs: Int64
     public var paidEventId: String?
+    /// Antom's `paymentId`, from the notification that paid the checkout: what a refund names.
+    public var paymentId: String? = nil
+    /// The `refundRequestId` of the refund Tollgate asked Antom for, until it is refunded or refused.
+    public var refundRequestId: String? = nil
 }
 
 extension CheckoutRecord {
     static let columns = """
         id, app, user_id, product, amount_minor, currency, provider, account, reference, environment, state, quarantine_reason,
-        payment_url, notify_url, created_at_ms, expires_at_ms, paid_event_id
+        payment_url, notify_url, created_at_ms, expires_at_ms, paid_event_id, payment_id, refund_request_id
         """
 
     init?(row: SQLRow) {
@@ -53,7 +59,8 @@ extension CheckoutRecord {
         self.init(id: id, app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider),
                   account: account, reference: reference, environment: environment, state: state,
                   quarantineReason: row.text("quarantine_reason"), paymentURL: row.text("payment_url"), notifyURL: row.text("notify_url"),
-                  createdAtMs: created, expiresAtMs: expires, paidEventId: row.text("paid_event_id"))
+                  createdAtMs: created, expiresAtMs: expires, paidEventId: row.text("paid_event_id"), paymentId: row.text("payment_id"),
+                  refundRequestId: row.text("refund_request_id"))
     }
 }
 
@@ -67,11 +74,12 @@ struct CheckoutRecords: Sendable {
         _ = try await database.transaction { connection throws(StoreError) in
             try connection.execute("""
                 INSERT INTO checkouts (\(CheckoutRecord.columns), updated_at_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $15)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $15)
                 """, [.text(c.id), .text(c.app), .text(c.user), .text(c.product), .int(c.amountMinor), .text(c.currency),
                       .text(c.provider.rawValue), .text(c.account), .text(c.reference), .text(c.environment.rawValue),
                       .text(c.state.rawValue), SQLValue(c.quarantineReason), SQLValue(c.paymentURL), SQLValue(c.notifyURL),
-                      .int(c.createdAtMs), .int(c.expiresAtMs), SQLValue(c.paidEventId)])
+                      .int(c.createdAtMs), .int(c.expiresAtMs), SQLValue(c.paidEventId), SQLValue(c.paymentId),
+                      SQLValue(c.refundRequestId)])
         }
     }
 
@@ -102,6 +110,36 @@ struct CheckoutRecords: Sendable {
         }
     }
 
+    /// The checkout whose refund Antom's refund notification reports (its `refundRequestId`).
+    func find(provider: SourceName, account: String, refundRequestId: String) async throws(StoreError) -> CheckoutRecord? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT \(CheckoutRecord.columns) FROM checkouts WHERE provider = $1 AND account = $2 AND refund_request_id = $3
+                """, [.text(provider.rawValue), .text(account), .text(refundRequestId)]).first.flatMap(CheckoutRecord.init(row:))
+        }
+    }
+
+    /// Records the refund asked for a paid checkout before Antom is called, so a notification that
+    /// overtakes Antom's answer still finds it; true when the checkout is paid and has no other refund
+    /// request under way.
+    func recordRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64) async throws(StoreError) -> Bool {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                UPDATE checkouts SET refund_request_id = $1, updated_at_ms = $2
+                WHERE id = $3 AND state = 'paid' AND (refund_request_id IS NULL OR refund_request_id = $1)
+                """, [.text(refundRequestId), .int(nowMs), .text(id)]) > 0
+        }
+    }
+
+    /// Forgets a refund request Antom refused or reported failed, so another can be asked.
+    func clearRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                UPDATE checkouts SET refund_request_id = NULL, updated_at_ms = $1 WHERE id = $2 AND refund_request_id = $3
+                """, [.int(nowMs), .text(id), .text(refundRequestId)])
+        }
+    }
+
     /// The user's checkouts of this product through this provider still waiting for their payment.
     func pending(app: String, environment: NormalizedEvent.Environment, user: String, product: String, provider: SourceName,
                  nowMs: Int64) async throws(StoreError) -> [CheckoutRecord] {
@@ -118,14 +156,15 @@ struct CheckoutRecords: Sendable {
 
     /// Moves a checkout to `state` when it is in one of `from`; true when it moved.
     func transition(id: String, from: [CheckoutRecord.State], to state: CheckoutRecord.State, quarantineReason: String? = nil,
-                    paidEventId: String? = nil, nowMs: Int64) async throws(StoreError) -> Bool {
+                    paidEventId: String? = nil, paymentId: String? = nil, nowMs: Int64) async throws(StoreError) -> Bool {
         let allowed = from.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         return try await database.transaction { connection throws(StoreError) in
             try connection.execute("""
                 UPDATE checkouts SET state = $1, quarantine_reason = COALESCE($2, quarantine_reason),
-                    paid_event_id = COALESCE($3, paid_event_id), updated_at_ms = $4
+                    paid_event_id = COALESCE($3, paid_event_id), payment_id = COALESCE($6, payment_id), updated_at_ms = $4
                 WHERE id = $5 AND state IN (\(allowed))
-                """, [.text(state.rawValue), SQLValue(quarantineReason), SQLValue(paidEventId), .int(nowMs), .text(id)]) > 0
+                """, [.text(state.rawValue), SQLValue(quarantineReason), SQLValue(paidEventId), .int(nowMs), .text(id),
+                      SQLValue(paymentId)]) > 0
         }
     }
 

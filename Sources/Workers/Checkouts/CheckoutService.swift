@@ -59,11 +59,12 @@ public struct CheckoutSetup: Sendable {
 /// provider account its notification comes back under (the Alipay+ client id or the Citcon account
 /// name), which is the `app` the entitlement is kept under. Antom: the row is written pending, then
 /// `pay` is called; on any failure the row is deleted, so no checkout is left half-made. Citcon: the
-/// app's SDK makes the order, so the answer is the reference and IPN URL to put in it.
+/// app's SDK makes the order, so the answer is the reference and IPN URL to put in it. A paid Antom
+/// checkout is refunded through `refund`: Antom's refund notification then takes it back.
 public struct CheckoutService: CheckoutStarting {
     let setup: CheckoutSetup
     let records: CheckoutRecords
-    let antom: AntomPayClient
+    let antom: AntomClient
     let metrics: WorkerMetrics
     let logger: Logger
     let now: @Sendable () -> Int64
@@ -72,7 +73,7 @@ public struct CheckoutService: CheckoutStarting {
          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.setup = setup
         records = CheckoutRecords(store: store)
-        antom = AntomPayClient(baseURL: setup.settings.antomBaseUrl, fetcher: setup.fetcher, timeout: .milliseconds(setup.settings.antomTimeoutMs),
+        antom = AntomClient(baseURL: setup.settings.antomBaseUrl, fetcher: setup.fetcher, timeout: .milliseconds(setup.settings.antomTimeoutMs),
                                metrics: AntomAPIMetrics(factory: metrics.factory), logger: logger)
         self.metrics = metrics
         self.logger = logger
@@ -140,8 +141,8 @@ public struct CheckoutService: CheckoutStarting {
         do throws(StoreError) { try await records.insert(record) } catch { throw storeUnavailable(error) }
 
         if intent.provider == .alipayplus, let merchant = setup.merchants[intent.app] {
-            let amount = AntomPayClient.Amount(currency: intent.currency, value: String(intent.amountMinor))
-            let request = AntomPayClient.PayRequest(
+            let amount = AntomClient.Amount(currency: intent.currency, value: String(intent.amountMinor))
+            let request = AntomClient.PayRequest(
                 paymentRequestId: record.reference,
                 order: .init(referenceOrderId: record.id, orderDescription: intent.product, orderAmount: amount),
                 paymentAmount: amount, paymentMethod: .init(paymentMethodType: setup.settings.antomPaymentMethodType),
@@ -169,6 +170,59 @@ public struct CheckoutService: CheckoutStarting {
         logger.info("checkout started", metadata: ["checkout": .string(record.id), "provider": .string(record.provider.rawValue),
                                                    "app": .string(record.app)])
         return (Self.started(record), record, false)
+    }
+
+    /// Asks Antom to refund a paid checkout in full (`POST /v1/checkouts/{id}/refund`). The
+    /// `refundRequestId` is recorded before the call, so the notification finds the checkout even when it
+    /// overtakes the answer, and kept until the refund ends, so asking again (after a 503) repeats the same
+    /// request, which Antom's idempotency refunds at most once. The checkout stays `paid` until the
+    /// notification: true when the request is under way, false when the checkout was already refunded.
+    func refund(_ checkout: CheckoutRecord) async throws(CheckoutRefusal) -> Bool {
+        if checkout.state == .refunded { return false }
+        guard checkout.state == .paid else {
+            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout is \(checkout.state.rawValue); only a paid checkout can be refunded")
+        }
+        guard checkout.provider == .alipayplus else {
+            throw CheckoutRefusal(.checkoutNotRefundable,
+                                  "a \(checkout.provider.rawValue) refund is started at \(checkout.provider.rawValue); its refund notification takes the checkout back")
+        }
+        guard let merchant = setup.merchants[checkout.account] else {
+            throw CheckoutRefusal(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the refund call")
+        }
+        guard let paymentId = checkout.paymentId else {
+            throw CheckoutRefusal(.checkoutNotRefundable, "Antom's paymentId for this checkout is not known, so Antom cannot be asked to refund it")
+        }
+        let refundRequestId = checkout.refundRequestId ?? "rf" + Self.randomHex(15)
+        let recorded: Bool
+        do throws(StoreError) {
+            recorded = try await records.recordRefundRequest(refundRequestId, id: checkout.id, nowMs: now())
+        } catch {
+            throw storeUnavailable(error)
+        }
+        guard recorded else {
+            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout changed while its refund was asked; read it again")
+        }
+        let request = AntomClient.RefundRequest(refundRequestId: refundRequestId, paymentId: paymentId,
+                                                refundAmount: .init(currency: checkout.currency, value: String(checkout.amountMinor)),
+                                                refundNotifyUrl: checkout.notifyURL ?? "")
+        switch await antom.refund(request, merchant: merchant) {
+        case .accepted:
+            metrics.checkoutRefund(outcome: "requested")
+            logger.info("checkout refund requested", metadata: ["checkout": .string(checkout.id)])
+            return true
+        case .refused(let code):
+            metrics.checkoutRefund(outcome: "refused")
+            // Antom answers the same refundRequestId with the same F, so a later request needs a new one.
+            do throws(StoreError) {
+                try await records.clearRefundRequest(refundRequestId, id: checkout.id, nowMs: now())
+            } catch {
+                logger.error("a refused refund request could not be cleared", metadata: ["checkout": .string(checkout.id)])
+            }
+            throw CheckoutRefusal(.refundRefused, "Antom refused the refund: \(code)")
+        case .unavailable:
+            metrics.checkoutRefund(outcome: "unavailable")
+            throw CheckoutRefusal(.paymentProviderUnavailable, "Antom cannot take the refund now; ask again", retryAfterSeconds: 30)
+        }
     }
 
     /// Deleting may fail too (the store is down): the row then stays pending, without a payment URL,

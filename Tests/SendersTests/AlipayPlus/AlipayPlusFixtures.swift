@@ -35,6 +35,12 @@ enum AlipayPlusFixtures {
     /// Alipay+ to an acquiring participant (ACQP), a failure: no notifyType, no paymentId yet.
     static let acquirerFailureBody = #"{"paymentResult":{"resultCode":"PAYMENT_FAIL","resultStatus":"F","resultMessage":"payment failed"},"paymentRequestId":"acq-order-9","acquirerId":"1022188000000000001","paymentAmount":{"value":"800","currency":"KRW"}}"#
 
+    /// Antom's notifyRefund, as its API reference lists the fields: the merchant's refundRequestId, Antom's refundId.
+    static let refundBody = #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."},"refundStatus":"SUCCESS","refundRequestId":"rf-order-2026-11","refundId":"20261121194010800100188820200000077","refundAmount":{"currency":"USD","value":"1999"},"refundTime":"2026-11-21T12:10:00+08:00"}"#
+
+    /// A refund Antom could not make: FAIL, no refundTime.
+    static let refundFailureBody = #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"},"refundStatus":"FAIL","refundRequestId":"rf-order-2026-11","refundId":"20261121194010800100188820200000078","refundAmount":{"currency":"USD","value":"1999"}}"#
+
     /// The `Signature` header for `body` as the platform signs it.
     static func signature(body: String, path: String = path, clientId: String = clientId, requestTime: String = requestTime,
                           key: PrivateKey = platformKey, keyVersion: String? = "1", urlEncoded: Bool = true) -> String {

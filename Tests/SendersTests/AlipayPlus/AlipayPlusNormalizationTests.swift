@@ -62,6 +62,44 @@ struct AlipayPlusNormalizationTests {
         #expect(event.sourceType == "PAYMENT_RESULT/F")
     }
 
+    @Test("Antom's notifyRefund: purchase.refunded, subject the merchant's refundRequestId, Antom's refundId in the scoped id, the refunded amount, refundTime")
+    func refund() async throws {
+        let event = try await event(F.refundBody)
+        #expect(event.id == "alipayplus:\(F.clientId):20261121194010800100188820200000077:REFUND_RESULT:SUCCESS")
+        #expect(event.type == .purchaseRefunded)
+        #expect(event.isAlipayPlusRefundResult)
+        #expect(event.subject == "rf-order-2026-11")
+        #expect(event.app == F.clientId && event.source == "/alipayplus/\(F.clientId)" && event.environment == .sandbox)
+        #expect(event.transaction == NormalizedEvent.Transaction(id: "20261121194010800100188820200000077"))
+        #expect(event.price == NormalizedEvent.Price(amountMicros: 19_990_000, currency: "USD"))
+        #expect(event.occurredAt == "2026-11-21T04:10:00.000Z")
+        #expect(event.user == nil && event.reason == nil)
+        #expect(event.sourceType == "REFUND_RESULT/SUCCESS")
+    }
+
+    @Test("a failed refund: purchase.refund_declined with Antom's result code as reason, at arrival time; payments are no refund results")
+    func refundFailure() async throws {
+        let event = try await event(F.refundFailureBody)
+        #expect(event.id == "alipayplus:\(F.clientId):20261121194010800100188820200000078:REFUND_RESULT:FAIL")
+        #expect(event.type == .purchaseRefundDeclined)
+        #expect(event.reason == "refund_window_exceed")
+        #expect(event.occurredAt == F.receivedAt.rfc3339)
+        #expect(event.sourceType == "REFUND_RESULT/FAIL")
+        #expect(try await self.event(F.antomBody).isAlipayPlusRefundResult == false)
+    }
+
+    @Test("notifyRefund needs its fields", arguments: [
+        (#"{"notifyType":"REFUND_RESULT","refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i"}"#, RejectionReason.missingField),
+        (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundRequestId":"r","refundId":"i"}"#, .missingField),
+        (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundId":"i"}"#, .missingField),
+        (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"r"}"#, .missingField),
+        (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"","refundId":"i"}"#, .invalidField),
+        (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i","refundTime":"9999-12-31T23:59:59-00:01"}"#, .invalidField),
+    ])
+    func refundShapes(body: String, expected: RejectionReason) async {
+        #expect(await F.source.reason(F.request(body)) == expected, "\(body)")
+    }
+
     @Test("either shape needs its own fields: missing or mistyped ones are refused", arguments: [
         (#"{"paymentRequestId":"o-1","paymentId":"p-1"}"#, RejectionReason.missingField),
         (#"{"paymentResult":"S","paymentRequestId":"o-1"}"#, .invalidField),

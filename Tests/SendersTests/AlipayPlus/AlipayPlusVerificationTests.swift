@@ -60,6 +60,20 @@ struct AlipayPlusVerificationTests {
         #expect(await source.reason(F.request(F.antomBody + " ", headers: ["Signature": signature])) == .badSignature)
     }
 
+    @Test("a signed notifyRefund is accepted on the same route with the same answer; a forged or tampered one is 401 bad_signature")
+    func refund() async throws {
+        let delivery = try await source.handle(F.request(F.refundBody))
+        #expect(delivery.events.map(\.type) == [.purchaseRefunded])
+        #expect(delivery.rawKey == "rf-order-2026-11")
+        #expect(String(decoding: delivery.response.body, as: UTF8.self) == AlipayPlusSource.responseBody)
+        let forged = F.signature(body: F.refundBody, key: F.foreignKey)
+        #expect(await source.reason(F.request(F.refundBody, headers: ["Signature": forged])) == .badSignature)
+        // A failed refund turned into a successful one under the platform's signature of the failure.
+        let signed = F.signature(body: F.refundFailureBody)
+        let flipped = F.refundFailureBody.replacingOccurrences(of: #""refundStatus":"FAIL""#, with: #""refundStatus":"SUCCESS""#)
+        #expect(await source.reason(F.request(flipped, headers: ["Signature": signed])) == .badSignature)
+    }
+
     @Test("the signature covers the path: another path is 401, the path the sender called verifies")
     func wrongPath() async {
         let signed = F.signature(body: F.antomBody, path: "/notify/antom")

@@ -70,7 +70,18 @@ struct CheckoutFixture: Sendable {
 
     /// Antom's notifyPayment for `reference`, signed with the platform key, verified by the Alipay+ sender.
     func antomNotification(reference: String, amount: String, currency: String = "USD") async throws -> [NormalizedEvent] {
-        let body = #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"\#(currency)","value":"\#(amount)"},"paymentCreateTime":"2026-11-23T12:01:01+08:00","paymentTime":"2026-11-23T12:02:01+08:00"}"#
+        try await antomSigned(#"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"\#(currency)","value":"\#(amount)"},"paymentCreateTime":"2026-11-23T12:01:01+08:00","paymentTime":"2026-11-23T12:02:01+08:00"}"#)
+    }
+
+    /// Antom's notifyRefund for the refund `refundRequestId` asked, SUCCESS or FAIL, signed and verified likewise.
+    func antomRefundNotification(refundRequestId: String, succeeded: Bool = true, amount: String = "1999") async throws -> [NormalizedEvent] {
+        let result = succeeded ? #"{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."}"#
+                               : #"{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}"#
+        let time = succeeded ? #","refundTime":"\#(Timestamp.now.rfc3339)""# : ""
+        return try await antomSigned(#"{"notifyType":"REFUND_RESULT","result":\#(result),"refundStatus":"\#(succeeded ? "SUCCESS" : "FAIL")","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"\#(amount)"}\#(time)}"#)
+    }
+
+    private func antomSigned(_ body: String) async throws -> [NormalizedEvent] {
         let time = Timestamp.now.rfc3339
         let content = AlipayPlusSource.signedContent(path: "/webhooks/alipayplus", clientId: Self.clientId, time: time, body: Array(body.utf8))
         let signature = AlipayPlusSignature.header(signature: platformKey.signRSASHA256(content) ?? [], keyVersion: 1)
@@ -113,6 +124,13 @@ extension CheckoutAPI {
         head.headerFields[.contentType] = "application/json"
         if let token { head.headerFields[.authorization] = "Bearer \(token)" }
         return try await Self.read(await create(Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: Array(body.utf8))))))
+    }
+
+    /// `POST /v1/checkouts/{id}/refund`.
+    func askRefund(_ id: String, token: String = CheckoutFixture.token) async throws -> CheckoutAnswer {
+        var head = HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: "/v1/checkouts/\(id)/refund")
+        head.headerFields[.authorization] = "Bearer \(token)"
+        return try await Self.read(await refund(Request(head: head, body: RequestBody(buffer: ByteBuffer())), id: id))
     }
 
     func get(_ id: String, token: String = CheckoutFixture.token) async throws -> CheckoutAnswer {

@@ -74,6 +74,94 @@ struct CheckoutTests {
         }
     }
 
+    /// An Antom checkout paid through the workers: its id and reference.
+    static func paidAntomCheckout(_ fixture: CheckoutFixture, _ store: EntitlementStore, _ api: CheckoutAPI,
+                                  _ harness: WorkerHarness) async throws -> (id: String, reference: String) {
+        let created = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
+        let id = try #require(created.string("id"))
+        let reference = try #require(created.string("reference"))
+        for event in try await fixture.antomNotification(reference: reference, amount: "1999") { try await harness.publish(event) }
+        try await waitUntil("the checkout paid") { try await api.get(id).string("state") == "paid" }
+        return (id, reference)
+    }
+
+    @Test("Antom refund: Tollgate asks Antom's refund signed, for the paymentId the payment notification carried; Antom's signed refund result takes the entitlement back", arguments: Backend.allCases)
+    func antomRefund(_ backend: Backend) async throws {
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+            let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
+            #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+            #expect(try await api.get(id).string("paymentId") == "pay-\(reference)")
+
+            let asked = try await api.askRefund(id)
+            #expect(asked.status == 202, "\(asked.text)")
+            #expect(asked.string("state") == "paid")
+            let refundRequestId = try #require(asked.string("refundRequestId"))
+            let seen = try #require(antom.seen.last)
+            #expect(seen.path == FakeAntom.refundPath && seen.signatureVerified)
+            #expect(seen.body?["paymentId"]?.string == "pay-\(reference)")
+            #expect(seen.body?["refundRequestId"]?.string == refundRequestId)
+            #expect(seen.body?["refundAmount"]?["value"]?.string == "1999" && seen.body?["refundAmount"]?["currency"]?.string == "USD")
+            #expect(seen.body?["refundNotifyUrl"]?.string == "\(CheckoutFixture.publicBase)/webhooks/alipayplus")
+            // Asking again before the notification repeats the same request (Antom's idempotency key).
+            let again = try await api.askRefund(id)
+            #expect(again.status == 202 && again.string("refundRequestId") == refundRequestId)
+            #expect(antom.seen.last?.body?["refundRequestId"]?.string == refundRequestId)
+            #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+
+            for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId) { try await harness.publish(event) }
+            try await waitUntil("the entitlement taken back") {
+                try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
+            }
+            let refunded = try await api.get(id)
+            #expect(refunded.string("state") == "refunded")
+            #expect(refunded.json?["refundRequestId"] == nil)
+            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
+                                                                subject: reference))
+            #expect(purchase?.state == .refunded && purchase?.user == Self.user)
+            // Refunded already: 200, nothing asked of Antom.
+            let calls = antom.seen.count
+            let done = try await api.askRefund(id)
+            #expect(done.status == 200 && done.string("state") == "refunded")
+            #expect(antom.seen.count == calls)
+        }
+    }
+
+    @Test("refund refusals: a pending or Citcon checkout 409, Antom F 422 (a new request id next time), Antom down 503; a failed or unknown refund result changes nothing")
+    func antomRefundRefusals() async throws {
+        try await Self.withCheckouts { antom, fixture, store, api, harness in
+            let pending = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus", product: "other.product"))
+            let pendingId = try #require(pending.string("id"))
+            #expect(try await api.askRefund(pendingId).error == "checkout_not_refundable")
+            let citcon = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
+            #expect(try await api.askRefund(try #require(citcon.string("id"))).status == 409)
+            #expect(try await api.askRefund("co_unknown").error == "checkout_not_found")
+            #expect(try await api.askRefund(pendingId, token: CheckoutFixture.limitedToken).status == 404)
+
+            let (id, _) = try await Self.paidAntomCheckout(fixture, store, api, harness)
+            antom.set(FakeAntom.RefundMode.serverError)
+            let down = try await api.askRefund(id)
+            #expect(down.status == 503 && down.error == "payment_provider_unavailable", "\(down.text)")
+            antom.set(FakeAntom.RefundMode.refuse)
+            let refused = try await api.askRefund(id)
+            #expect(refused.status == 422 && refused.error == "refund_refused", "\(refused.text)")
+            let firstRequest = try #require(antom.seen.last?.body?["refundRequestId"]?.string)
+            #expect(try await api.get(id).json?["refundRequestId"] == nil)
+
+            // A refund result naming no refund Tollgate asked for, and a failed one, leave the user entitled.
+            antom.set(FakeAntom.RefundMode.succeed)
+            let asked = try await api.askRefund(id)
+            let refundRequestId = try #require(asked.string("refundRequestId"))
+            #expect(refundRequestId != firstRequest)
+            for event in try await fixture.antomRefundNotification(refundRequestId: "rf-from-the-dashboard") { try await harness.publish(event) }
+            for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId, succeeded: false) {
+                try await harness.publish(event)
+            }
+            try await waitUntil("the failed refund applied") { try await api.get(id).json?["refundRequestId"] == nil }
+            #expect(try await api.get(id).string("state") == "paid")
+            #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+        }
+    }
+
     @Test("Citcon: reference and IPN URL answered; the signed IPN entitles the user, the refund IPN takes it back", arguments: Backend.allCases)
     func citconCheckoutAndRefund(_ backend: Backend) async throws {
         try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in

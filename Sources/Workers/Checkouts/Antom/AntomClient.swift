@@ -1,0 +1,219 @@
+import Events
+import Foundation
+import Logging
+import Metrics
+import Senders
+import Toolkit
+
+/// The calls of Antom's API, as metric labels.
+enum AntomAPICall: String, Sendable, CaseIterable {
+    case pay
+    case refund
+
+    var path: String {
+        switch self {
+        case .pay: "/ams/api/v1/payments/pay"
+        case .refund: "/ams/api/v1/payments/refund"
+        }
+    }
+}
+
+typealias AntomAPIMetrics = OutboundAPIMetrics<AntomAPICall>
+
+extension OutboundAPIMetrics where Call == AntomAPICall {
+    init(factory: any MetricsFactory) { self.init(factory: factory, api: "antom_api") }
+}
+
+/// One Alipay+ client able to start payments: its id, the merchant private key that signs the calls
+/// (read from `merchantPrivateKey`; the path and the key are never logged) and the platform public keys
+/// that verify Antom's answers (the same that verify its notifications).
+struct AntomMerchant: Sendable {
+    let clientId: String
+    let merchantKey: PrivateKey
+    let merchantKeyVersion: Int?
+    let platformKeys: [PublicKey]
+}
+
+/// What a `pay` (cashier payment) call came to.
+enum AntomPayOutcome: Sendable, Equatable {
+    /// The cashier page the payer is sent to (`normalUrl`).
+    case paymentPage(String)
+    /// `resultStatus` F: Antom will not take this payment (its `resultCode`).
+    case refused(resultCode: String)
+    /// No usable answer: unreachable, timed out, non-200, `U` other than PAYMENT_IN_PROCESS, an
+    /// answer whose signature does not verify or that cannot be read (a kind for metrics, a message).
+    case unavailable(kind: String, message: String)
+}
+
+/// What a `refund` call came to.
+enum AntomRefundOutcome: Sendable, Equatable {
+    /// S SUCCESS, or U REFUND_IN_PROCESS: the notification will say how it ended.
+    case accepted
+    /// `resultStatus` F: Antom will not refund (its `resultCode`, e.g. REFUND_WINDOW_EXCEED).
+    case refused(resultCode: String)
+    /// No usable answer, as for `pay`.
+    case unavailable(kind: String, message: String)
+}
+
+/// Antom's API as checkouts call it: `pay` (Cashier Payment) and `refund`, each request signed with the
+/// merchant key as Antom documents (SHA256withRSA over `POST <path>\n<Client-Id>.<Request-Time>.<body>`,
+/// the content the Alipay+ sender verifies notifications with), each answer's signature verified with
+/// Antom's public key before anything in it is used.
+struct AntomClient: Sendable {
+
+    let baseURL: String
+    let fetcher: any HTTPFetcher
+    let timeout: Duration
+    let metrics: AntomAPIMetrics
+    let logger: Logger
+
+    struct Amount: Encodable { var currency: String; var value: String }
+    struct Order: Encodable {
+        var referenceOrderId: String
+        var orderDescription: String
+        var orderAmount: Amount
+    }
+    struct PaymentMethod: Encodable { var paymentMethodType: String }
+    struct Env: Encodable { var terminalType: String }
+    struct SettlementStrategy: Encodable { var settlementCurrency: String }
+    struct PayRequest: Encodable {
+        var productCode = "CASHIER_PAYMENT"
+        var paymentRequestId: String
+        var order: Order
+        var paymentAmount: Amount
+        var paymentMethod: PaymentMethod
+        var paymentRedirectUrl: String
+        var paymentNotifyUrl: String
+        var env: Env
+        var settlementStrategy: SettlementStrategy
+    }
+    /// A full refund of the payment; `refundRequestId` is Antom's idempotency key, so asking again with
+    /// it after a timeout cannot refund twice.
+    struct RefundRequest: Encodable {
+        var refundRequestId: String
+        var paymentId: String
+        var refundAmount: Amount
+        var refundNotifyUrl: String
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    func pay(_ request: PayRequest, merchant: AntomMerchant, now: Timestamp = .now) async -> AntomPayOutcome {
+        let answer: (status: String, code: String, body: [String: JSONValue])
+        switch await call(.pay, request, merchant: merchant, now: now) {
+        case .success(let verified): answer = verified
+        case .failure(let failure): return unavailable(.pay, failure)
+        }
+        // A cashier payment is started, not finished, by this call: Antom answers U PAYMENT_IN_PROCESS
+        // with the page to send the payer to (an S with the page is taken the same way).
+        switch answer.status {
+        case "F":
+            failed(.pay, refused: answer.code)
+            return .refused(resultCode: answer.code)
+        case "S", "U":
+            if answer.status == "U", answer.code != "PAYMENT_IN_PROCESS" {
+                return unavailable(.pay, CallFailure(kind: "unknown_result", message: "Antom answered U \(answer.code)"))
+            }
+            guard let page = answer.body["normalUrl"]?.string, page.hasPrefix("https://") || page.hasPrefix("http://") else {
+                return unavailable(.pay, CallFailure(kind: "decode", message: "Antom's answer \(answer.status) \(answer.code) has no normalUrl"))
+            }
+            return .paymentPage(page)
+        default:
+            return unavailable(.pay, CallFailure(kind: "decode", message: "Antom's resultStatus is neither S, U nor F"))
+        }
+    }
+
+    func refund(_ request: RefundRequest, merchant: AntomMerchant, now: Timestamp = .now) async -> AntomRefundOutcome {
+        let answer: (status: String, code: String, body: [String: JSONValue])
+        switch await call(.refund, request, merchant: merchant, now: now) {
+        case .success(let verified): answer = verified
+        case .failure(let failure):
+            failed(.refund, unavailable: failure)
+            return .unavailable(kind: failure.kind, message: failure.message)
+        }
+        switch (answer.status, answer.code) {
+        case ("S", _), ("U", "REFUND_IN_PROCESS"): return .accepted
+        case ("F", _):
+            failed(.refund, refused: answer.code)
+            return .refused(resultCode: answer.code)
+        default:
+            let failure = CallFailure(kind: "unknown_result", message: "Antom answered \(answer.status) \(answer.code)")
+            failed(.refund, unavailable: failure)
+            return .unavailable(kind: failure.kind, message: failure.message)
+        }
+    }
+
+    struct CallFailure: Error { var kind: String; var message: String }
+
+    private func unavailable(_ call: AntomAPICall, _ failure: CallFailure) -> AntomPayOutcome {
+        failed(call, unavailable: failure)
+        return .unavailable(kind: failure.kind, message: failure.message)
+    }
+
+    /// Signs and sends one call; the answer's `result.resultStatus`, `resultCode` and body once its
+    /// signature verified.
+    private func call(_ call: AntomAPICall, _ request: some Encodable, merchant: AntomMerchant,
+                      now: Timestamp) async -> Result<(status: String, code: String, body: [String: JSONValue]), CallFailure> {
+        guard let body = try? Self.encoder.encode(request).map({ $0 }) else {
+            return .failure(CallFailure(kind: "encode", message: "the \(call.rawValue) request could not be written"))
+        }
+        let requestTime = String(now.millisecondsSince1970)
+        let content = AlipayPlusSource.signedContent(path: call.path, clientId: merchant.clientId, time: requestTime, body: body)
+        guard let signature = merchant.merchantKey.signRSASHA256(content) else {
+            return .failure(CallFailure(kind: "signing", message: "the merchant key could not sign"))
+        }
+        let fetch = HTTPFetchRequest(url: baseURL + call.path, method: "POST",
+                                     headers: [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", merchant.clientId),
+                                               ("Request-Time", requestTime),
+                                               ("Signature", AlipayPlusSignature.header(signature: signature,
+                                                                                        keyVersion: merchant.merchantKeyVersion ?? 1))],
+                                     body: body, timeout: timeout, maxResponseBytes: 65_536)
+        let (outcome, elapsed) = await fetcher.timedFetch(fetch)
+        metrics.requestDuration(call, elapsed)
+        let response: HTTPFetchResponse
+        switch outcome {
+        case .success(let answered): response = answered
+        case .failure(.timeout):
+            return .failure(CallFailure(kind: "timeout", message: "Antom did not answer within \(elapsed.wholeMilliseconds) ms"))
+        case .failure(.network(let message)): return .failure(CallFailure(kind: "network", message: "Antom cannot be reached: \(message)"))
+        }
+        guard response.status == 200 else {
+            return .failure(CallFailure(kind: "http_\(response.status)", message: "Antom answered HTTP \(response.status)"))
+        }
+        guard verified(response, path: call.path, merchant: merchant) else {
+            return .failure(CallFailure(kind: "bad_signature", message: "Antom's answer does not verify with the client's platform public keys"))
+        }
+        guard let answer = JSONValue.parse(response.body)?.object, let result = answer["result"]?.object,
+              let status = result["resultStatus"]?.string else {
+            return .failure(CallFailure(kind: "decode", message: "Antom's answer has no result.resultStatus"))
+        }
+        return .success((status, result["resultCode"]?.string ?? "", answer))
+    }
+
+    /// `Signature` over `POST <path>\n<Client-Id>.<Response-Time>.<body>`, with the platform keys the
+    /// key version selects (all of them when it names none).
+    private func verified(_ response: HTTPFetchResponse, path: String, merchant: AntomMerchant) -> Bool {
+        guard let time = response.headers["response-time"], !time.isEmpty,
+              let parsed = AlipayPlusSignature.parse(response.headers["signature"]) else { return false }
+        let clientId = response.headers["client-id"] ?? merchant.clientId
+        guard clientId == merchant.clientId else { return false }
+        let content = AlipayPlusSource.signedContent(path: path, clientId: clientId, time: time, body: response.body)
+        return merchant.platformKeys.contains { $0.verifyRSASHA256(message: content, signature: parsed.signature) }
+    }
+
+    /// Counts and logs a call Antom refused or did not answer usably (never the request or the key).
+    private func failed(_ call: AntomAPICall, refused code: String? = nil, unavailable: CallFailure? = nil) {
+        if let code {
+            metrics.error(call, kind: "refused")
+            logger.notice("Antom refused the \(call.rawValue)", metadata: ["result_code": .string(code)])
+        }
+        if let unavailable {
+            metrics.error(call, kind: unavailable.kind)
+            logger.warning("Antom \(call.rawValue) failed", metadata: ["kind": .string(unavailable.kind), "error": .string(unavailable.message)])
+        }
+    }
+}
