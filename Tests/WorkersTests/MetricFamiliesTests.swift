@@ -45,6 +45,7 @@ struct WorkerMetricFamiliesTests {
         metrics.checkoutStarted(provider: "citcon", outcome: "created")
         metrics.checkoutNotification(provider: "citcon", outcome: "paid")
         metrics.checkoutsExpired(1)
+        metrics.checkoutRefund(outcome: "requested")
         let antom = AntomAPIMetrics(factory: factory)
         antom.requestDuration(.pay, .milliseconds(40))
         antom.error(.pay, kind: "timeout")

@@ -35,7 +35,7 @@ extension WorkerMetrics {
                      help: "Refunds of paid Antom checkouts asked of Antom, by outcome (requested, refused, unavailable)."),
         MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),
         MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
-                     help: "Antom API exchanges (pay), answered or not, by call."),
+                     help: "Antom API exchanges (pay, refund), answered or not, by call."),
         MetricFamily("tollgate_antom_api_errors_total", .counter, labels: ["call", "kind"],
                      help: "Failed Antom API calls, by call and kind (refused, timeout, network, http_<status>, bad_signature, unknown_result, decode, signing)."),
     ]
