@@ -49,7 +49,8 @@ public enum ConfigLoader {
         }
         c.api = try r.section("api") { (s) throws(ConfigError) in
             var a = APISettings()
-            // A plain token answers for every app; `{token, apps}` only for the apps listed.
+            // A plain token answers for every app; `{token, apps}` only for the apps listed; `refunds: true`
+            // also lets it ask for refunds (for every app when it lists none).
             a.tokens = try s.list("tokens", scalar: { (text, itemName) throws(ConfigError) in
                 guard text.count >= 16 else { throw ConfigError(key: itemName, message: "use tokens of at least 16 characters") }
                 return APIToken(text)
@@ -57,10 +58,11 @@ public enum ConfigLoader {
                 let token = try t.requiredString("token")
                 guard token.count >= 16 else { throw ConfigError(key: t.name("token"), message: "use tokens of at least 16 characters") }
                 let apps = try t.strings("apps")
-                guard !apps.isEmpty, !apps.contains(where: \.isEmpty) else {
+                let refunds = try t.bool("refunds", default: false)
+                guard !apps.isEmpty || refunds, !apps.contains(where: \.isEmpty) else {
                     throw ConfigError(key: t.name("apps"), message: "list the apps this token may ask for (a token for every app is written without apps)")
                 }
-                return APIToken(token, apps: Set(apps))
+                return APIToken(token, apps: apps.isEmpty ? nil : Set(apps), refunds: refunds)
             })
             var seen = Set<String>()
             for token in a.tokens where !seen.insert(token.token).inserted {

@@ -97,10 +97,14 @@ public struct APISettings: Sendable {
 public struct APIToken: Sendable, Equatable {
     public var token: String
     public var apps: Set<String>?
+    /// May ask for refunds (`POST /v1/checkouts/{id}/refund`): money leaves the merchant, so only a
+    /// token configured `refunds: true`, kept on the merchant's servers, may.
+    public var refunds: Bool
 
-    public init(_ token: String, apps: Set<String>? = nil) {
+    public init(_ token: String, apps: Set<String>? = nil, refunds: Bool = false) {
         self.token = token
         self.apps = apps
+        self.refunds = refunds
     }
 
     public func allows(app: String) -> Bool { apps?.contains(app) ?? true }

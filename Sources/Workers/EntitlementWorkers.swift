@@ -169,7 +169,11 @@ public struct EntitlementWorkers: Service {
             processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
                                                         now: { Timestamp.now.millisecondsSince1970 })
         }
-        let checkoutService = checkouts.map { CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock) }
+        let eventsTopic = topics.events
+        let checkoutService = checkouts.map {
+            CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
+                            publish: { events in try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: eventsTopic) }) })
+        }
         if let checkoutService {
             processor.checkouts = CheckoutMatcher(records: checkoutService.records, metrics: metrics, logger: logger, now: clock)
         }

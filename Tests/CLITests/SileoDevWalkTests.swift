@@ -36,7 +36,7 @@ struct SileoDevWalkTests {
         try Data((signInKey.publicKeyPEM ?? "").utf8).write(to: directory.appendingPathComponent("signin.pem"))
         let config = """
             http: { host: 127.0.0.1, port: 0 }
-            api: { tokens: [sileo-dev-walk-token-0123] }
+            api: { tokens: [{ token: sileo-dev-walk-token-0123, refunds: true }] }
             checkouts: { publicBaseUrl: "https://pay.example.com", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
@@ -126,6 +126,7 @@ struct SileoDevWalkTests {
 
         // The merchant refunds the checkout: Tollgate asks Antom's refund, Antom's signed refund result
         // comes through the webhook route, and the package is no longer purchased.
+        antom.set(FakeAntom.RefundMode.inProcess)
         let refund = try await HTTP.request("POST", local + "/v1/checkouts/\(checkout)/refund",
                                             headers: ["Authorization": "Bearer sileo-dev-walk-token-0123"], body: "")
         #expect(refund.status == 202, "\(refund.body)")

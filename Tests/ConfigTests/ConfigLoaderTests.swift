@@ -112,16 +112,22 @@ struct ConfigLoaderTests {
         #expect(config.kafka.properties == ["ssl.ca.location": "/etc/ca.pem"])
     }
 
-    @Test("api.tokens: plain tokens answer for every app, {token, apps} only for the apps listed")
+    @Test("api.tokens: plain tokens answer for every app, {token, apps} only for the apps listed; only refunds: true may ask for refunds")
     func appLimitedTokens() throws {
         let config = try SenderCatalog.standard.parseConfig(yaml: """
             api:
               tokens:
                 - every-app-0123456789
                 - { token: only-shop-0123456789, apps: [com.example.shop, shop-eu] }
+                - { token: refunds-all-0123456789, refunds: true }
+                - { token: refunds-shop-0123456789, apps: [shop-eu], refunds: true }
             """)
         #expect(config.api.tokens == [APIToken("every-app-0123456789"),
-                                      APIToken("only-shop-0123456789", apps: ["com.example.shop", "shop-eu"])])
+                                      APIToken("only-shop-0123456789", apps: ["com.example.shop", "shop-eu"]),
+                                      APIToken("refunds-all-0123456789", refunds: true),
+                                      APIToken("refunds-shop-0123456789", apps: ["shop-eu"], refunds: true)])
+        #expect(config.api.tokens.map(\.refunds) == [false, false, true, true])
+        #expect(config.api.tokens[2].allows(app: "anything") && !config.api.tokens[3].allows(app: "anything"))
         #expect(config.api.tokens[0].allows(app: "anything"))
         #expect(config.api.tokens[1].allows(app: "shop-eu") && !config.api.tokens[1].allows(app: "com.example.other"))
         let fromEnvironment = try SenderCatalog.standard.parseConfig(yaml: "", environment: [
@@ -130,6 +136,8 @@ struct ConfigLoaderTests {
         for (yaml, key) in [("api: { tokens: [short] }", "api.tokens[0]"),
                             ("api: { tokens: [{ token: limited-0123456789 }] }", "api.tokens[0].apps"),
                             ("api: { tokens: [{ token: limited-0123456789, apps: [] }] }", "api.tokens[0].apps"),
+                            ("api: { tokens: [{ token: limited-0123456789, refunds: false }] }", "api.tokens[0].apps"),
+                            ("api: { tokens: [{ token: limited-0123456789, refunds: maybe }] }", "api.tokens[0].refunds"),
                             ("api: { tokens: [{ token: short, apps: [a] }] }", "api.tokens[0].token"),
                             ("api: { tokens: [{ apps: [a] }] }", "api.tokens[0].token"),
                             ("api: { tokens: [twice-0123456789, { token: twice-0123456789, apps: [a] }] }", "api.tokens")] {

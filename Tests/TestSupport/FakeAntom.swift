@@ -17,6 +17,8 @@ public final class FakeAntom: Sendable {
     public enum RefundMode: Sendable {
         /// S SUCCESS (F INVALID_SIGNATURE when the request's signature fails).
         case succeed
+        /// U REFUND_IN_PROCESS: the notification tells the end.
+        case inProcess
         /// F REFUND_WINDOW_EXCEED.
         case refuse
         /// HTTP 500.
@@ -72,6 +74,8 @@ public final class FakeAntom: Sendable {
                 }
                 answer = refundMode == .refuse
                     ? #"{"result":{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}}"#
+                    : refundMode == .inProcess
+                    ? #"{"result":{"resultCode":"REFUND_IN_PROCESS","resultStatus":"U","resultMessage":"refund in process"},"refundRequestId":"\#(body?["refundRequestId"]?.string ?? "")","refundId":"\#(Self.refundId(body?["refundRequestId"]?.string ?? ""))"}"#
                     : #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"refundAmount":\#(body?["refundAmount"]?.canonical ?? "{}"),"refundTime":"2026-11-23T12:05:01+08:00","paymentId":"\#(body?["paymentId"]?.string ?? "")","refundRequestId":"\#(body?["refundRequestId"]?.string ?? "")","refundId":"\#(Self.refundId(body?["refundRequestId"]?.string ?? ""))"}"#
                 if !verified {
                     answer = #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#

@@ -56,6 +56,19 @@ public struct AlipayPlusSource: WebhookSource {
                                 response: response(client: client, path: request.path, time: request.receivedAt))
     }
 
+    /// The event Antom's `notifyRefund` gives for a refund that Antom's signed `refund` answer (S)
+    /// already reports done: built by the same normalizer, so it has the notification's id and
+    /// whichever arrives first applies while the other is a duplicate.
+    public static func refundSucceeded(clientId: String, answer: [String: JSONValue], environment: NormalizedEvent.Environment,
+                                       receivedAt: Timestamp) throws(Rejection) -> NormalizedEvent {
+        var body = answer
+        body["notifyType"] = .string(AlipayPlusNormalizer.refundNotifyType)
+        body["refundStatus"] = .string("SUCCESS")
+        var event = try AlipayPlusNormalizer(clientId: clientId, body: body, receivedAt: receivedAt).event()
+        event.environment = environment
+        return event
+    }
+
     /// `POST <path>\n<Client-Id>.<time>.<body>`: what both request and response signatures cover (and
     /// those of Tollgate's own calls of Antom's API, Sources/Workers/Checkouts/Antom).
     public static func signedContent(path: String, clientId: String, time: String, body: [UInt8]) -> [UInt8] {

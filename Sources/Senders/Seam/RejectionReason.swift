@@ -160,6 +160,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case checkoutNotRefundable = "checkout_not_refundable"
     /// Checkouts: Antom refused the refund (`resultStatus` F, e.g. REFUND_WINDOW_EXCEED); the checkout stays paid.
     case refundRefused = "refund_refused"
+    /// Checkouts: the token is not configured `refunds: true` (`api.tokens`), so it cannot ask for refunds.
+    case refundNotAllowed = "refund_not_allowed"
 
     public var httpStatus: Int {
         switch self {
@@ -172,7 +174,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized,
              .invalidSileoToken, .invalidAssertion, .assertionExpired, .invalidNonce: 401
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed, .playAPINotConfigured,
-             .wrongPaymentSecret, .notEntitled, .invalidDownloadKey: 403
+             .wrongPaymentSecret, .notEntitled, .invalidDownloadKey, .refundNotAllowed: 403
         case .notFound, .unknownAccount, .unknownUser, .unknownSileoPackage: 404
         case .methodNotAllowed: 405
         case .alreadyOwned, .packageUnavailable: 409

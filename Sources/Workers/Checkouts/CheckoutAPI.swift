@@ -88,6 +88,9 @@ public struct CheckoutAPI: Sendable {
         case .success(let found): checkout = found
         case .failure(let refused): return refused.response
         }
+        guard let token = authorized(request), token.refunds else {
+            return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
+        }
         do {
             let requested = try await service.refund(checkout)
             let current = (try? await service.records.find(id: checkout.id)) ?? checkout

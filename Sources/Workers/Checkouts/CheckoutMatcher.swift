@@ -49,7 +49,7 @@ struct CheckoutMatcher: Sendable {
             switch checkout.state {
             case .pending, .expired:
                 let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id,
-                                                 paymentId: event.transaction?.id)
+                                                 paymentId: checkout.provider == .alipayplus ? event.transaction?.id : nil)
                 if moved {
                     let outcome = checkout.state == .expired ? "paid_after_expiry" : "paid"
                     metrics.checkoutNotification(provider: provider, outcome: outcome)
@@ -105,7 +105,8 @@ struct CheckoutMatcher: Sendable {
                 logger.info("checkout refunded", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
             }
             return matched
-        default:
+        case .purchaseRefundDeclined:
+            // Nothing to project: the purchase stands. The request is freed for another ask.
             metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_failed")
             logger.warning("Antom reports the checkout's refund failed; the checkout stays paid",
                            metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
@@ -115,7 +116,13 @@ struct CheckoutMatcher: Sendable {
             } catch {
                 throw EventProcessor.failure(error)
             }
-            return matched
+            return nil
+        default:
+            // A refundStatus Antom does not document: the request stays under way for its final result.
+            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unknown")
+            logger.warning("an Antom refund result with an unknown refundStatus changes nothing",
+                           metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
+            return nil
         }
     }
 

@@ -17,7 +17,7 @@ extension WorkerMetrics {
             .increment()
     }
 
-    /// A `POST /v1/checkouts/{id}/refund` that reached Antom, by outcome (requested, refused, unavailable).
+    /// A `POST /v1/checkouts/{id}/refund` that reached Antom, by outcome (refunded, requested, refused, unavailable).
     func checkoutRefund(outcome: String) {
         Counter(label: "tollgate_checkout_refunds_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
@@ -30,9 +30,9 @@ extension WorkerMetrics {
         MetricFamily("tollgate_checkouts_started_total", .counter, labels: ["provider", "outcome"],
                      help: "Checkouts asked for, by provider and outcome (created, repeated, refused, unavailable)."),
         MetricFamily("tollgate_checkout_notifications_total", .counter, labels: ["provider", "outcome"],
-                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, refund_failed, repeated; refund_unmatched: an Antom refund result naming no refund Tollgate asked for)."),
+                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, refund_failed, repeated; refund_unmatched: an Antom refund result naming no refund Tollgate asked for; refund_unknown: a refundStatus Antom does not document)."),
         MetricFamily("tollgate_checkout_refunds_total", .counter, labels: ["outcome"],
-                     help: "Refunds of paid Antom checkouts asked of Antom, by outcome (requested, refused, unavailable)."),
+                     help: "Refunds of paid Antom checkouts asked of Antom, by outcome: refunded (S), requested (U REFUND_IN_PROCESS), refused (F), unavailable."),
         MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),
         MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "Antom API exchanges (pay, refund), answered or not, by call."),

@@ -120,14 +120,15 @@ struct CheckoutRecords: Sendable {
     }
 
     /// Records the refund asked for a paid checkout before Antom is called, so a notification that
-    /// overtakes Antom's answer still finds it; true when the checkout is paid and has no other refund
-    /// request under way.
-    func recordRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64) async throws(StoreError) -> Bool {
+    /// overtakes Antom's answer still finds it: the request already under way if there is one (so
+    /// concurrent or repeated asks send the same, Antom's idempotency key), else `proposed`; nil when the
+    /// checkout is not paid. One statement decides, so no ask can revive a request a failure cleared.
+    func recordRefundRequest(proposed: String, id: String, nowMs: Int64) async throws(StoreError) -> String? {
         try await database.transaction { connection throws(StoreError) in
-            try connection.execute("""
-                UPDATE checkouts SET refund_request_id = $1, updated_at_ms = $2
-                WHERE id = $3 AND state = 'paid' AND (refund_request_id IS NULL OR refund_request_id = $1)
-                """, [.text(refundRequestId), .int(nowMs), .text(id)]) > 0
+            try connection.query("""
+                UPDATE checkouts SET refund_request_id = COALESCE(refund_request_id, $1), updated_at_ms = $2
+                WHERE id = $3 AND state = 'paid' RETURNING refund_request_id
+                """, [.text(proposed), .int(nowMs), .text(id)]).first?.text("refund_request_id")
         }
     }
 
@@ -135,7 +136,8 @@ struct CheckoutRecords: Sendable {
     func clearRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64) async throws(StoreError) {
         _ = try await database.transaction { connection throws(StoreError) in
             try connection.execute("""
-                UPDATE checkouts SET refund_request_id = NULL, updated_at_ms = $1 WHERE id = $2 AND refund_request_id = $3
+                UPDATE checkouts SET refund_request_id = NULL, updated_at_ms = $1
+                WHERE id = $2 AND refund_request_id = $3 AND state = 'paid'
                 """, [.int(nowMs), .text(id), .text(refundRequestId)])
         }
     }

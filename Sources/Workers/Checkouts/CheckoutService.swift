@@ -68,9 +68,13 @@ public struct CheckoutService: CheckoutStarting {
     let metrics: WorkerMetrics
     let logger: Logger
     let now: @Sendable () -> Int64
+    /// Publishes events on `tollgate.events` (the refund Antom's answer reports done); nil: none are.
+    let publish: (@Sendable ([NormalizedEvent]) async throws -> Void)?
 
     init(setup: CheckoutSetup, store: EntitlementStore, metrics: WorkerMetrics, logger: Logger,
-         now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
+         now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
+         publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) {
+        self.publish = publish
         self.setup = setup
         records = CheckoutRecords(store: store)
         antom = AntomClient(baseURL: setup.settings.antomBaseUrl, fetcher: setup.fetcher, timeout: .milliseconds(setup.settings.antomTimeoutMs),
@@ -175,8 +179,10 @@ public struct CheckoutService: CheckoutStarting {
     /// Asks Antom to refund a paid checkout in full (`POST /v1/checkouts/{id}/refund`). The
     /// `refundRequestId` is recorded before the call, so the notification finds the checkout even when it
     /// overtakes the answer, and kept until the refund ends, so asking again (after a 503) repeats the same
-    /// request, which Antom's idempotency refunds at most once. The checkout stays `paid` until the
-    /// notification: true when the request is under way, false when the checkout was already refunded.
+    /// request, which Antom's idempotency refunds at most once. An S answer is published as the event
+    /// Antom's notification would give (same id), so the refund applies even if the notification never
+    /// comes; until the projection applies it the checkout stays `paid`. True when the refund is under
+    /// way, false when the checkout was already refunded.
     func refund(_ checkout: CheckoutRecord) async throws(CheckoutRefusal) -> Bool {
         if checkout.state == .refunded { return false }
         guard checkout.state == .paid else {
@@ -192,21 +198,28 @@ public struct CheckoutService: CheckoutStarting {
         guard let paymentId = checkout.paymentId else {
             throw CheckoutRefusal(.checkoutNotRefundable, "Antom's paymentId for this checkout is not known, so Antom cannot be asked to refund it")
         }
-        let refundRequestId = checkout.refundRequestId ?? "rf" + Self.randomHex(15)
-        let recorded: Bool
+        let recorded: String?
         do throws(StoreError) {
-            recorded = try await records.recordRefundRequest(refundRequestId, id: checkout.id, nowMs: now())
+            recorded = try await records.recordRefundRequest(proposed: "rf" + Self.randomHex(15), id: checkout.id, nowMs: now())
         } catch {
             throw storeUnavailable(error)
         }
-        guard recorded else {
-            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout changed while its refund was asked; read it again")
+        guard let refundRequestId = recorded else {
+            // No longer paid: refunded meanwhile (answered as such), or something else.
+            let current = try? await records.find(id: checkout.id)
+            if current?.state == .refunded { return false }
+            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout is no longer paid; only a paid checkout can be refunded")
         }
         let request = AntomClient.RefundRequest(refundRequestId: refundRequestId, paymentId: paymentId,
                                                 refundAmount: .init(currency: checkout.currency, value: String(checkout.amountMinor)),
                                                 refundNotifyUrl: checkout.notifyURL ?? "")
         switch await antom.refund(request, merchant: merchant) {
-        case .accepted:
+        case .refunded(let answer):
+            metrics.checkoutRefund(outcome: "refunded")
+            logger.info("checkout refunded by Antom's answer", metadata: ["checkout": .string(checkout.id)])
+            await publishRefund(answer, checkout: checkout)
+            return true
+        case .inProcess:
             metrics.checkoutRefund(outcome: "requested")
             logger.info("checkout refund requested", metadata: ["checkout": .string(checkout.id)])
             return true
@@ -222,6 +235,19 @@ public struct CheckoutService: CheckoutStarting {
         case .unavailable:
             metrics.checkoutRefund(outcome: "unavailable")
             throw CheckoutRefusal(.paymentProviderUnavailable, "Antom cannot take the refund now; ask again", retryAfterSeconds: 30)
+        }
+    }
+
+    /// Antom's S answer as the refund event; a failure here only leaves the refund to the notification.
+    private func publishRefund(_ answer: [String: JSONValue], checkout: CheckoutRecord) async {
+        guard let publish else { return }
+        do {
+            let event = try AlipayPlusSource.refundSucceeded(clientId: checkout.account, answer: answer,
+                                                             environment: checkout.environment, receivedAt: Timestamp(millisecondsSince1970: now()))
+            try await publish([event])
+        } catch {
+            logger.warning("the refund Antom answered could not be published; its notification will apply it",
+                           metadata: ["checkout": .string(checkout.id), "error": .string("\(error)")])
         }
     }
 

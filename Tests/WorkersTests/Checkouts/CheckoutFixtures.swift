@@ -20,6 +20,8 @@ struct CheckoutFixture: Sendable {
     static let citconSecret = "upi-secret-checkout-01"
     static let token = "checkout-test-token-0123"
     static let limitedToken = "checkout-limited-token-0123"
+    /// Answers for every app but may not ask for refunds.
+    static let noRefundToken = "checkout-norefund-token-0123"
     static let publicBase = "https://pay.example.com"
     /// Quiet: the tests provoke the failures the service logs loudly.
     static let logger: Logger = {
@@ -62,9 +64,11 @@ struct CheckoutFixture: Sendable {
     func setup() throws -> CheckoutSetup { try CheckoutSetup.make(config: config, fetcher: URLSessionFetcher()) }
 
     func api(store: EntitlementStore, metrics: WorkerMetrics = WorkerMetrics(factory: RecordingMetrics()),
-             now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) throws -> CheckoutAPI {
-        let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now)
-        return CheckoutAPI(service: service, tokens: [APIToken(Self.token), APIToken(Self.limitedToken, apps: ["another-app"])],
+             now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
+             publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) throws -> CheckoutAPI {
+        let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now, publish: publish)
+        return CheckoutAPI(service: service, tokens: [APIToken(Self.token, refunds: true), APIToken(Self.limitedToken, apps: ["another-app"]),
+                                                      APIToken(Self.noRefundToken)],
                            metrics: metrics, logger: Self.logger)
     }
 
@@ -74,11 +78,11 @@ struct CheckoutFixture: Sendable {
     }
 
     /// Antom's notifyRefund for the refund `refundRequestId` asked, SUCCESS or FAIL, signed and verified likewise.
-    func antomRefundNotification(refundRequestId: String, succeeded: Bool = true, amount: String = "1999") async throws -> [NormalizedEvent] {
-        let result = succeeded ? #"{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."}"#
-                               : #"{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}"#
-        let time = succeeded ? #","refundTime":"\#(Timestamp.now.rfc3339)""# : ""
-        return try await antomSigned(#"{"notifyType":"REFUND_RESULT","result":\#(result),"refundStatus":"\#(succeeded ? "SUCCESS" : "FAIL")","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"\#(amount)"}\#(time)}"#)
+    func antomRefundNotification(refundRequestId: String, status: String = "SUCCESS", amount: String = "1999") async throws -> [NormalizedEvent] {
+        let result = status == "SUCCESS" ? #"{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."}"#
+                                         : #"{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}"#
+        let time = status == "SUCCESS" ? #","refundTime":"\#(Timestamp.now.rfc3339)""# : ""
+        return try await antomSigned(#"{"notifyType":"REFUND_RESULT","result":\#(result),"refundStatus":"\#(status)","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"\#(amount)"}\#(time)}"#)
     }
 
     private func antomSigned(_ body: String) async throws -> [NormalizedEvent] {

@@ -24,7 +24,7 @@ struct CheckoutTests {
 
     /// Runs `body` with a fake Antom, the fixture, a store and workers that match checkouts.
     static func withCheckouts(_ backend: Backend = .sqlite,
-                              _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, WorkerHarness) async throws -> Void) async throws {
+                              _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, WorkerHarness, RunningWorkers) async throws -> Void) async throws {
         let platform = try await offPool { PrivateKey.generateRSA()! }
         let merchant = try await offPool { PrivateKey.generateRSA()! }
         guard let merchantPublic = PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)) else {
@@ -36,8 +36,8 @@ struct CheckoutTests {
         try await TestDatabases.withStore(backend) { store in
             let api = try fixture.api(store: store)
             try await WorkerHarness.with { harness in
-                try await harness.withWorkers(store: store, checkouts: try fixture.setup()) { _ in
-                    try await body(antom, fixture, store, api, harness)
+                try await harness.withWorkers(store: store, checkouts: try fixture.setup()) { workers in
+                    try await body(antom, fixture, store, api, harness, workers)
                 }
             }
         }
@@ -45,7 +45,7 @@ struct CheckoutTests {
 
     @Test("Antom: pay is called signed, the cashier page answered; the signed notification entitles the user", arguments: Backend.allCases)
     func antomCheckoutEntitles(_ backend: Backend) async throws {
-        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness, _ in
             let created = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus"))
             #expect(created.status == 201, "\(created.text)")
             let id = try #require(created.string("id"))
@@ -85,13 +85,16 @@ struct CheckoutTests {
         return (id, reference)
     }
 
-    @Test("Antom refund: Tollgate asks Antom's refund signed, for the paymentId the payment notification carried; Antom's signed refund result takes the entitlement back", arguments: Backend.allCases)
+    @Test("Antom refund in process: Tollgate asks Antom's refund signed, for the paymentId the payment notification carried; Antom's signed refund result takes the entitlement back", arguments: Backend.allCases)
     func antomRefund(_ backend: Backend) async throws {
-        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness, workers in
             let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
             #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
             #expect(try await api.get(id).string("paymentId") == "pay-\(reference)")
+            #expect(try await api.askRefund(id, token: CheckoutFixture.noRefundToken).error == "refund_not_allowed")
+            #expect(antom.seen.count == 1)
 
+            antom.set(FakeAntom.RefundMode.inProcess)
             let asked = try await api.askRefund(id)
             #expect(asked.status == 202, "\(asked.text)")
             #expect(asked.string("state") == "paid")
@@ -106,6 +109,17 @@ struct CheckoutTests {
             let again = try await api.askRefund(id)
             #expect(again.status == 202 && again.string("refundRequestId") == refundRequestId)
             #expect(antom.seen.last?.body?["refundRequestId"]?.string == refundRequestId)
+            #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+
+            // The same refund id under another client's name names nothing of this client's.
+            var foreign = try #require(try await fixture.antomRefundNotification(refundRequestId: refundRequestId).first)
+            foreign.app = "CLIENT_OTHER_01"
+            foreign.source = "/alipayplus/CLIENT_OTHER_01"
+            foreign.id = "alipayplus:CLIENT_OTHER_01:other:REFUND_RESULT:SUCCESS"
+            try await harness.publish(foreign)
+            try await waitUntil("the foreign refund processed") {
+                workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "refund_unmatched"]) == 1
+            }
             #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
 
             for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId) { try await harness.publish(event) }
@@ -126,9 +140,35 @@ struct CheckoutTests {
         }
     }
 
-    @Test("refund refusals: a pending or Citcon checkout 409, Antom F 422 (a new request id next time), Antom down 503; a failed or unknown refund result changes nothing")
-    func antomRefundRefusals() async throws {
-        try await Self.withCheckouts { antom, fixture, store, api, harness in
+    @Test("Antom answers the refund S: Tollgate publishes the refund with the id Antom's notification has, so it applies without the notification and the notification is a duplicate", arguments: Backend.allCases)
+    func antomRefundAnswered(_ backend: Backend) async throws {
+        try await Self.withCheckouts(backend) { antom, fixture, store, _, harness, _ in
+            let published = Mutex<[NormalizedEvent]>([])
+            let api = try fixture.api(store: store, publish: { events in
+                published.withLock { $0 += events }
+                for event in events { try await harness.publish(event) }
+            })
+            let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
+            let asked = try await api.askRefund(id)
+            #expect(asked.status == 202, "\(asked.text)")
+            let refundRequestId = try #require(asked.string("refundRequestId"))
+            try await waitUntil("the entitlement taken back") {
+                try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(id).string("state") == "refunded")
+            let event = try #require(published.withLock { $0.first })
+            let notification = try #require(try await fixture.antomRefundNotification(refundRequestId: refundRequestId).first)
+            #expect(event.id == notification.id && event.type == .purchaseRefunded)
+            #expect(try await store.hasProcessed(eventId: notification.id))
+            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
+                                                                subject: reference))
+            #expect(purchase?.state == .refunded && purchase?.lastEventId == notification.id)
+        }
+    }
+
+    @Test("refund refusals: a pending or Citcon checkout 409, Antom F 422 (a new request id next time), Antom down 503 (the same id next time); a failed, unknown or unmatched refund result changes nothing", arguments: Backend.allCases)
+    func antomRefundRefusals(_ backend: Backend) async throws {
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness, workers in
             let pending = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus", product: "other.product"))
             let pendingId = try #require(pending.string("id"))
             #expect(try await api.askRefund(pendingId).error == "checkout_not_refundable")
@@ -137,34 +177,51 @@ struct CheckoutTests {
             #expect(try await api.askRefund("co_unknown").error == "checkout_not_found")
             #expect(try await api.askRefund(pendingId, token: CheckoutFixture.limitedToken).status == 404)
 
-            let (id, _) = try await Self.paidAntomCheckout(fixture, store, api, harness)
+            let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
             antom.set(FakeAntom.RefundMode.serverError)
             let down = try await api.askRefund(id)
             #expect(down.status == 503 && down.error == "payment_provider_unavailable", "\(down.text)")
+            let downRequest = try #require(antom.seen.last?.body?["refundRequestId"]?.string)
+            #expect(try await api.get(id).string("refundRequestId") == downRequest)
             antom.set(FakeAntom.RefundMode.refuse)
             let refused = try await api.askRefund(id)
             #expect(refused.status == 422 && refused.error == "refund_refused", "\(refused.text)")
-            let firstRequest = try #require(antom.seen.last?.body?["refundRequestId"]?.string)
+            #expect(antom.seen.last?.body?["refundRequestId"]?.string == downRequest)
             #expect(try await api.get(id).json?["refundRequestId"] == nil)
 
-            // A refund result naming no refund Tollgate asked for, and a failed one, leave the user entitled.
-            antom.set(FakeAntom.RefundMode.succeed)
+            antom.set(FakeAntom.RefundMode.inProcess)
             let asked = try await api.askRefund(id)
             let refundRequestId = try #require(asked.string("refundRequestId"))
-            #expect(refundRequestId != firstRequest)
-            for event in try await fixture.antomRefundNotification(refundRequestId: "rf-from-the-dashboard") { try await harness.publish(event) }
-            for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId, succeeded: false) {
+            #expect(refundRequestId != downRequest)
+            // A refund result naming no refund Tollgate asked for changes nothing, not even a purchase of its own.
+            let unmatched = try #require(try await fixture.antomRefundNotification(refundRequestId: "rf-from-the-dashboard").first)
+            try await harness.publish(unmatched)
+            // A refundStatus Antom does not document keeps the request under way.
+            let unknown = try #require(try await fixture.antomRefundNotification(refundRequestId: refundRequestId, status: "PROCESSING").first)
+            try await harness.publish(unknown)
+            try await waitUntil("both processed") {
+                workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "refund_unmatched"]) == 1
+                    && workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "refund_unknown"]) == 1
+            }
+            #expect(try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
+                                                         subject: "rf-from-the-dashboard")) == nil)
+            #expect(try await api.get(id).string("refundRequestId") == refundRequestId)
+            // A failed one frees the request; the purchase and the entitlement stand.
+            for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId, status: "FAIL") {
                 try await harness.publish(event)
             }
             try await waitUntil("the failed refund applied") { try await api.get(id).json?["refundRequestId"] == nil }
             #expect(try await api.get(id).string("state") == "paid")
             #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
+                                                                subject: reference))
+            #expect(purchase?.state == .active)
         }
     }
 
     @Test("Citcon: reference and IPN URL answered; the signed IPN entitles the user, the refund IPN takes it back", arguments: Backend.allCases)
     func citconCheckoutAndRefund(_ backend: Backend) async throws {
-        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness in
+        try await Self.withCheckouts(backend) { antom, fixture, store, api, harness, _ in
             let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
             #expect(created.status == 201, "\(created.text)")
             let id = try #require(created.string("id"))
@@ -191,7 +248,7 @@ struct CheckoutTests {
 
     @Test("a notification whose amount or currency differs quarantines the checkout and entitles nobody")
     func amountMismatchQuarantined() async throws {
-        try await Self.withCheckouts { _, fixture, store, api, harness in
+        try await Self.withCheckouts { _, fixture, store, api, harness, _ in
             let first = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
             let firstId = try #require(first.string("id"))
             for event in try await fixture.citconIPN(reference: try #require(first.string("reference")), id: "ch_2", amount: "999") {
@@ -249,7 +306,7 @@ struct CheckoutTests {
 
     @Test("Antom unreachable, 5xx, U, an unverifiable answer: 503 and no checkout row; F: 422 payment_refused and no row")
     func antomFailuresLeaveNothing() async throws {
-        try await Self.withCheckouts { antom, _, store, api, _ in
+        try await Self.withCheckouts { antom, _, store, api, _, _ in
             for (mode, status, reason) in [(FakeAntom.Mode.serverError, 503, "payment_provider_unavailable"),
                                            (.unknown, 503, "payment_provider_unavailable"),
                                            (.wronglySigned, 503, "payment_provider_unavailable"),

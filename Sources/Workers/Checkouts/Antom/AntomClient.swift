@@ -47,8 +47,10 @@ enum AntomPayOutcome: Sendable, Equatable {
 
 /// What a `refund` call came to.
 enum AntomRefundOutcome: Sendable, Equatable {
-    /// S SUCCESS, or U REFUND_IN_PROCESS: the notification will say how it ended.
-    case accepted
+    /// S: Antom refunded; its signed answer (`refundId`, `refundAmount`, `refundTime`).
+    case refunded([String: JSONValue])
+    /// U REFUND_IN_PROCESS: the notification will say how it ended.
+    case inProcess
     /// `resultStatus` F: Antom will not refund (its `resultCode`, e.g. REFUND_WINDOW_EXCEED).
     case refused(resultCode: String)
     /// No usable answer, as for `pay`.
@@ -136,7 +138,8 @@ struct AntomClient: Sendable {
             return .unavailable(kind: failure.kind, message: failure.message)
         }
         switch (answer.status, answer.code) {
-        case ("S", _), ("U", "REFUND_IN_PROCESS"): return .accepted
+        case ("S", _): return .refunded(answer.body)
+        case ("U", "REFUND_IN_PROCESS"): return .inProcess
         case ("F", _):
             failed(.refund, refused: answer.code)
             return .refused(resultCode: answer.code)
