@@ -9,7 +9,10 @@ import Toolkit
 ///   F failure), `paymentId` only once the payment succeeded, with `acquirerId`, `pspId`, `customerId`.
 /// Antom's `notifyRefund` (`notifyType` REFUND_RESULT) names the merchant's `refundRequestId`, not the
 /// payment: its event's subject is that id, and the workers find the checkout whose refund it is
-/// (docs/checkouts.md).
+/// (docs/checkouts.md). Antom's `notifyDispute` has no `notifyType`: it names the payment
+/// (`paymentRequestId`) and the dispute's stage (`disputeNotificationType`); only a judgement against
+/// the merchant (`DISPUTE_JUDGED` / `ACCEPT_BY_MERCHANT`: the money goes back to the payer) is a
+/// chargeback, every other stage is `store.other`.
 /// Both send scalars as strings, so numbers written either way are read as text.
 struct AlipayPlusNormalizer {
     let clientId: String
@@ -24,6 +27,7 @@ struct AlipayPlusNormalizer {
 
     func event() throws(Rejection) -> NormalizedEvent {
         if Self.text(body["notifyType"]) == Self.refundNotifyType { return try refundEvent() }
+        if body["notifyType"] == nil, body["disputeNotificationType"] != nil { return try disputeEvent() }
         let notifyType: String
         let result: [String: JSONValue]
         let resultPath: String
@@ -91,6 +95,29 @@ struct AlipayPlusNormalizer {
             price: MinorUnits.price(Self.text(amount?["value"]), currency: Self.text(amount?["currency"])),
             reason: type == .purchaseRefundDeclined ? Self.text(result["resultCode"])?.lowercased() : nil,
             sourceType: "\(Self.refundNotifyType)/\(refundStatus)")
+    }
+
+    private func disputeEvent() throws(Rejection) -> NormalizedEvent {
+        let paymentRequestId = try required("paymentRequestId", in: body)
+        let paymentId = try required("paymentId", in: body)
+        let disputeId = try required("disputeId", in: body)
+        let stage = try required("disputeNotificationType", in: body)
+        let judgement = stage == "DISPUTE_JUDGED" ? try optional("disputeJudgedResult", in: body) : nil
+        let type: EventType = judgement == "ACCEPT_BY_MERCHANT" ? .purchaseChargeback : .storeOther
+        let judgedTime = try Self.text(body["disputeJudgedTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "disputeJudgedTime") }
+        let disputeTime = try Self.text(body["disputeTime"]).flatMap { (text) throws(Rejection) in try EventTime.rfc3339(text, field: "disputeTime") }
+        let amount = (body["disputeJudgedAmount"] ?? body["disputeAmount"])?.object
+        let sourceType = judgement.map { "\(stage)/\($0)" } ?? stage
+        return NormalizedEvent(
+            id: "alipayplus:\(EventIdScope.component(clientId)):\(disputeId):\(sourceType)", type: type,
+            source: "/alipayplus/\(clientId)",
+            environment: clientId.hasPrefix("SANDBOX_") ? .sandbox : .production,
+            app: clientId, subject: paymentRequestId, occurredAt: (judgedTime ?? disputeTime ?? receivedAt).rfc3339,
+            receivedAt: receivedAt.rfc3339,
+            transaction: NormalizedEvent.Transaction(id: paymentId),
+            price: MinorUnits.price(Self.text(amount?["value"]), currency: Self.text(amount?["currency"])),
+            reason: type == .purchaseChargeback ? Self.text(body["disputeReasonCode"]).map { $0.lowercased() } : nil,
+            sourceType: sourceType)
     }
 
     static func eventType(notifyType: String, resultStatus: String) -> EventType {

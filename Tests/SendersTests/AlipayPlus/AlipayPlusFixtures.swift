@@ -41,6 +41,12 @@ enum AlipayPlusFixtures {
     /// A refund Antom could not make: FAIL, no refundTime.
     static let refundFailureBody = #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"},"refundStatus":"FAIL","refundRequestId":"rf-order-2026-11","refundId":"20261121194010800100188820200000078","refundAmount":{"currency":"USD","value":"1999"}}"#
 
+    /// Antom's notifyDispute, judged against the merchant (the payer gets the money back).
+    static let disputeJudgedBody = #"{"paymentRequestId":"order-2026-11","disputeId":"2026112519401080010018880000001","paymentId":"20261121194010800100188820200000001","disputeTime":"2026-11-25T10:00:00+08:00","disputeAmount":{"currency":"USD","value":"1999"},"disputeNotificationType":"DISPUTE_JUDGED","disputeReasonCode":"4853","disputeJudgedTime":"2026-11-26T10:00:00+08:00","disputeJudgedAmount":{"currency":"USD","value":"1999"},"disputeJudgedResult":"ACCEPT_BY_MERCHANT"}"#
+
+    /// The dispute's opening: funds frozen, nothing decided.
+    static let disputeCreatedBody = #"{"paymentRequestId":"order-2026-11","disputeId":"2026112519401080010018880000001","paymentId":"20261121194010800100188820200000001","disputeTime":"2026-11-25T10:00:00+08:00","disputeAmount":{"currency":"USD","value":"1999"},"disputeNotificationType":"DISPUTE_CREATED","defendable":"true","defenseDueTime":"2026-12-02T10:00:00+08:00","disputeReasonCode":"4853"}"#
+
     /// The `Signature` header for `body` as the platform signs it.
     static func signature(body: String, path: String = path, clientId: String = clientId, requestTime: String = requestTime,
                           key: PrivateKey = platformKey, keyVersion: String? = "1", urlEncoded: Bool = true) -> String {

@@ -88,6 +88,27 @@ struct AlipayPlusNormalizationTests {
         #expect(try await self.event(F.antomBody).isAlipayPlusRefundResult == false)
     }
 
+    @Test("Antom's notifyDispute judged against the merchant is a chargeback of the payment its paymentRequestId names; its other stages are store.other")
+    func dispute() async throws {
+        let judged = try await event(F.disputeJudgedBody)
+        #expect(judged.id == "alipayplus:\(F.clientId):2026112519401080010018880000001:DISPUTE_JUDGED/ACCEPT_BY_MERCHANT")
+        #expect(judged.type == .purchaseChargeback)
+        #expect(judged.subject == "order-2026-11" && !judged.isAlipayPlusRefundResult)
+        #expect(judged.transaction == NormalizedEvent.Transaction(id: "20261121194010800100188820200000001"))
+        #expect(judged.price == NormalizedEvent.Price(amountMicros: 19_990_000, currency: "USD"))
+        #expect(judged.occurredAt == "2026-11-26T02:00:00.000Z")
+        #expect(judged.reason == "4853")
+        #expect(judged.sourceType == "DISPUTE_JUDGED/ACCEPT_BY_MERCHANT")
+        let created = try await event(F.disputeCreatedBody)
+        #expect(created.id == "alipayplus:\(F.clientId):2026112519401080010018880000001:DISPUTE_CREATED")
+        #expect(created.type == .storeOther && created.reason == nil)
+        #expect(created.occurredAt == "2026-11-25T02:00:00.000Z")
+        let forCustomer = try await event(F.disputeJudgedBody.replacingOccurrences(of: "ACCEPT_BY_MERCHANT", with: "ACCEPT_BY_CUSTOMER"))
+        #expect(forCustomer.type == .storeOther && forCustomer.sourceType == "DISPUTE_JUDGED/ACCEPT_BY_CUSTOMER")
+        #expect(await F.source.reason(F.request(#"{"disputeNotificationType":"DISPUTE_CREATED","disputeId":"d","paymentId":"p"}"#)) == .missingField)
+        #expect(await F.source.reason(F.request(#"{"disputeNotificationType":"DISPUTE_CREATED","paymentRequestId":"o","paymentId":"p"}"#)) == .missingField)
+    }
+
     @Test("notifyRefund needs its fields", arguments: [
         (#"{"notifyType":"REFUND_RESULT","refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i"}"#, RejectionReason.missingField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundRequestId":"r","refundId":"i"}"#, .missingField),

@@ -85,6 +85,11 @@ struct CheckoutFixture: Sendable {
         return try await antomSigned(#"{"notifyType":"REFUND_RESULT","result":\#(result),"refundStatus":"\#(status)","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"\#(amount)"}\#(time)}"#)
     }
 
+    /// Antom's notifyDispute for the payment `reference` names, judged against the merchant, signed and verified likewise.
+    func antomChargeback(reference: String) async throws -> [NormalizedEvent] {
+        try await antomSigned(#"{"paymentRequestId":"\#(reference)","disputeId":"dp-\#(reference)","paymentId":"pay-\#(reference)","disputeTime":"\#(Timestamp.now.rfc3339)","disputeAmount":{"currency":"USD","value":"1999"},"disputeNotificationType":"DISPUTE_JUDGED","disputeJudgedTime":"\#(Timestamp.now.rfc3339)","disputeJudgedAmount":{"currency":"USD","value":"1999"},"disputeJudgedResult":"ACCEPT_BY_MERCHANT"}"#)
+    }
+
     private func antomSigned(_ body: String) async throws -> [NormalizedEvent] {
         let time = Timestamp.now.rfc3339
         let content = AlipayPlusSource.signedContent(path: "/webhooks/alipayplus", clientId: Self.clientId, time: time, body: Array(body.utf8))

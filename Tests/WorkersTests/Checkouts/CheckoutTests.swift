@@ -82,6 +82,10 @@ struct CheckoutTests {
         let reference = try #require(created.string("reference"))
         for event in try await fixture.antomNotification(reference: reference, amount: "1999") { try await harness.publish(event) }
         try await waitUntil("the checkout paid") { try await api.get(id).string("state") == "paid" }
+        // The matcher marks the checkout paid before the projection's transaction entitles the user.
+        try await waitUntil("the user entitled") {
+            try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
+        }
         return (id, reference)
     }
 
@@ -163,6 +167,21 @@ struct CheckoutTests {
             let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
                                                                 subject: reference))
             #expect(purchase?.state == .refunded && purchase?.lastEventId == notification.id)
+        }
+    }
+
+    @Test("Antom's dispute judged against the merchant takes a paid checkout back: refunded, the entitlement inactive")
+    func antomChargeback() async throws {
+        try await Self.withCheckouts { _, fixture, store, api, harness, _ in
+            let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
+            for event in try await fixture.antomChargeback(reference: reference) { try await harness.publish(event) }
+            try await waitUntil("the entitlement taken back") {
+                try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(id).string("state") == "refunded")
+            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
+                                                                subject: reference))
+            #expect(purchase?.state == .revoked)
         }
     }
 
