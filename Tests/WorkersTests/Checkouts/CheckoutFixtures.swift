@@ -162,6 +162,11 @@ extension EntitlementStore {
         return try await entitlements(app: app, user: user)?.contains { $0.product == product && $0.isActive(atMs: now) } ?? false
     }
 
+    /// The purchase of the fixture's Alipay+ client (production) whose subject is `subject`.
+    func antomPurchase(_ subject: String) async throws -> Purchase? {
+        try await purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production", subject: subject))
+    }
+
     func checkoutCount() async throws -> Int64 {
         try await database.read { connection throws(StoreError) in
             try connection.query("SELECT COUNT(*) AS n FROM checkouts", []).first?.int("n") ?? -1

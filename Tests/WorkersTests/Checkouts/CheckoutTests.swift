@@ -133,8 +133,7 @@ struct CheckoutTests {
             let refunded = try await api.get(id)
             #expect(refunded.string("state") == "refunded")
             #expect(refunded.json?["refundRequestId"] == nil)
-            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
-                                                                subject: reference))
+            let purchase = try await store.antomPurchase(reference)
             #expect(purchase?.state == .refunded && purchase?.user == Self.user)
             // Refunded already: 200, nothing asked of Antom.
             let calls = antom.seen.count
@@ -164,8 +163,7 @@ struct CheckoutTests {
             let notification = try #require(try await fixture.antomRefundNotification(refundRequestId: refundRequestId).first)
             #expect(event.id == notification.id && event.type == .purchaseRefunded)
             #expect(try await store.hasProcessed(eventId: notification.id))
-            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
-                                                                subject: reference))
+            let purchase = try await store.antomPurchase(reference)
             #expect(purchase?.state == .refunded && purchase?.lastEventId == notification.id)
         }
     }
@@ -179,8 +177,7 @@ struct CheckoutTests {
                 try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
             }
             #expect(try await api.get(id).string("state") == "refunded")
-            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
-                                                                subject: reference))
+            let purchase = try await store.antomPurchase(reference)
             #expect(purchase?.state == .revoked)
         }
     }
@@ -222,8 +219,7 @@ struct CheckoutTests {
                 workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "refund_unmatched"]) == 1
                     && workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "refund_unknown"]) == 1
             }
-            #expect(try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
-                                                         subject: "rf-from-the-dashboard")) == nil)
+            #expect(try await store.antomPurchase("rf-from-the-dashboard") == nil)
             #expect(try await api.get(id).string("refundRequestId") == refundRequestId)
             // A failed one frees the request; the purchase and the entitlement stand.
             for event in try await fixture.antomRefundNotification(refundRequestId: refundRequestId, status: "FAIL") {
@@ -232,8 +228,7 @@ struct CheckoutTests {
             try await waitUntil("the failed refund applied") { try await api.get(id).json?["refundRequestId"] == nil }
             #expect(try await api.get(id).string("state") == "paid")
             #expect(try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
-            let purchase = try await store.purchase(PurchaseKey(source: "alipayplus", app: CheckoutFixture.clientId, environment: "production",
-                                                                subject: reference))
+            let purchase = try await store.antomPurchase(reference)
             #expect(purchase?.state == .active)
         }
     }
