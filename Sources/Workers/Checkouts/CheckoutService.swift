@@ -60,7 +60,8 @@ public struct CheckoutSetup: Sendable {
 /// name), which is the `app` the entitlement is kept under. Antom: the row is written pending, then
 /// `pay` is called; on any failure the row is deleted, so no checkout is left half-made. Citcon: the
 /// app's SDK makes the order, so the answer is the reference and IPN URL to put in it. A paid Antom
-/// checkout is refunded through `refund`: Antom's refund notification then takes it back.
+/// checkout is refunded through `refund`: Antom's signed answer or its refund notification then takes
+/// it back.
 public struct CheckoutService: CheckoutStarting {
     let setup: CheckoutSetup
     let records: CheckoutRecords
@@ -217,7 +218,7 @@ public struct CheckoutService: CheckoutStarting {
         case .refunded(let answer):
             metrics.checkoutRefund(outcome: "refunded")
             logger.info("checkout refunded by Antom's answer", metadata: ["checkout": .string(checkout.id)])
-            await publishRefund(answer, checkout: checkout)
+            await publishRefund(answer, refundRequestId: refundRequestId, checkout: checkout)
             return true
         case .inProcess:
             metrics.checkoutRefund(outcome: "requested")
@@ -239,8 +240,14 @@ public struct CheckoutService: CheckoutStarting {
     }
 
     /// Antom's S answer as the refund event; a failure here only leaves the refund to the notification.
-    private func publishRefund(_ answer: [String: JSONValue], checkout: CheckoutRecord) async {
+    private func publishRefund(_ answer: [String: JSONValue], refundRequestId: String, checkout: CheckoutRecord) async {
         guard let publish else { return }
+        // Only an answer about the request sent: the event names its checkout by this id.
+        guard answer["refundRequestId"]?.string == refundRequestId else {
+            logger.warning("Antom's refund answer names another refundRequestId; its notification will apply the refund",
+                           metadata: ["checkout": .string(checkout.id)])
+            return
+        }
         do {
             let event = try AlipayPlusSource.refundSucceeded(clientId: checkout.account, answer: answer,
                                                              environment: checkout.environment, receivedAt: Timestamp(millisecondsSince1970: now()))
