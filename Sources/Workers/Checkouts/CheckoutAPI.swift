@@ -74,7 +74,7 @@ public struct CheckoutAPI: Sendable {
 
     func show(_ request: Request, id: String?) async -> Response {
         switch await lookUp(request, id: id) {
-        case .success(let found): Self.json(.ok, Self.body(found))
+        case .success(let found): Self.json(.ok, Self.body(found.checkout))
         case .failure(let refused): refused.response
         }
     }
@@ -85,11 +85,9 @@ public struct CheckoutAPI: Sendable {
     func refund(_ request: Request, id: String?) async -> Response {
         let checkout: CheckoutRecord
         switch await lookUp(request, id: id) {
-        case .success(let found): checkout = found
+        case .success(let found) where found.token.refunds: checkout = found.checkout
+        case .success: return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
         case .failure(let refused): return refused.response
-        }
-        guard let token = authorized(request), token.refunds else {
-            return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
         }
         do {
             let requested = try await service.refund(checkout)
@@ -106,7 +104,7 @@ public struct CheckoutAPI: Sendable {
 
     /// The checkout `id` names, for this request's token: another app's checkout reads as unknown, so a
     /// limited token learns nothing about other apps.
-    private func lookUp(_ request: Request, id: String?) async -> Result<CheckoutRecord, Refused> {
+    private func lookUp(_ request: Request, id: String?) async -> Result<(checkout: CheckoutRecord, token: APIToken), Refused> {
         guard let token = authorized(request) else { return .failure(Refused(response: unauthorized())) }
         guard let id, !id.isEmpty, id.utf8.count <= 64 else {
             return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
@@ -121,7 +119,7 @@ public struct CheckoutAPI: Sendable {
         guard let found, token.allows(app: found.app) else {
             return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
         }
-        return .success(found)
+        return .success((found, token))
     }
 
     /// `{app, user, product, amount, currency, provider}`: texts of 1 to 200 characters without control
