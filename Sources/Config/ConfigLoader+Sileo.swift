@@ -2,9 +2,9 @@ import Events
 
 /// The `sileo` section (docs/configuration.md, docs/sileo.md).
 extension ConfigLoader {
-    static func readSileo(_ s: ConfigReader) throws(ConfigError) -> SileoSettings {
+    static func readSileo(_ s: ConfigReader, catalog: CatalogSettings) throws(ConfigError) -> SileoSettings {
         var settings = SileoSettings()
-        settings.vendors = try s.list("vendors") { (v) throws(ConfigError) in try readSileoVendor(v) }
+        settings.vendors = try s.list("vendors") { (v) throws(ConfigError) in try readSileoVendor(v, catalog: catalog) }
         var paths = Set<String>()
         for vendor in settings.vendors where !paths.insert(vendor.basePath).inserted {
             throw ConfigError(key: s.name("vendors"), message: "basePath \(vendor.basePath) is configured twice")
@@ -12,7 +12,7 @@ extension ConfigLoader {
         return settings
     }
 
-    private static func readSileoVendor(_ v: ConfigReader) throws(ConfigError) -> SileoSettings.Vendor {
+    private static func readSileoVendor(_ v: ConfigReader, catalog: CatalogSettings) throws(ConfigError) -> SileoSettings.Vendor {
         let basePath = try v.requiredString("basePath")
         // Segments of letters, digits, '.', '_', '-': the path is matched as it is written, and may not
         // take over another route's space.
@@ -46,7 +46,10 @@ extension ConfigLoader {
         }
         let downloadDirectory = try v.string("downloadDirectory").flatMap { $0.isEmpty ? nil : $0 }
         let paymentPageURL: String? = try v.string("paymentPageURL") == nil ? nil : try v.credentialedURL("paymentPageURL", default: "")
-        let packages = try v.list("packages") { (p) throws(ConfigError) in try readSileoPackage(p, downloadDirectory: downloadDirectory) }
+        let app = try v.requiredString("app")
+        let packages = try v.list("packages") { (p) throws(ConfigError) in
+            try readSileoPackage(p, downloadDirectory: downloadDirectory, app: app, catalog: catalog)
+        }
         var ids = Set<String>()
         for package in packages where !ids.insert(package.id).inserted {
             throw ConfigError(key: v.name("packages"), message: "package \(package.id) is listed twice")
@@ -54,13 +57,16 @@ extension ConfigLoader {
         return SileoSettings.Vendor(
             basePath: basePath, name: try v.requiredString("name"), icon: try v.requiredString("icon"),
             description: try v.requiredString("description"), authenticationBanner: banner, publicBaseURL: publicBaseURL,
-            app: try v.requiredString("app"), environment: environment, provider: provider, signIn: signIn,
+            app: app, environment: environment, provider: provider, signIn: signIn,
             downloadDirectory: downloadDirectory,
             downloadKeyTtlSeconds: try v.int("downloadKeyTtlSeconds", default: 120, range: 10...3_600),
             tokenTtlDays: try v.int("tokenTtlDays", default: 180, range: 1...3_650), packages: packages, paymentPageURL: paymentPageURL)
     }
 
-    private static func readSileoPackage(_ p: ConfigReader, downloadDirectory: String?) throws(ConfigError) -> SileoSettings.Package {
+    /// A package's amount is its catalog product's price in the package's currency: one price list for
+    /// checkouts and Sileo, never a second one to drift.
+    private static func readSileoPackage(_ p: ConfigReader, downloadDirectory: String?, app: String,
+                                         catalog: CatalogSettings) throws(ConfigError) -> SileoSettings.Package {
         let id = try p.requiredString("id")
         // Debian package names: lower-case letters, digits, '+', '-', '.', starting with a letter or digit.
         guard let first = id.unicodeScalars.first, ("a"..."z").contains(first) || ("0"..."9").contains(first),
@@ -88,12 +94,15 @@ extension ConfigLoader {
         }
         let recoveryURL = try p.string("recoveryUrl").flatMap { $0.isEmpty ? nil : $0 }
         if recoveryURL != nil { _ = try p.credentialedURL("recoveryUrl", default: "") }
-        let amountText = try p.requiredString("amount")
-        guard let amount = Int64(amountText), (1...1_000_000_000_000).contains(amount) else {
-            throw ConfigError(key: p.name("amount"), message: "expected a positive integer of minor units (cents), got \"\(amountText)\"")
+        let product = try p.requiredString("product")
+        guard let priced = catalog.product(app: app, id: product) else {
+            throw ConfigError(key: p.name("product"), message: "names no product of app \(app) in the catalog (catalog.apps[].products)")
+        }
+        guard let amount = priced.pricesMinor[currency] else {
+            throw ConfigError(key: p.name("currency"), message: "the catalog gives \(product) no price in \(currency)")
         }
         return SileoSettings.Package(
-            id: id, product: try p.requiredString("product"),
+            id: id, product: product,
             amountMinor: amount, currency: currency,
             price: try p.requiredString("price"), available: try p.bool("available", default: true),
             recoveryURL: recoveryURL, file: file, downloadURL: downloadURL)

@@ -49,25 +49,45 @@ public enum ConfigLoader {
         }
         c.api = try r.section("api") { (s) throws(ConfigError) in
             var a = APISettings()
-            // A plain token answers for every app; `{token, apps}` only for the apps listed; `refunds: true`
-            // also lets it ask for refunds (for every app when it lists none).
+            // A plain token is a server credential for every app; `{token, kind, apps, refunds}` limits it
+            // to the apps listed; a client credential (public, in the app) must list its apps and may not refund.
             a.tokens = try s.list("tokens", scalar: { (text, itemName) throws(ConfigError) in
                 guard text.count >= 16 else { throw ConfigError(key: itemName, message: "use tokens of at least 16 characters") }
                 return APIToken(text)
             }, mapping: { (t) throws(ConfigError) in
                 let token = try t.requiredString("token")
                 guard token.count >= 16 else { throw ConfigError(key: t.name("token"), message: "use tokens of at least 16 characters") }
+                let kindText = try t.string("kind", default: APIToken.Kind.server.rawValue)
+                guard let kind = APIToken.Kind(rawValue: kindText) else {
+                    throw ConfigError(key: t.name("kind"), message: "expected server or client, got \"\(kindText)\"")
+                }
                 let apps = try t.strings("apps")
                 let refunds = try t.bool("refunds", default: false)
-                guard !apps.isEmpty || refunds, !apps.contains(where: \.isEmpty) else {
-                    throw ConfigError(key: t.name("apps"), message: "list the apps this token may ask for (a token for every app is written without apps)")
+                guard !apps.contains(where: \.isEmpty) else { throw ConfigError(key: t.name("apps"), message: "an app id is empty") }
+                switch kind {
+                case .server:
+                    guard !apps.isEmpty || refunds else {
+                        throw ConfigError(key: t.name("apps"), message: "list the apps this token may ask for (a token for every app is written without apps)")
+                    }
+                case .client:
+                    guard !apps.isEmpty else { throw ConfigError(key: t.name("apps"), message: "a client credential lists the apps it is embedded in") }
+                    guard !refunds else { throw ConfigError(key: t.name("refunds"), message: "a client credential is public and may not ask for refunds") }
                 }
-                return APIToken(token, apps: apps.isEmpty ? nil : Set(apps), refunds: refunds)
+                return APIToken(token, kind: kind, apps: apps.isEmpty ? nil : Set(apps), refunds: refunds)
             })
             var seen = Set<String>()
             for token in a.tokens where !seen.insert(token.token).inserted {
                 throw ConfigError(key: s.name("tokens"), message: "a token is listed twice")
             }
+            a.userTokenKeys = try s.stringMap("userTokenKeys")
+            for token in a.tokens where token.kind == .client {
+                for app in (token.apps ?? []).sorted() where a.userTokenKeys[app] == nil {
+                    throw ConfigError(key: s.name("userTokenKeys") + ".\(app)",
+                                      message: "a client credential for \(app) acts for users only through user tokens: give the backend's P-256 public key file")
+                }
+            }
+            a.ratePerSecond = try s.int("ratePerSecond", default: a.ratePerSecond, range: 1...100_000)
+            a.rateBurst = try s.int("rateBurst", default: a.rateBurst, range: 1...1_000_000)
             a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
         }
@@ -168,7 +188,9 @@ public enum ConfigLoader {
             return workers
         }
         c.purchases = try r.section("purchases") { (s) throws(ConfigError) in try readPurchases(s) }
-        c.sileo = try r.section("sileo") { (s) throws(ConfigError) in try readSileo(s) }
+        c.catalog = try r.section("catalog") { (s) throws(ConfigError) in try readCatalog(s) }
+        let catalog = c.catalog
+        c.sileo = try r.section("sileo") { (s) throws(ConfigError) in try readSileo(s, catalog: catalog) }
         c.dedup = try r.section("dedup") { (s) throws(ConfigError) in
             var dedup = DedupSettings()
             dedup.windowSeconds = try s.int("windowSeconds", default: dedup.windowSeconds, range: 0...86_400)

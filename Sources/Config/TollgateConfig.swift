@@ -18,6 +18,7 @@ public struct TollgateConfig: Sendable {
     public var purchases = PurchaseSettings()
     public var sileo = SileoSettings()
     public var checkouts = CheckoutSettings()
+    public var catalog = CatalogSettings()
 
     public init() {}
 }
@@ -84,25 +85,37 @@ public struct HTTPSettings: Sendable {
 }
 
 public struct APISettings: Sendable {
-    /// Bearer tokens for the entitlement API; none configured refuses every call.
+    /// The credentials of the merchant APIs; none configured refuses every call.
     public var tokens: [APIToken] = []
+    /// Per app: the P-256 public key (PEM file) of the merchant's backend, which signs the short-lived
+    /// user tokens (ES256 JWT, `sub` the user, `aud` the app) that a client credential acts for a user with.
+    public var userTokenKeys: [String: String] = [:]
+    /// Requests each credential may make per second on the merchant routes, and the burst above it.
+    public var ratePerSecond = 20
+    public var rateBurst = 40
     /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
     /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
     public var port = 8081
     public init() {}
 }
 
-/// One bearer token of the entitlement API: `apps` nil answers for every app (the plain form,
-/// `- <token>`), otherwise only for the apps listed (`- {token: <token>, apps: [...]}`).
+/// One credential of the merchant APIs (docs/security.md). A *server* credential is the merchant's
+/// backend: it acts for any user of its apps. A *client* credential is embedded in an app, so public
+/// by assumption: it posts purchases only with a proof of possession and acts only for the user a
+/// user token names. `apps` nil answers for every app (the plain form, `- <token>`, a server credential).
 public struct APIToken: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable, CaseIterable { case server, client }
+
     public var token: String
+    public var kind: Kind
     public var apps: Set<String>?
     /// May ask for refunds (`POST /v1/checkouts/{id}/refund`): money leaves the merchant, so only a
-    /// token configured `refunds: true`, kept on the merchant's servers, may.
+    /// server credential configured `refunds: true` may.
     public var refunds: Bool
 
-    public init(_ token: String, apps: Set<String>? = nil, refunds: Bool = false) {
+    public init(_ token: String, kind: Kind = .server, apps: Set<String>? = nil, refunds: Bool = false) {
         self.token = token
+        self.kind = kind
         self.apps = apps
         self.refunds = refunds
     }

@@ -170,5 +170,9 @@ enum EntitlementSchema {
             CREATE UNIQUE INDEX checkouts_by_refund_request ON checkouts (provider, account, refund_request_id);
             """
         },
+        // Keys the workers derive things with (the opaque purchase ids), made once and shared by every replica.
+        Migration(version: 9, name: "server keys") { _ in
+            "CREATE TABLE server_keys (name TEXT PRIMARY KEY, secret TEXT NOT NULL);"
+        },
     ]
 }

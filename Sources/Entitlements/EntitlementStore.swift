@@ -132,6 +132,19 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// The server key called `name`: `candidate` when none was kept yet, else the one kept first, so every
+    /// replica and every restart derives with the same key.
+    public func serverKey(named name: String, candidate: String) async throws(StoreError) -> String {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("INSERT INTO server_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+                                   [.text(name), .text(candidate)])
+            guard let kept = try connection.query("SELECT secret FROM server_keys WHERE name = $1", [.text(name)]).first?.text("secret") else {
+                throw StoreError(.invalid, "server key \(name) was not kept")
+            }
+            return kept
+        }
+    }
+
     public func hasProcessed(eventId: String) async throws(StoreError) -> Bool {
         try await database.read { connection throws(StoreError) in
             try !connection.query("SELECT 1 AS seen FROM processed_events WHERE event_id = $1", [.text(eventId)]).isEmpty

@@ -1,5 +1,6 @@
 import Config
 import Entitlements
+import Foundation
 import Events
 import Kafka
 import Logging
@@ -79,6 +80,7 @@ public struct EntitlementWorkers: Service {
             settings: config.purchases, acknowledger: google.acknowledger)
         let sileo = try config.sileo.vendors.map(SileoVendor.load)
         let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
+        let merchantAPI = try MerchantAPISetup.make(config: config)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -87,7 +89,37 @@ public struct EntitlementWorkers: Service {
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
                                           : nil,
-                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts, metrics: metrics, logger: logger)
+                                      purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts,
+                                      merchantAPI: merchantAPI, metrics: metrics, logger: logger)
+    }
+
+    /// What the merchant APIs authenticate with beside `api.tokens` (the user token keys, read at start so
+    /// a bad key file stops it with its configuration key), their rate, and the catalog.
+    public struct MerchantAPISetup: Sendable {
+        public var userTokenKeys: [String: PublicKey]
+        public var ratePerSecond: Int
+        public var rateBurst: Int
+        public var catalog: CatalogSettings
+
+        public init(userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 50, rateBurst: Int = 100,
+                    catalog: CatalogSettings = CatalogSettings()) {
+            self.userTokenKeys = userTokenKeys
+            self.ratePerSecond = ratePerSecond
+            self.rateBurst = rateBurst
+            self.catalog = catalog
+        }
+
+        static func make(config: TollgateConfig) throws(ConfigError) -> MerchantAPISetup {
+            var keys: [String: PublicKey] = [:]
+            for (app, path) in config.api.userTokenKeys {
+                guard let data = FileManager.default.contents(atPath: path), let key = PublicKey.load(pemOrDER: Array(data)), key.isP256 else {
+                    throw ConfigError(key: "api.userTokenKeys.\(app)", message: "\(path) is not a readable P-256 public key (ES256)")
+                }
+                keys[app] = key
+            }
+            return MerchantAPISetup(userTokenKeys: keys, ratePerSecond: config.api.ratePerSecond, rateBurst: config.api.rateBurst,
+                                    catalog: config.catalog)
+        }
     }
 
     /// What `POST /v1/purchases` verifies claims with, and its settings.
@@ -161,9 +193,14 @@ public struct EntitlementWorkers: Service {
                 playAcknowledgementRetry: PlayAcknowledgementRetryLoop? = nil,
                 sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-                checkouts: CheckoutSetup? = nil, metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
+                checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
+                metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
-        let api = EntitlementAPI(store: store, tokens: apiTokens, metrics: metrics, logger: logger)
+        let credentials = APICredentials(tokens: apiTokens, userTokenKeys: merchantAPI.userTokenKeys, ratePerSecond: merchantAPI.ratePerSecond,
+                                         rateBurst: merchantAPI.rateBurst, now: clock)
+        let purchaseIds = PurchaseIdSource(store: store)
+        let catalog = merchantAPI.catalog
+        let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         if let consumption {
             processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
@@ -182,12 +219,13 @@ public struct EntitlementWorkers: Service {
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
         let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: topics.events,
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
-        let purchasesAPI = PurchasesAPI(service: purchaseService, tokens: apiTokens, metrics: metrics, logger: logger)
-        let validateAPI = ValidateAPI(service: purchaseService, tokens: apiTokens, keys: purchases.settings.validatorKeys, metrics: metrics,
+        let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
+                                        metrics: metrics, logger: logger)
+        let validateAPI = ValidateAPI(service: purchaseService, credentials: credentials, keys: purchases.settings.validatorKeys, metrics: metrics,
                                       logger: logger)
         let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
         let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes)
-            + (checkoutService.map { [CheckoutAPI(service: $0, tokens: apiTokens, metrics: metrics, logger: logger).routes] } ?? []))
+            + (checkoutService.map { [CheckoutAPI(service: $0, credentials: credentials, catalog: catalog, metrics: metrics, logger: logger).routes] } ?? []))
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -223,7 +261,8 @@ public struct EntitlementWorkers: Service {
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
             .stop("expiry sweeper", ExpirySweeper(store: store, delayMs: expiryPublishDelayMs, metrics: metrics, logger: logger, now: clock)),
-            .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, metrics: metrics, logger: logger)),
+            .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, purchaseIds: purchaseIds,
+                                                 catalog: catalog, metrics: metrics, logger: logger)),
             // Each consumer finishes and commits the batch in hand, then leaves the group.
             .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,
                                               logger: logger)),

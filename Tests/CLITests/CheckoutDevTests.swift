@@ -36,6 +36,10 @@ struct CheckoutDevTests {
         let config = """
             http: { host: 127.0.0.1, port: 0 }
             api: { tokens: [\(Self.token)] }
+            catalog:
+              apps:
+                - { name: Shop, ids: [\(Self.clientId)], products: [{ id: pro.lifetime, prices: { USD: 1999 }, entitlements: [pro] }] }
+                - { name: UPI Shop, ids: [\(Self.account)], products: [{ id: pro.lifetime, prices: { USD: 2500 }, entitlements: [pro] }] }
             checkouts: { publicBaseUrl: "\(Self.publicBase)", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(platformPath)], merchantPrivateKey: \(merchantPath) }] }

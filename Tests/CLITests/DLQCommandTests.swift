@@ -128,7 +128,9 @@ extension DevEndToEndTests {
             let granted = try await dev.entitlements(user: user, app: DeadLetterFixture.app, environment: "production", until: "the projection applies the replayed event") {
                 !$0.entitlements.isEmpty
             }
-            #expect(granted.entitlements == [EntitlementsBody.Item(product: DeadLetterFixture.product, source: "iaptic", subject: letter.event.subject,
+            let purchaseId = try await dev.purchaseId(source: "iaptic", app: DeadLetterFixture.app, environment: "production",
+                                                      subject: letter.event.subject)
+            #expect(granted.entitlements == [EntitlementsBody.Item(product: DeadLetterFixture.product, source: "iaptic", purchaseId: purchaseId,
                                                                   state: "active", expiresAt: letter.expiresAt, gracePeriodExpiresAt: nil)])
             _ = try await dev.eventually("the entitlement change is published and leaves the outbox") { () -> Bool? in
                 guard try await dev.records("tollgate.entitlements").contains(where: { $0.keyString == letter.topicKey }) else { return nil }

@@ -20,8 +20,10 @@ extension DevEndToEndTests {
             #expect(granted.user == purchase.user)
             #expect(granted.app == DevProcess.bundleId)
             #expect(granted.environment == "sandbox")
+            let purchaseId = try await dev.purchaseId(source: "apple", app: DevProcess.bundleId, environment: "sandbox",
+                                                      subject: purchase.originalTransactionId)
             #expect(granted.entitlements == [EntitlementsBody.Item(
-                product: purchase.product, source: "apple", subject: purchase.originalTransactionId, state: "active",
+                product: purchase.product, source: "apple", purchaseId: purchaseId, state: "active",
                 expiresAt: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, gracePeriodExpiresAt: nil)])
             // {user} is percent-decoded as app is: every byte escaped (user%2D42 style) names the same user.
             let escapedUser = purchase.user.utf8.map { String(format: "%%%02X", $0) }.joined()
@@ -57,7 +59,7 @@ extension DevEndToEndTests {
             #expect(changes.map(\.expiresAt) == Array(repeating: Timestamp(millisecondsSince1970: purchase.expiresMs).rfc3339, count: 2))
             #expect(changes.map(\.eventId) == [subscribed.eventId, expired.eventId])
             #expect(changes.allSatisfy { $0.app == DevProcess.bundleId && $0.environment == "sandbox" && $0.user == purchase.user && $0.product == purchase.product
-                && $0.source == "apple" && $0.subject == purchase.originalTransactionId })
+                && $0.source == "apple" && $0.purchaseId == purchaseId })
             #expect(changes[0].sequence < changes[1].sequence)
         }
 

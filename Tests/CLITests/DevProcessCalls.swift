@@ -3,6 +3,7 @@ import Foundation
 import Kafka
 import Logging
 import TestSupport
+import Workers
 
 /// What the tests ask of a running `tollgate dev`: deliveries, the entitlement API, metrics, topics, store.
 extension DevProcess {
@@ -51,6 +52,11 @@ extension DevProcess {
     }
 
     /// The dev process's store (its default URL, relative to its working directory), opened beside it.
+    /// The opaque id the APIs and `tollgate.entitlements` give the purchase with this key (the dev store's purchase-id key).
+    func purchaseId(source: String, app: String, environment: String, subject: String) async throws -> String {
+        try await withStore { try await PurchaseIdSource(store: $0).ids() }.id(source: source, app: app, environment: environment, subject: subject)
+    }
+
     func withStore<T: Sendable>(_ body: (EntitlementStore) async throws -> T) async throws -> T {
         let url = "sqlite:" + directory.appendingPathComponent(".tollgate/tollgate.sqlite").path
         let store = try await EntitlementStore.open(url: url, logger: Logger(label: "cli-tests") { _ in SwiftLogNoOpLogHandler() })
@@ -68,7 +74,7 @@ extension DevProcess {
 /// The entitlement API's answer.
 struct EntitlementsBody: Decodable, Equatable, Sendable {
     struct Item: Decodable, Equatable, Sendable {
-        var product, source, subject, state: String
+        var product, source, purchaseId, state: String
         var expiresAt: String?
         var gracePeriodExpiresAt: String?
     }
@@ -80,7 +86,7 @@ struct EntitlementsBody: Decodable, Equatable, Sendable {
 
 /// A `tollgate.entitlements` record's value.
 struct EntitlementChangeValue: Decodable, Equatable, Sendable {
-    var app, environment, user, product, source, subject, state: String
+    var app, environment, user, product, source, purchaseId, state: String
     var active: Bool
     var expiresAt: String?
     var changedAt: String

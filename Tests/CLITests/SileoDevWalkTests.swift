@@ -37,6 +37,10 @@ struct SileoDevWalkTests {
         let config = """
             http: { host: 127.0.0.1, port: 0 }
             api: { tokens: [{ token: sileo-dev-walk-token-0123, refunds: true }] }
+            catalog:
+              apps:
+                - { name: Shop, ids: [\(Self.clientId)], products: [{ id: \(Self.product), prices: { USD: 199 } }] }
+                - { name: UPI Shop, ids: [\(CheckoutDevTests.account)], products: [{ id: \(Self.product), prices: { USD: 2500 } }] }
             checkouts: { publicBaseUrl: "https://pay.example.com", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
@@ -53,7 +57,7 @@ struct SileoDevWalkTests {
                   signIn: { url: "https://login.example/sileo", assertionKeyFile: \(directory.path)/signin.pem }
                   downloadDirectory: \(directory.path)
                   packages:
-                    - { id: \(Self.package), product: \(Self.product), amount: 199, currency: USD, price: "$1.99", file: debs/tweak.deb }
+                    - { id: \(Self.package), product: \(Self.product), currency: USD, price: "$1.99", file: debs/tweak.deb }
                 - basePath: \(Self.upiBase)
                   name: UPI Shop
                   icon: https://repo.example/icon.png
@@ -65,7 +69,7 @@ struct SileoDevWalkTests {
                   signIn: { url: "https://login.example/sileo", assertionKeyFile: \(directory.path)/signin.pem }
                   downloadDirectory: \(directory.path)
                   packages:
-                    - { id: \(Self.package), product: \(Self.product), amount: 2500, currency: USD, price: "$25.00", file: debs/tweak.deb }
+                    - { id: \(Self.package), product: \(Self.product), currency: USD, price: "$25.00", file: debs/tweak.deb }
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))

@@ -7,8 +7,11 @@ import Testing
 @Suite("Configuration: sileo")
 struct SileoConfigTests {
     static func yaml(basePath: String = "/sileo/chariz", publicBaseURL: String = "https://pay.example.com/",
-                     package: String = "{id: org.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: \"$1.99\", file: tweak.deb}") -> String {
+                     package: String = "{id: org.example.tweak, product: tweak.lifetime, currency: USD, price: \"$1.99\", file: tweak.deb}") -> String {
         """
+        catalog:
+          apps:
+            - { name: Chariz, ids: [com.example.repo], products: [{ id: tweak.lifetime, prices: { USD: 199 } }, { id: p, prices: { USD: 1 } }] }
         sileo:
           vendors:
             - basePath: \(basePath)
@@ -39,13 +42,15 @@ struct SileoConfigTests {
                                                           price: "$1.99", file: "tweak.deb")])
     }
 
-    @Test("refused: a file outside the directory, a bad base path, a clear-text URL, a bad package id, both file and URL",
+    @Test("refused: a file outside the directory, a bad base path, a clear-text URL, a bad package id, both file and URL, an amount of its own, a product or currency the catalog does not price",
           arguments: [
-            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: ../etc/passwd}"), "sileo.vendors[0].packages[0].file"),
-            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: /etc/passwd}"), "sileo.vendors[0].packages[0].file"),
-            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: a.deb, downloadURL: \"https://x.example/a\"}"), "sileo.vendors[0].packages[0].file"),
-            (yaml(package: "{id: ../a, product: p, amount: 1, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].id"),
-            (yaml(package: "{id: a.b, product: p, amount: 0, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].amount"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, file: ../etc/passwd}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, file: /etc/passwd}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, file: a.deb, downloadURL: \"https://x.example/a\"}"), "sileo.vendors[0].packages[0].file"),
+            (yaml(package: "{id: ../a, product: p, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].id"),
+            (yaml(package: "{id: a.b, product: p, amount: 1, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].amount"),
+            (yaml(package: "{id: a.b, product: not.in.catalog, currency: USD, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].product"),
+            (yaml(package: "{id: a.b, product: p, currency: EUR, price: x, file: a.deb}"), "sileo.vendors[0].packages[0].currency"),
             (yaml(basePath: "/v1/sileo"), "sileo.vendors[0].basePath"),
             (yaml(basePath: "/sileo/../webhooks"), "sileo.vendors[0].basePath"),
             (yaml(basePath: "sileo"), "sileo.vendors[0].basePath"),

@@ -68,7 +68,9 @@ struct EnvironmentTests {
             #expect(sandboxAnswer.status == 200)
             #expect(sandboxAnswer.body?.environment == "sandbox")
             #expect(sandboxAnswer.body?.entitlements.map(\.product) == ["pro.monthly"])
-            #expect(sandboxAnswer.body?.entitlements.map(\.subject) == ["2000"])
+            // The purchase by its opaque id: never the transaction id the store knows it by.
+            let purchaseId = try #require(sandboxAnswer.body?.entitlements.first?.purchaseId)
+            #expect(purchaseId.hasPrefix("pur_") && !sandboxAnswer.text.contains("2000"))
 
             // The production purchase is untouched by the sandbox one.
             let stored = try await store.purchase(PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "2000"))
@@ -79,9 +81,10 @@ struct EnvironmentTests {
             #expect(changes.map(\.entitlement.topicKey) == ["com.example/production/\(Self.user)/pro.monthly",
                                                             "com.example/sandbox/\(Self.user)/pro.monthly"])
             #expect(changes.map(\.active) == [false, true])
-            let values = changes.map(EntitlementJSON.value)
+            let ids = PurchaseIds(key: Array("test-key".utf8))
+            let values = changes.map { EntitlementJSON.value($0, ids: ids, catalog: CatalogSettings()) }
             #expect(values.map(\.environment) == ["production", "sandbox"])
-            let message = OutboxRelay.message(topic: "tollgate.entitlements")(changes[1])
+            let message = OutboxRelay.message(topic: "tollgate.entitlements", ids: ids, catalog: CatalogSettings())(changes[1])
             #expect(message.key.map { String(decoding: $0, as: UTF8.self) } == "com.example/sandbox/\(Self.user)/pro.monthly")
             #expect(String(decoding: message.value, as: UTF8.self).contains(#""environment":"sandbox""#))
         }
@@ -177,7 +180,7 @@ struct EnvironmentTests {
 
     struct Answer {
         struct Body: Decodable {
-            struct Item: Decodable { var product, subject: String }
+            struct Item: Decodable { var product, purchaseId: String }
             var environment: String
             var entitlements: [Item]
         }

@@ -6,6 +6,7 @@ import Logging
 import Metrics
 import Senders
 import ServiceHost
+import Toolkit
 
 /// Admission of one sender's webhook requests, decided before the body is read so a flood cannot
 /// make the gateway buffer bodies: first the sender's rate (429 `rate_limited`), then a slot among
@@ -30,7 +31,7 @@ final class SourceAdmission: Sendable {
         self.source = source
         self.allSenders = allSenders
         thisSender = InFlightLimiter(limit: limits.maxInFlightPerSource)
-        rate = limits.rates[source].map { RateLimiter(rate: $0) }
+        rate = limits.rates[source].map { RateLimiter(perSecond: $0.perSecond, burst: $0.burst) }
         gauge = metrics.inFlightGauge(source: source.rawValue)
         self.metrics = metrics
         refusals = RefusalLog(source: source.rawValue, logger: logger)

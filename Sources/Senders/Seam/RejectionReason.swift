@@ -162,6 +162,24 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case refundRefused = "refund_refused"
     /// Checkouts: the token is not configured `refunds: true` (`api.tokens`), so it cannot ask for refunds.
     case refundNotAllowed = "refund_not_allowed"
+    /// Merchant APIs: a client credential named a user without that user's token (`Tollgate-User-Token`).
+    case userTokenRequired = "user_token_required"
+    /// Merchant APIs: the user token is not an ES256 JWT for this app signed with `api.userTokenKeys`, or lives too long.
+    case invalidUserToken = "invalid_user_token"
+    /// Merchant APIs: the user token's `exp` has passed.
+    case userTokenExpired = "user_token_expired"
+    /// Merchant APIs: the user token names another user than the request does.
+    case userNotAllowed = "user_not_allowed"
+    /// Merchant APIs: a client credential reported a purchase without a proof of possession (a bare transaction id).
+    case proofRequired = "proof_of_possession_required"
+    /// Merchant APIs: the route is for the merchant's servers (a server credential) only.
+    case serverCredentialRequired = "server_credential_required"
+    /// Checkouts: the catalog has no such product for this app (`catalog.apps[].products`).
+    case unknownProduct = "unknown_product"
+    /// Checkouts: the catalog gives the product no price in this currency.
+    case currencyNotOffered = "currency_not_offered"
+    /// Checkouts: the amount sent is not the catalog's price (the amount always comes from the catalog).
+    case priceMismatch = "price_mismatch"
 
     public var httpStatus: Int {
         switch self {
@@ -172,9 +190,11 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
              .badSignature, .certificateRevoked, .missingSignature, .unknownKeyVersion, .requestTimeOutsideWindow,
              .missingAuthorization, .malformedToken, .unknownKeyId, .wrongIssuer, .wrongAudience, .wrongEmail,
              .emailNotVerified, .invalidTokenTime, .tokenExpired, .tokenNotYetValid, .unauthorized,
-             .invalidSileoToken, .invalidAssertion, .assertionExpired, .invalidNonce: 401
+             .invalidSileoToken, .invalidAssertion, .assertionExpired, .invalidNonce, .userTokenRequired, .invalidUserToken,
+             .userTokenExpired: 401
         case .unknownApp, .wrongEnvironment, .unknownClient, .unknownPackage, .appNotAllowed, .playAPINotConfigured,
-             .wrongPaymentSecret, .notEntitled, .invalidDownloadKey, .refundNotAllowed: 403
+             .wrongPaymentSecret, .notEntitled, .invalidDownloadKey, .refundNotAllowed, .userNotAllowed, .proofRequired,
+             .serverCredentialRequired: 403
         case .notFound, .unknownAccount, .unknownUser, .unknownSileoPackage: 404
         case .methodNotAllowed: 405
         case .alreadyOwned, .packageUnavailable: 409
@@ -188,7 +208,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .providerNotConfigured: 403
         case .checkoutNotFound: 404
         case .checkoutConflict, .checkoutNotRefundable: 409
-        case .paymentRefused, .refundRefused: 422
+        case .paymentRefused, .refundRefused, .unknownProduct, .currencyNotOffered, .priceMismatch: 422
         case .notDurable, .revocationCheckFailed, .keySetUnavailable, .overloaded, .storeUnavailable, .storeAPIUnavailable,
              .checkoutsUnavailable, .paymentProviderUnavailable: 503
         }

@@ -11,22 +11,34 @@ import Store
 import Toolkit
 
 /// `GET /v1/users/{user}/entitlements?app=...[&environment=sandbox]`: the user's active entitlements in
-/// one environment (production unless asked), for the merchant's own services. Bearer tokens from
-/// `api.tokens`, compared in constant time; none configured refuses all; a token limited to apps
-/// answers only for those. `{user}` is percent-decoded, as `app` is.
+/// one environment (production unless asked). A server credential asks for any user of its apps; a
+/// client credential only for the user its user token names, and learns nothing of whether other users
+/// exist (docs/security.md). Purchases are named by opaque ids, never by their purchase tokens or
+/// transaction ids. `{user}` is percent-decoded, as `app` is.
 public struct EntitlementAPI: Sendable {
     public static let path = "/v1/users/:user/entitlements"
 
     let store: EntitlementStore
-    let tokens: [APIToken]
+    let credentials: APICredentials
+    let purchaseIds: PurchaseIdSource
+    let catalog: CatalogSettings
     let metrics: WorkerMetrics
     let logger: Logger
 
-    public init(store: EntitlementStore, tokens: [APIToken], metrics: WorkerMetrics = WorkerMetrics(), logger: Logger) {
+    init(store: EntitlementStore, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+         metrics: WorkerMetrics, logger: Logger) {
         self.store = store
-        self.tokens = tokens
+        self.credentials = credentials
+        self.purchaseIds = purchaseIds
+        self.catalog = catalog
         self.metrics = metrics
         self.logger = logger
+    }
+
+    public init(store: EntitlementStore, tokens: [APIToken], catalog: CatalogSettings = CatalogSettings(), metrics: WorkerMetrics = WorkerMetrics(),
+                logger: Logger) {
+        self.init(store: store, credentials: APICredentials(tokens: tokens), purchaseIds: PurchaseIdSource(store: store), catalog: catalog,
+                  metrics: metrics, logger: logger)
     }
 
     /// Its one route, for the server that carries it (the workers' own, or the gateway's in `tollgate dev`).
@@ -39,20 +51,31 @@ public struct EntitlementAPI: Sendable {
     }
 
     struct Body: Encodable {
-        struct Item: Encodable {
-            var product, source, subject, state: String
+        /// One active product.
+        struct Item: Encodable, Equatable {
+            var product, source, purchaseId, state: String
             var expiresAt: String?
             var gracePeriodExpiresAt: String?
+        }
+        /// One active entitlement (access level) of the catalog, with the products granting it now.
+        struct Access: Encodable, Equatable {
+            var name: String
+            var products: [String]
+            /// The latest end among those products; absent when one of them does not end.
+            var expiresAt: String?
         }
         var user: String
         var app: String
         var environment: String
+        var access: [Access]
         var entitlements: [Item]
     }
 
     func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
-        guard let token = BearerTokens(tokens: tokens).match(request) else {
-            return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: BearerTokens.challenge)
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal)
         }
         // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
         guard let encodedUser = user, !encodedUser.isEmpty else { return refuse(.missingUser, "the path names no user") }
@@ -74,30 +97,57 @@ public struct EntitlementAPI: Sendable {
             }
             environment = parsed
         }
-        guard token.allows(app: app) else {
-            return refuse(.appNotAllowed, "this token is limited to other apps (api.tokens)")
-        }
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
         let found: [Entitlement]?
-        do { found = try await store.entitlements(app: app, user: user, environment: environment.rawValue) } catch {
+        let ids: PurchaseIds
+        do {
+            found = try await store.entitlements(app: app, user: user, environment: environment.rawValue)
+            ids = try await purchaseIds.ids()
+        } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             var headers = HTTPFields()
             headers[.retryAfter] = "5"
             return refuse(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
         }
-        guard let found else {
+        // A client learns no more than its own user's entitlements: unknown and entitled to nothing answer alike.
+        guard let found = found ?? (caller.isServer ? nil : []) else {
             return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
-        let items = Self.activeItems(found, nowMs: nowMs)
-        let data = (try? Self.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, entitlements: items))) ?? Data()
+        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: nowMs, ids: ids, catalog: catalog)
+        let data = (try? Self.encoder.encode(body)) ?? Data()
         return Self.json(.ok, data)
     }
 
-    /// The entitlements that are active at `nowMs`, as the API lists them.
-    static func activeItems(_ entitlements: [Entitlement], nowMs: Int64) -> [Body.Item] {
-        entitlements.filter { $0.isActive(atMs: nowMs) }.map {
-            Body.Item(product: $0.product, source: $0.source, subject: $0.subject, state: $0.state.rawValue,
-                      expiresAt: $0.expiresAtMs.map(EntitlementJSON.rfc3339),
-                      gracePeriodExpiresAt: $0.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
+    /// What the API answers for these entitlements at `nowMs`: the active ones, and the catalog's
+    /// access levels they grant.
+    static func body(user: String, app: String, environment: String, _ entitlements: [Entitlement], nowMs: Int64, ids: PurchaseIds,
+                     catalog: CatalogSettings) -> Body {
+        let active = entitlements.filter { $0.isActive(atMs: nowMs) }
+        return Body(user: user, app: app, environment: environment, access: access(active, catalog: catalog),
+                    entitlements: active.map { item($0, ids: ids) })
+    }
+
+    static func item(_ e: Entitlement, ids: PurchaseIds) -> Body.Item {
+        Body.Item(product: e.product, source: e.source, purchaseId: ids.id(of: e), state: e.state.rawValue,
+                  expiresAt: e.expiresAtMs.map(EntitlementJSON.rfc3339),
+                  gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
+    }
+
+    /// The access levels the active entitlements grant, by name, each with its products and the latest end.
+    static func access(_ active: [Entitlement], catalog: CatalogSettings) -> [Body.Access] {
+        var byName: [String: (products: Set<String>, endMs: Int64?, endless: Bool)] = [:]
+        for entitlement in active {
+            let end = entitlement.gracePeriodExpiresAtMs.map { max($0, entitlement.expiresAtMs ?? $0) } ?? entitlement.expiresAtMs
+            for name in catalog.entitlements(app: entitlement.app, product: entitlement.product) {
+                var held = byName[name] ?? ([], nil, false)
+                held.products.insert(entitlement.product)
+                if let end { held.endMs = max(held.endMs ?? end, end) } else { held.endless = true }
+                byName[name] = held
+            }
+        }
+        return byName.keys.sorted().compactMap { name in
+            guard let held = byName[name] else { return nil }
+            return Body.Access(name: name, products: held.products.sorted(), expiresAt: held.endless ? nil : held.endMs.map(EntitlementJSON.rfc3339))
         }
     }
 
@@ -111,6 +161,10 @@ public struct EntitlementAPI: Sendable {
     func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
         metrics.apiRejected(reason: reason.rawValue)
         return Self.error(reason, message, headers: headers)
+    }
+
+    func refuse(_ refusal: CallerRefusal) -> Response {
+        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
     }
 
     static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {

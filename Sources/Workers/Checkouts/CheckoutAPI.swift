@@ -10,9 +10,11 @@ import ServiceHost
 import Toolkit
 
 /// `POST /v1/checkouts`, `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
-/// (docs/checkouts.md, docs/openapi.yaml): bearer
-/// tokens from `api.tokens` as the entitlement API checks them, a token limited to apps answering only
-/// for those. Every refusal is counted in `tollgate_api_rejections_total{reason}`.
+/// (docs/checkouts.md, docs/openapi.yaml): credentials from `api.tokens` as every merchant API checks
+/// them; a client credential starts and reads checkouts only for the user its user token names;
+/// refunds are for server credentials configured `refunds: true`. A checkout names a catalog product
+/// and a currency: its amount is the catalog's price, never the caller's. Every refusal is counted in
+/// `tollgate_api_rejections_total{reason}`.
 public struct CheckoutAPI: Sendable {
     public static let collectionPath = "/v1/checkouts"
     public static let itemPath = "/v1/checkouts/:id"
@@ -21,13 +23,15 @@ public struct CheckoutAPI: Sendable {
     static let maxTextLength = 200
 
     let service: CheckoutService
-    let tokens: [APIToken]
+    let credentials: APICredentials
+    let catalog: CatalogSettings
     let metrics: WorkerMetrics
     let logger: Logger
 
-    init(service: CheckoutService, tokens: [APIToken], metrics: WorkerMetrics, logger: Logger) {
+    init(service: CheckoutService, credentials: APICredentials, catalog: CatalogSettings, metrics: WorkerMetrics, logger: Logger) {
         self.service = service
-        self.tokens = tokens
+        self.credentials = credentials
+        self.catalog = catalog
         self.metrics = metrics
         self.logger = logger
     }
@@ -53,15 +57,19 @@ public struct CheckoutAPI: Sendable {
     }
 
     func create(_ request: Request) async -> Response {
-        guard let token = authorized(request) else { return unauthorized() }
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal)
+        }
         let bytes: [UInt8]
         switch await readBody(request) {
         case .success(let read): bytes = read
         case .failure(let refusal): return refuse(refusal.reason, refusal.message)
         }
         let intent: CheckoutIntent
-        do { intent = try Self.intent(bytes) } catch { return refuse(error.reason, error.message) }
-        guard token.allows(app: intent.app) else { return refuse(.appNotAllowed, "this token is limited to other apps (api.tokens)") }
+        do { intent = try Self.intent(bytes, catalog: catalog) } catch { return refuse(error.reason, error.message) }
+        if case .failure(let refusal) = credentials.authorize(caller, app: intent.app, user: intent.user) { return refuse(refusal) }
         do {
             let started = try await service.startOrRepeat(intent)
             return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
@@ -85,7 +93,7 @@ public struct CheckoutAPI: Sendable {
     func refund(_ request: Request, id: String?) async -> Response {
         let checkout: CheckoutRecord
         switch await lookUp(request, id: id) {
-        case .success(let found) where found.token.refunds: checkout = found.checkout
+        case .success(let found) where found.caller.isServer && found.caller.credential.refunds: checkout = found.checkout
         case .success: return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
         case .failure(let refused): return refused.response
         }
@@ -102,10 +110,14 @@ public struct CheckoutAPI: Sendable {
 
     struct Refused: Error { var response: Response }
 
-    /// The checkout `id` names, for this request's token: another app's checkout reads as unknown, so a
-    /// limited token learns nothing about other apps.
-    private func lookUp(_ request: Request, id: String?) async -> Result<(checkout: CheckoutRecord, token: APIToken), Refused> {
-        guard let token = authorized(request) else { return .failure(Refused(response: unauthorized())) }
+    /// The checkout `id` names, for this request's caller: another app's checkout, or for a client
+    /// credential another user's, reads as unknown, so a caller learns nothing of checkouts not its own.
+    private func lookUp(_ request: Request, id: String?) async -> Result<(checkout: CheckoutRecord, caller: Caller), Refused> {
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
+        }
         guard let id, !id.isEmpty, id.utf8.count <= 64 else {
             return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
         }
@@ -116,16 +128,22 @@ public struct CheckoutAPI: Sendable {
             headers[.retryAfter] = "5"
             return .failure(Refused(response: refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)))
         }
-        guard let found, token.allows(app: found.app) else {
+        guard let found, caller.credential.allows(app: found.app) else {
             return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
         }
-        return .success((found, token))
+        switch credentials.authorize(caller, app: found.app, user: found.user) {
+        case .success: return .success((found, caller))
+        case .failure(let refusal) where refusal.rejection.reason == .userNotAllowed:
+            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
+        }
     }
 
-    /// `{app, user, product, amount, currency, provider}`: texts of 1 to 200 characters without control
-    /// characters, amount a whole number of minor units in 1...10^12, currency three upper-case letters,
-    /// provider alipayplus or citcon. Other members are ignored.
-    static func intent(_ bytes: [UInt8]) throws(CheckoutRefusal) -> CheckoutIntent {
+    /// `{app, user, product, currency, provider[, amount]}`: texts of 1 to 200 characters without control
+    /// characters, currency three upper-case letters, provider alipayplus or citcon. The amount is the
+    /// catalog's price of `product` in `currency` for `app`; an `amount` sent must equal it (an app that
+    /// showed an old price learns so). Other members are ignored.
+    static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
         guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
         func text(_ name: String) throws(CheckoutRefusal) -> String {
             guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
@@ -136,13 +154,6 @@ public struct CheckoutAPI: Sendable {
             return text
         }
         let app = try text("app"), user = try text("user"), product = try text("product")
-        guard let amountValue = object["amount"], amountValue != .null else { throw CheckoutRefusal(.missingField, "amount is required") }
-        // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
-        guard case .number(let number) = amountValue, let value = Double(number.text), value.rounded() == value,
-              (1...1_000_000_000_000).contains(value) else {
-            throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units in 1...1000000000000")
-        }
-        let amount = Int64(value)
         let currency = try text("currency")
         guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
             throw CheckoutRefusal(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
@@ -150,6 +161,21 @@ public struct CheckoutAPI: Sendable {
         let provider = try text("provider")
         guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
             throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
+        }
+        guard let priced = catalog.product(app: app, id: product) else {
+            throw CheckoutRefusal(.unknownProduct, "the catalog has no product \(product) for \(app) (catalog.apps[].products)")
+        }
+        guard let amount = priced.pricesMinor[currency] else {
+            throw CheckoutRefusal(.currencyNotOffered, "the catalog gives \(product) no price in \(currency)")
+        }
+        if let sent = object["amount"], sent != .null {
+            // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
+            guard case .number(let number) = sent, let value = Double(number.text), value.rounded() == value else {
+                throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units")
+            }
+            guard value == Double(amount) else {
+                throw CheckoutRefusal(.priceMismatch, "\(product) costs \(amount) \(currency) minor units in the catalog, not the amount sent")
+            }
         }
         return CheckoutIntent(app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider))
     }
@@ -178,19 +204,8 @@ public struct CheckoutAPI: Sendable {
         return .success(bytes)
     }
 
-    /// The configured token of the one Authorization header.
-    private func authorized(_ request: Request) -> APIToken? {
-        let credentials = request.headers[values: .authorization]
-        guard credentials.count == 1, let header = credentials.first, header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            return nil
-        }
-        return ConstantTime.firstMatch(String(header.dropFirst(7)), in: tokens.map(\.token)).map { tokens[$0] }
-    }
-
-    private func unauthorized() -> Response {
-        var headers = HTTPFields()
-        headers[.wwwAuthenticate] = "Bearer"
-        return refuse(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
+    private func refuse(_ refusal: CallerRefusal) -> Response {
+        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
     }
 
     private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {

@@ -1,3 +1,4 @@
+import Config
 import Entitlements
 import Events
 import Foundation
@@ -12,16 +13,22 @@ public struct OutboxRelay: Service {
     let store: EntitlementStore
     let producer: KafkaProducer
     let topic: String
+    /// Names the purchase of each change by its opaque id; the catalog names the entitlements it grants.
+    let purchaseIds: PurchaseIdSource
+    let catalog: CatalogSettings
     let metrics: WorkerMetrics
     let logger: Logger
     let holder = UUID().uuidString
     var idleInterval = Duration.milliseconds(200)
     var batchSize = 500
 
-    init(store: EntitlementStore, producer: KafkaProducer, topic: String, metrics: WorkerMetrics, logger: Logger) {
+    init(store: EntitlementStore, producer: KafkaProducer, topic: String, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+         metrics: WorkerMetrics, logger: Logger) {
         self.store = store
         self.producer = producer
         self.topic = topic
+        self.purchaseIds = purchaseIds
+        self.catalog = catalog
         self.metrics = metrics
         self.logger = logger
     }
@@ -61,12 +68,13 @@ public struct OutboxRelay: Service {
     /// In sequence order: `sendAll` hands records to librdkafka in order, so each key's changes land in
     /// order and the compacted topic keeps the last one.
     private func publish(_ changes: [EntitlementChange]) async throws {
-        _ = try await producer.sendAll(changes.map(Self.message(topic: topic)))
+        let ids = try await purchaseIds.ids()
+        _ = try await producer.sendAll(changes.map(Self.message(topic: topic, ids: ids, catalog: catalog)))
     }
 
-    static func message(topic: String) -> (EntitlementChange) -> KafkaMessage {
+    static func message(topic: String, ids: PurchaseIds, catalog: CatalogSettings) -> (EntitlementChange) -> KafkaMessage {
         { change in
-            KafkaMessage(topic: topic, key: change.entitlement.topicKey, value: EntitlementJSON.encode(change),
+            KafkaMessage(topic: topic, key: change.entitlement.topicKey, value: EntitlementJSON.encode(change, ids: ids, catalog: catalog),
                          headers: [KafkaHeader(name: "content-type", string: "application/json"),
                                    KafkaHeader(name: "tollgate_event_id", string: change.eventId)])
         }
@@ -76,7 +84,9 @@ public struct OutboxRelay: Service {
 /// The value of a `tollgate.entitlements` record (docs/asyncapi.yaml).
 enum EntitlementJSON {
     struct Value: Encodable {
-        var app, environment, user, product, source, subject, state: String
+        var app, environment, user, product, source, purchaseId, state: String
+        /// The catalog's entitlements (access levels) this product grants; absent when it names none.
+        var access: [String]?
         var active: Bool
         var expiresAt: String?
         var gracePeriodExpiresAt: String?
@@ -85,15 +95,16 @@ enum EntitlementJSON {
         var sequence: Int64
     }
 
-    static func value(_ change: EntitlementChange) -> Value {
+    static func value(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> Value {
         let e = change.entitlement
-        return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, subject: e.subject, state: e.state.rawValue,
-                     active: change.active, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
+        let access = catalog.entitlements(app: e.app, product: e.product)
+        return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, purchaseId: ids.id(of: e),
+                     state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
                      changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
     }
 
-    static func encode(_ change: EntitlementChange) -> [UInt8] {
-        (try? encoder.encode(value(change))).map(Array.init) ?? []
+    static func encode(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> [UInt8] {
+        (try? encoder.encode(value(change, ids: ids, catalog: catalog))).map(Array.init) ?? []
     }
 
     static func rfc3339(_ ms: Int64) -> String { Timestamp(millisecondsSince1970: ms).rfc3339 }

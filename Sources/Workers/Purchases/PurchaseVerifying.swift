@@ -12,6 +12,14 @@ public enum PurchaseClaim: Sendable, Equatable {
     case appleReceipt(String, bundleId: String)
     /// A Play purchase token, checked with the Play Developer API.
     case google(packageName: String, productId: String, purchaseToken: String)
+
+    /// Whether the claim itself shows the caller holds the purchase (a signed transaction, a signed
+    /// receipt, a purchase token the Play API confirms), so a client credential may report it; a bare
+    /// transaction id can be learnt elsewhere and is a server credential's to report.
+    public var provesPossession: Bool {
+        if case .appleTransactionId = self { return false }
+        return true
+    }
 }
 
 /// One purchase as its store confirmed it: what the event published for it says.

@@ -17,13 +17,18 @@ public struct PurchasesAPI: Sendable {
     static let maxBodyBytes = 1 << 20 + 4_096
 
     let service: PurchaseService
-    let tokens: BearerTokens
+    let credentials: APICredentials
+    let purchaseIds: PurchaseIdSource
+    let catalog: CatalogSettings
     let metrics: WorkerMetrics
     let logger: Logger
 
-    init(service: PurchaseService, tokens: [APIToken], metrics: WorkerMetrics, logger: Logger) {
+    init(service: PurchaseService, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+         metrics: WorkerMetrics, logger: Logger) {
         self.service = service
-        self.tokens = BearerTokens(tokens: tokens)
+        self.credentials = credentials
+        self.purchaseIds = purchaseIds
+        self.catalog = catalog
         self.metrics = metrics
         self.logger = logger
     }
@@ -42,8 +47,10 @@ public struct PurchasesAPI: Sendable {
     }
 
     func respond(_ request: Request) async -> Response {
-        guard let token = tokens.match(request) else {
-            return refuse(Rejection(.unauthorized, "a valid bearer token from api.tokens is required"), headers: BearerTokens.challenge)
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
         }
         let body: [UInt8]
         do {
@@ -53,8 +60,12 @@ public struct PurchasesAPI: Sendable {
         }
         let report: Report
         do { report = try Self.parse(body) } catch { return refuse(error) }
-        guard token.allows(app: report.app) else {
-            return refuse(Rejection(.appNotAllowed, "this token is limited to other apps (api.tokens)"))
+        if case .failure(let refusal) = credentials.authorize(caller, app: report.app, user: report.user) {
+            return refuse(refusal.rejection, headers: refusal.headers)
+        }
+        // A client credential is public: a bare transaction id proves nothing of who bought it.
+        if !caller.isServer, !report.claim.provesPossession {
+            return refuse(Rejection(.proofRequired, "a client credential reports Apple purchases with signedTransaction or receipt, not transactionId"))
         }
         return await answer(report)
     }
@@ -67,12 +78,21 @@ public struct PurchasesAPI: Sendable {
             return refuse(Rejection(error.reason, error.message), headers: headers)
         }
         let environment = outcome.purchases[0].environment
+        let ids: PurchaseIds
+        do { ids = try await purchaseIds.ids() } catch {
+            // Published already: the app asks the entitlement API later.
+            return Self.json(.accepted, Answer(user: report.user, app: report.app, environment: environment.rawValue, purchases: [],
+                                               eventIds: outcome.eventIds))
+        }
         var answer = Answer(user: report.user, app: report.app, environment: environment.rawValue,
-                            purchases: outcome.purchases.map(Answer.Item.init), eventIds: outcome.eventIds, entitlements: nil)
+                            purchases: outcome.purchases.map { Answer.Item($0, ids: ids) }, eventIds: outcome.eventIds)
         guard outcome.applied else { return Self.json(.accepted, answer) }
         do {
             let found = try await service.store.entitlements(app: report.app, user: report.user, environment: environment.rawValue) ?? []
-            answer.entitlements = EntitlementAPI.activeItems(found, nowMs: service.now().millisecondsSince1970)
+            let body = EntitlementAPI.body(user: report.user, app: report.app, environment: environment.rawValue, found,
+                                           nowMs: service.now().millisecondsSince1970, ids: ids, catalog: catalog)
+            answer.entitlements = body.entitlements
+            answer.access = body.access
         } catch {
             // Applied, but the answer cannot be read: the app asks the entitlement API later.
             return Self.json(.accepted, answer)
@@ -81,18 +101,18 @@ public struct PurchasesAPI: Sendable {
     }
 
     struct Answer: Encodable {
+        /// One purchase the claim proved, by its opaque id: never its purchase token or transaction id.
         struct Item: Encodable {
-            var store, subject, product, kind, type: String
-            var transactionId: String?
+            var store, purchaseId, product, kind, type: String
             var expiresAt: String?
 
-            init(_ purchase: VerifiedPurchase) {
+            init(_ purchase: VerifiedPurchase, ids: PurchaseIds) {
                 store = purchase.source.rawValue
-                subject = purchase.subject
+                purchaseId = ids.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                    subject: purchase.subject)
                 product = purchase.product
                 kind = purchase.kind.rawValue
                 type = purchase.type.rawValue
-                transactionId = purchase.transaction?.id
                 expiresAt = purchase.transaction?.expiresAt
             }
         }
@@ -100,6 +120,7 @@ public struct PurchasesAPI: Sendable {
         var purchases: [Item]
         var eventIds: [String]
         /// Present once applied (200); absent with 202.
+        var access: [EntitlementAPI.Body.Access]?
         var entitlements: [EntitlementAPI.Body.Item]?
     }
 

@@ -12,20 +12,26 @@ import Toolkit
 /// cordova-plugin-purchase points its validator URL at Tollgate (docs/purchases.md). The request and
 /// answer keep Iaptic's shapes and codes; the key is the app's `purchases.validatorKeys` entry, carried
 /// in the validator URL (`?appName=<app>&apiKey=<key>`) since that URL is all such a client knows, or an
-/// `api.tokens` bearer token with `appName` in the URL.
+/// `api.tokens` bearer token with `appName` in the URL. A validator key is a client credential of its
+/// app: every claim it accepts proves possession (a signed transaction, a receipt whose signature
+/// chains to Apple, a Play purchase token), and a `Tollgate-User-Token`, when sent, must name the
+/// `applicationUsername`.
 public struct ValidateAPI: Sendable {
     public static let path = "/v1/validate"
 
     let service: PurchaseService
-    let tokens: BearerTokens
-    let keys: [String: String]
+    let credentials: APICredentials
+    /// The validator keys, each a client credential of its app.
+    let validatorKeys: APICredentials
     let metrics: WorkerMetrics
     let logger: Logger
 
-    init(service: PurchaseService, tokens: [APIToken], keys: [String: String], metrics: WorkerMetrics, logger: Logger) {
+    init(service: PurchaseService, credentials: APICredentials, keys: [String: String], metrics: WorkerMetrics, logger: Logger) {
         self.service = service
-        self.tokens = BearerTokens(tokens: tokens)
-        self.keys = keys
+        self.credentials = credentials
+        validatorKeys = APICredentials(tokens: keys.sorted { $0.key < $1.key }.map { APIToken($0.value, kind: .client, apps: [$0.key]) },
+                                       userTokenKeys: credentials.userTokenKeys, ratePerSecond: credentials.ratePerSecond,
+                                       rateBurst: credentials.rateBurst, now: credentials.now)
         self.metrics = metrics
         self.logger = logger
     }
@@ -45,7 +51,7 @@ public struct ValidateAPI: Sendable {
             switch reason {
             case .storeAPIUnavailable: self = .connectionFailed
             case .storeUnavailable, .notDurable: self = .internalError
-            case .unauthorized, .appNotAllowed: self = .unknown
+            case .unauthorized, .appNotAllowed, .rateLimited, .invalidUserToken, .userTokenExpired, .userNotAllowed: self = .unknown
             default: self = .invalidPayload
             }
         }
@@ -63,9 +69,13 @@ public struct ValidateAPI: Sendable {
         guard let app = query.get("appName"), !app.isEmpty else {
             return refuse(Rejection(.missingApp, "the validator URL names no appName"))
         }
-        guard authorized(request, app: app, key: query.get("apiKey")) else {
+        let caller: Caller
+        switch query.get("apiKey").map({ validatorKeys.caller(presenting: $0, request: request) }) ?? credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal) where refusal.rejection.reason == .unauthorized:
             return refuse(Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required"),
-                          headers: BearerTokens.challenge)
+                          headers: refusal.headers)
+        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
         }
         let body: [UInt8]
         do { body = Array(buffer: try await request.body.collect(upTo: PurchasesAPI.maxBodyBytes)) } catch {
@@ -73,6 +83,10 @@ public struct ValidateAPI: Sendable {
         }
         let parsed: Request
         do { parsed = try Self.parse(body, app: app) } catch { return refuse(error) }
+        // Every claim this route takes proves possession, so a client links it to applicationUsername.
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: true) {
+            return refuse(refusal.rejection, headers: refusal.headers)
+        }
         let purchases: [VerifiedPurchase]
         do {
             if let user = parsed.user {
@@ -96,12 +110,6 @@ public struct ValidateAPI: Sendable {
                                                   error: nil, data: data))
         }
         return PurchasesAPI.json(.ok, Answer(data: data))
-    }
-
-    private func authorized(_ request: Hummingbird.Request, app: String, key: String?) -> Bool {
-        if let key, let expected = keys[app] { return ConstantTime.equals(Array(key.utf8), Array(expected.utf8)) }
-        guard let token = tokens.match(request) else { return false }
-        return token.allows(app: app)
     }
 
     /// The seed's request: `id`, `type`, `transaction` (`ios-appstore` with `appStoreReceipt` or a

@@ -22,7 +22,23 @@ struct CheckoutFixture: Sendable {
     static let limitedToken = "checkout-limited-token-0123"
     /// Answers for every app but may not ask for refunds.
     static let noRefundToken = "checkout-norefund-token-0123"
+    /// The app's embedded credential, and the key its backend signs user tokens with.
+    static let clientToken = "checkout-client-token-public"
+    static let userTokenKey = PrivateKey.generateP256()!
+
+    static func userToken(_ user: String, app: String) -> String {
+        UserTokenSigner.sign(user: user, app: app, key: userTokenKey, nowMs: Timestamp.now.millisecondsSince1970)!
+    }
     static let publicBase = "https://pay.example.com"
+    /// What the shop sells: the amount of every checkout comes from here.
+    static let catalog = CatalogSettings(apps: [
+        .init(name: "shop", ids: [clientId, citconAccount, "no-such-account", "another-app"], products: [
+            .init(id: "pro.lifetime", pricesMinor: ["USD": 1999, "EUR": 1899], entitlements: ["pro"]),
+            .init(id: "tweak.lifetime", pricesMinor: ["USD": 199], entitlements: ["tweak"]),
+            .init(id: "other", pricesMinor: ["USD": 1999, "EUR": 1999]),
+            .init(id: "other.product", pricesMinor: ["USD": 1999]),
+        ]),
+    ])
     /// Quiet: the tests provoke the failures the service logs loudly.
     static let logger: Logger = {
         var logger = Logger(label: "checkouts-test")
@@ -58,6 +74,7 @@ struct CheckoutFixture: Sendable {
         config.checkouts.publicBaseUrl = publicBase
         config.checkouts.antomBaseUrl = antomBaseURL
         config.checkouts.antomTimeoutMs = 3_000
+        config.catalog = catalog
         return CheckoutFixture(merchantKey: merchant, platformKey: platform, config: config, folder: folder)
     }
 
@@ -67,9 +84,12 @@ struct CheckoutFixture: Sendable {
              now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
              publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) throws -> CheckoutAPI {
         let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now, publish: publish)
-        return CheckoutAPI(service: service, tokens: [APIToken(Self.token, refunds: true), APIToken(Self.limitedToken, apps: ["another-app"]),
-                                                      APIToken(Self.noRefundToken)],
-                           metrics: metrics, logger: Self.logger)
+        let credentials = APICredentials(tokens: [APIToken(Self.token, refunds: true), APIToken(Self.limitedToken, apps: ["another-app"]),
+                                                  APIToken(Self.noRefundToken),
+                                                  APIToken(Self.clientToken, kind: .client, apps: [Self.clientId, Self.citconAccount])],
+                                         userTokenKeys: [Self.clientId: Self.userTokenKey.publicKey!, Self.citconAccount: Self.userTokenKey.publicKey!],
+                                         ratePerSecond: 1_000, rateBurst: 1_000, now: now)
+        return CheckoutAPI(service: service, credentials: credentials, catalog: config.catalog, metrics: metrics, logger: Self.logger)
     }
 
     /// Antom's notifyPayment for `reference`, signed with the platform key, verified by the Alipay+ sender.
@@ -128,23 +148,26 @@ struct CheckoutAnswer {
 
 extension CheckoutAPI {
     /// `POST /v1/checkouts` with `body` and a bearer token (none when nil).
-    func post(_ body: String, token: String? = CheckoutFixture.token) async throws -> CheckoutAnswer {
+    func post(_ body: String, token: String? = CheckoutFixture.token, userToken: String? = nil) async throws -> CheckoutAnswer {
         var head = HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: Self.collectionPath)
         head.headerFields[.contentType] = "application/json"
         if let token { head.headerFields[.authorization] = "Bearer \(token)" }
+        if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
         return try await Self.read(await create(Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: Array(body.utf8))))))
     }
 
     /// `POST /v1/checkouts/{id}/refund`.
-    func askRefund(_ id: String, token: String = CheckoutFixture.token) async throws -> CheckoutAnswer {
+    func askRefund(_ id: String, token: String = CheckoutFixture.token, userToken: String? = nil) async throws -> CheckoutAnswer {
         var head = HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: "/v1/checkouts/\(id)/refund")
         head.headerFields[.authorization] = "Bearer \(token)"
+        if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
         return try await Self.read(await refund(Request(head: head, body: RequestBody(buffer: ByteBuffer())), id: id))
     }
 
-    func get(_ id: String, token: String = CheckoutFixture.token) async throws -> CheckoutAnswer {
+    func get(_ id: String, token: String = CheckoutFixture.token, userToken: String? = nil) async throws -> CheckoutAnswer {
         var head = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/v1/checkouts/\(id)")
         head.headerFields[.authorization] = "Bearer \(token)"
+        if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
         return try await Self.read(await show(Request(head: head, body: RequestBody(buffer: ByteBuffer())), id: id))
     }
 

@@ -17,9 +17,11 @@ struct CheckoutTests {
     static let user = "user-42"
     static let product = "pro.lifetime"
 
-    static func body(app: String, provider: String, amount: String = "1999", currency: String = "USD",
+    /// A checkout's body: a product and a currency; `amount`, when given, must be the catalog's price.
+    static func body(app: String, provider: String, amount: String? = nil, currency: String = "USD",
                      user: String = user, product: String = product) -> String {
-        #"{"app":"\#(app)","user":"\#(user)","product":"\#(product)","amount":\#(amount),"currency":"\#(currency)","provider":"\#(provider)"}"#
+        let sent = amount.map { #","amount":\#($0)"# } ?? ""
+        return #"{"app":"\#(app)","user":"\#(user)","product":"\#(product)"\#(sent),"currency":"\#(currency)","provider":"\#(provider)"}"#
     }
 
     /// Runs `body` with a fake Antom, the fixture, a store and workers that match checkouts.
@@ -303,7 +305,7 @@ struct CheckoutTests {
             #expect(try await sweeper.sweepOnce() == 1)
             #expect(try await api.get(id).string("state") == "expired")
             // A new checkout for the same product is no longer held back by the expired one.
-            #expect(try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", amount: "2999")).status == 201)
+            #expect(try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", currency: "EUR")).status == 201)
 
             let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
             let reference = try #require(created.string("reference"))
@@ -351,11 +353,13 @@ struct CheckoutTests {
                 (Self.body(app: account, provider: "citcon"), nil, 401, "unauthorized"),
                 (Self.body(app: account, provider: "citcon"), "wrong-token", 401, "unauthorized"),
                 ("not json", CheckoutFixture.token, 400, "malformed_json"),
-                (#"{"app":"shop-us","user":"u","product":"p","currency":"USD","provider":"citcon"}"#, CheckoutFixture.token, 400, "missing_field"),
-                (Self.body(app: account, provider: "citcon", amount: "0"), CheckoutFixture.token, 400, "invalid_field"),
+                (#"{"app":"shop-us","user":"u","product":"pro.lifetime","provider":"citcon"}"#, CheckoutFixture.token, 400, "missing_field"),
+                (Self.body(app: account, provider: "citcon", amount: "0"), CheckoutFixture.token, 422, "price_mismatch"),
                 (Self.body(app: account, provider: "citcon", amount: "12.5"), CheckoutFixture.token, 400, "invalid_field"),
-                (Self.body(app: account, provider: "citcon", amount: "1e13"), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", amount: "1e13"), CheckoutFixture.token, 422, "price_mismatch"),
                 (Self.body(app: account, provider: "citcon", amount: #""1999""#), CheckoutFixture.token, 400, "invalid_field"),
+                (Self.body(app: account, provider: "citcon", product: "not.sold"), CheckoutFixture.token, 422, "unknown_product"),
+                (Self.body(app: account, provider: "citcon", currency: "JPY"), CheckoutFixture.token, 422, "currency_not_offered"),
                 (Self.body(app: account, provider: "citcon", currency: "usd"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "paypal"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon", user: ""), CheckoutFixture.token, 400, "invalid_field"),
@@ -373,7 +377,7 @@ struct CheckoutTests {
             let again = try await api.post(Self.body(app: account, provider: "citcon"))
             #expect(again.status == 200)
             #expect(again.string("id") == first.string("id"))
-            let conflict = try await api.post(Self.body(app: account, provider: "citcon", amount: "2999"))
+            let conflict = try await api.post(Self.body(app: account, provider: "citcon", currency: "EUR"))
             #expect(conflict.status == 409)
             #expect(conflict.error == "checkout_conflict")
             #expect(try await api.get("co_unknown").error == "checkout_not_found")

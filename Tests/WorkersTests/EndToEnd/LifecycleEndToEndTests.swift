@@ -48,7 +48,7 @@ struct LifecycleEndToEndTests {
                     #expect(records.map(\.state) == ["active", "active", "expired"])
                     #expect(records.map(\.active) == [false, true, false])
                     #expect(records.map(\.sequence) == records.map(\.sequence).sorted())
-                    #expect(records.allSatisfy { $0.subject == "otx-1" && $0.source == "apple" })
+                    #expect(records.allSatisfy { $0.purchaseId == records.first?.purchaseId && $0.purchaseId.hasPrefix("pur_") && $0.source == "apple" })
                 }
             }
         }

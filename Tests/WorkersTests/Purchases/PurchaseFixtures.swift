@@ -82,8 +82,8 @@ struct ApplePurchases {
 enum PurchaseCalls {
     struct Answer: Sendable {
         struct Body: Decodable {
-            struct Item: Decodable { var product, subject, state: String }
-            struct Purchase: Decodable { var store, subject, product, kind, type: String }
+            struct Item: Decodable { var product, purchaseId, state: String }
+            struct Purchase: Decodable { var store, purchaseId, product, kind, type: String }
             var user: String?
             var environment: String?
             var eventIds: [String]?

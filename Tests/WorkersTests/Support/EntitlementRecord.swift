@@ -4,7 +4,8 @@ import Kafka
 /// A `tollgate.entitlements` record as a consumer sees it: its key, the `tollgate_event_id` header and
 /// the JSON value (docs/asyncapi.yaml).
 struct EntitlementRecord: Decodable, Equatable {
-    var app, environment, user, product, source, subject, state: String
+    var app, environment, user, product, source, purchaseId, state: String
+    var access: [String]?
     var active: Bool
     var expiresAt: String?
     var eventId: String
@@ -15,7 +16,7 @@ struct EntitlementRecord: Decodable, Equatable {
     var headerEventId: String?
 
     private enum CodingKeys: String, CodingKey {
-        case app, environment, user, product, source, subject, state, active, expiresAt, eventId, sequence
+        case app, environment, user, product, source, purchaseId, access, state, active, expiresAt, eventId, sequence
     }
 
     init(_ record: KafkaRecord) throws {

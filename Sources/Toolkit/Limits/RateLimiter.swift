@@ -1,26 +1,25 @@
-import Config
 import Synchronization
 
-/// One sender's allowance as a token bucket: `burst` requests at once, refilled at `perSecond`.
+/// One caller's allowance (a sender's, a credential's) as a token bucket: `burst` requests at once, refilled at `perSecond`.
 /// The state is two numbers behind one lock, updated in place.
-final class RateLimiter: Sendable {
+public final class RateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
     }
 
-    let perSecond: Double
-    let burst: Double
+    public let perSecond: Double
+    public let burst: Double
     private let bucket: Mutex<Bucket>
 
-    init(rate: LimitSettings.Rate, now: ContinuousClock.Instant = .now) {
-        perSecond = rate.perSecond
-        burst = Double(rate.burst)
-        bucket = Mutex(Bucket(tokens: Double(rate.burst), updated: now))
+    public init(perSecond: Double, burst: Int, now: ContinuousClock.Instant = .now) {
+        self.perSecond = perSecond
+        self.burst = Double(burst)
+        bucket = Mutex(Bucket(tokens: Double(burst), updated: now))
     }
 
     /// Takes one token: nil when admitted, else the whole seconds until a token is available (at least 1).
-    func take(now: ContinuousClock.Instant = .now) -> Int? {
+    public func take(now: ContinuousClock.Instant = .now) -> Int? {
         bucket.withLock { bucket in
             refill(&bucket, now: now)
             if bucket.tokens >= 1 {
@@ -32,7 +31,7 @@ final class RateLimiter: Sendable {
     }
 
     /// As `take`, without taking: nil while a token is there.
-    func check(now: ContinuousClock.Instant = .now) -> Int? {
+    public func check(now: ContinuousClock.Instant = .now) -> Int? {
         bucket.withLock { bucket in
             refill(&bucket, now: now)
             return bucket.tokens >= 1 ? nil : retryAfter(bucket)

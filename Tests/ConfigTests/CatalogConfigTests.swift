@@ -1,0 +1,71 @@
+import Config
+import Senders
+import Testing
+
+/// `catalog` and the credential kinds of `api.tokens` (docs/catalog.md, docs/security.md).
+@Suite("Configuration: catalog and credential kinds")
+struct CatalogConfigTests {
+    @Test("a catalog is read: apps by every id, products by every store name, prices per currency, entitlements")
+    func read() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
+            catalog:
+              apps:
+                - name: Demo
+                  ids: [com.example.demo, demo-citcon]
+                  products:
+                    - { id: pro.monthly, apple: com.example.pro.monthly, google: pro_monthly, prices: { USD: 1999, EUR: 1899 }, entitlements: [pro] }
+                    - { id: pro.yearly, prices: { USD: 14999 }, entitlements: [pro, support] }
+            """)
+        let catalog = config.catalog
+        #expect(catalog.product(app: "demo-citcon", id: "pro.monthly")?.pricesMinor == ["USD": 1999, "EUR": 1899])
+        #expect(catalog.product(app: "com.example.demo", id: "pro_monthly") == nil, "checkouts name the catalog id")
+        #expect(catalog.entitlements(app: "com.example.demo", product: "com.example.pro.monthly") == ["pro"])
+        #expect(catalog.entitlements(app: "com.example.demo", product: "pro_monthly") == ["pro"])
+        #expect(catalog.entitlements(app: "com.example.demo", product: "pro.yearly") == ["pro", "support"])
+        #expect(catalog.entitlements(app: "another.app", product: "pro.monthly").isEmpty)
+    }
+
+    @Test("refused, naming the key: an id in two apps, a name for two products, a price that is not minor units, a bad currency or entitlement",
+          arguments: [
+            ("catalog: { apps: [{ name: A, ids: [x], products: [] }, { name: B, ids: [x], products: [] }] }", "catalog.apps"),
+            ("catalog: { apps: [{ name: A, ids: [], products: [] }] }", "catalog.apps[0].ids"),
+            ("catalog: { apps: [{ name: A, ids: [x], products: [{ id: p }, { id: q, apple: p }] }] }", "catalog.apps[0].products"),
+            ("catalog: { apps: [{ name: A, ids: [x], products: [{ id: p, prices: { USD: 19.99 } }] }] }", "catalog.apps[0].products[0].prices.USD"),
+            ("catalog: { apps: [{ name: A, ids: [x], products: [{ id: p, prices: { USD: 0 } }] }] }", "catalog.apps[0].products[0].prices.USD"),
+            ("catalog: { apps: [{ name: A, ids: [x], products: [{ id: p, prices: { usd: 1 } }] }] }", "catalog.apps[0].products[0].prices.usd"),
+            ("catalog: { apps: [{ name: A, ids: [x], products: [{ id: p, entitlements: [\"a b\"] }] }] }", "catalog.apps[0].products[0].entitlements"),
+          ])
+    func refused(yaml: String, key: String) throws {
+        do {
+            _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+            Issue.record("expected an error for \(yaml)")
+        } catch {
+            #expect(error.key == key, "\(yaml): \(error)")
+        }
+    }
+
+    @Test("api.tokens kinds: plain tokens are server credentials; a client credential lists its apps, has a user token key for each, never refunds")
+    func credentialKinds() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
+            api:
+              tokens:
+                - backend-0123456789
+                - { token: in-the-app-0123456789, kind: client, apps: [com.example.demo] }
+              userTokenKeys: { com.example.demo: /etc/tollgate/user-token.pub.pem }
+            """)
+        #expect(config.api.tokens.map(\.kind) == [.server, .client])
+        #expect(config.api.userTokenKeys == ["com.example.demo": "/etc/tollgate/user-token.pub.pem"])
+        for (yaml, key) in [("api: { tokens: [{ token: in-the-app-0123456789, kind: client }] }", "api.tokens[0].apps"),
+                            ("api: { tokens: [{ token: in-the-app-0123456789, kind: client, apps: [a], refunds: true }], userTokenKeys: { a: k } }",
+                             "api.tokens[0].refunds"),
+                            ("api: { tokens: [{ token: in-the-app-0123456789, kind: client, apps: [a] }] }", "api.userTokenKeys.a"),
+                            ("api: { tokens: [{ token: in-the-app-0123456789, kind: public, apps: [a] }] }", "api.tokens[0].kind")] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(error.key == key, "\(yaml): \(error)")
+            }
+        }
+    }
+}
