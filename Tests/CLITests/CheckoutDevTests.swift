@@ -86,6 +86,12 @@ struct CheckoutDevTests {
     }
 
     static func citconCheckouts(base: String) async throws {
+        // The app cannot name its own price: a 1-cent checkout for a 25.00 product is refused, nothing is made.
+        let cent = try await post(base, #"{"app":"\#(account)","user":"user-e","product":"pro.lifetime","amount":1,"currency":"USD","provider":"citcon"}"#)
+        #expect(cent.status == 422 && cent.json?["error"]?.string == "price_mismatch", "\(cent.body)")
+        // Without an amount, the catalog's.
+        let priced = try await post(base, #"{"app":"\#(account)","user":"user-e","product":"pro.lifetime","currency":"USD","provider":"citcon"}"#)
+        #expect(priced.status == 201 && priced.json?["amount"]?.int64 == 2500, "\(priced.body)")
         let created = try await post(base, #"{"app":"\#(account)","user":"user-c","product":"pro.lifetime","amount":2500,"currency":"USD","provider":"citcon"}"#)
         #expect(created.status == 201, "\(created.body)")
         let reference = try #require(created.json?["reference"]?.string)

@@ -1,6 +1,9 @@
+import Events
 import Foundation
 import Senders
 import TestSupport
+import Toolkit
+import Workers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +22,14 @@ final class DevProcess: @unchecked Sendable {
     static let limitedToken = "cli-tests-limited-token-0123456789"
     static let limitedTokenApp = "com.example.other"
     static let bundleId = "com.example.cli"
+    /// The app's embedded (public) credential, and the key its backend signs user tokens with.
+    static let clientToken = "cli-tests-client-token-public"
+    static let userTokenKey = PrivateKey.generateP256()!
+
+    /// A user token for `user`, as the merchant's backend would sign it.
+    static func userToken(_ user: String, app: String = bundleId) -> String {
+        UserTokenSigner.sign(user: user, app: app, key: userTokenKey, nowMs: Timestamp.now.millisecondsSince1970)!
+    }
 
     let directory: URL
     let configPath: String
@@ -46,11 +57,15 @@ final class DevProcess: @unchecked Sendable {
         let chain = try AppleTestChain()
         let rootPath = directory.appendingPathComponent("apple-root.pem").path
         try Data(chain.root.pem.utf8).write(to: URL(fileURLWithPath: rootPath))
+        let userTokenKeyPath = directory.appendingPathComponent("user-token.pub.pem").path
+        try Data((userTokenKey.publicKeyPEM ?? "").utf8).write(to: URL(fileURLWithPath: userTokenKeyPath))
         // Port 0: the kernel picks a free one and `dev` prints it. The store stays at its default,
         // ./.tollgate/tollgate.sqlite, relative to the working directory.
         let config = """
             http: { host: 127.0.0.1, port: 0 }
-            api: { tokens: [\(apiToken), { token: \(limitedToken), apps: [\(limitedTokenApp)] }] }
+            api:
+              tokens: [\(apiToken), { token: \(limitedToken), apps: [\(limitedTokenApp)] }, { token: \(clientToken), kind: client, apps: [\(bundleId)] }]
+              userTokenKeys: { \(bundleId): \(userTokenKeyPath) }
             log: { level: info }
             sources:
               apple:

@@ -18,9 +18,10 @@ extension DevProcess {
     /// `GET /v1/users/<user>/entitlements?app=<app>&environment=<environment>` with the configured token
     /// (or `token`, or none). Sandbox by default: the dev configuration's Apple app takes Sandbox only.
     func entitlements(user: String, app: String = DevProcess.bundleId, environment: String = "sandbox",
-                      token: String? = DevProcess.apiToken) async throws -> HTTP.Response {
+                      token: String? = DevProcess.apiToken, userToken: String? = nil) async throws -> HTTP.Response {
         let user = user.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? user
-        let headers = token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
+        var headers = token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
+        if let userToken { headers["Tollgate-User-Token"] = userToken }
         return try await HTTP.request("GET", baseURL + "/v1/users/\(user)/entitlements?app=\(app)&environment=\(environment)",
                                       headers: headers)
     }
