@@ -1,11 +1,22 @@
 import Events
 
+/// Who keeps a purchase that a second user reports (`purchases.ownership`), decided here, where the
+/// event applies: two first claims racing each other cannot both win.
+public enum OwnershipPolicy: String, Sendable, Equatable {
+    /// The new user gets it and the old one loses it (as a store's "restore purchases" works).
+    case transfer
+    /// The user holding it keeps it; a report by anyone else changes nothing.
+    case keep
+}
+
 /// Turns one normalized event into its change of one purchase. Pure: the store applies the change in
 /// its transaction, with the stored state as input.
 public enum Projector {
     /// The change `event` makes, or nil when it concerns no purchase (tests, unmapped notifications).
     /// `snapshot` is the purchase's state as the sender's API reports it now (Google), which wins.
-    public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil) -> PurchaseChange? {
+    /// `ownership` is the app's policy for a purchase its app reports for another user than its holder.
+    public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil,
+                              ownership: OwnershipPolicy = .transfer) -> PurchaseChange? {
         guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
         // The sender's API knows better than the notification whether a purchase is a test (Google's
         // testPurchase / purchaseType), so its environment wins.
@@ -18,6 +29,7 @@ public enum Projector {
             let receivedAtMs = Timestamp(rfc3339: event.receivedAt)?.millisecondsSince1970 ?? occurredAtMs
             let eventAtMs = min(occurredAtMs, receivedAtMs)
             return PurchaseChange(eventId: event.id, key: key, supersedes: snapshot.linkedPurchaseToken) { current in
+                if Self.keeps(current, from: event, ownership) { return nil }
                 var next = current ?? Purchase(key: key, kind: snapshot.kind ?? kind(of: event), state: snapshot.state,
                                                lastEventAtMs: eventAtMs, lastEventId: event.id, lastEventType: event.type.rawValue)
                 // The API answers with the state as of now, newer than any event, so it is applied whatever the order.
@@ -38,6 +50,7 @@ public enum Projector {
             }
         }
         return PurchaseChange(eventId: event.id, key: key) { current in
+            if Self.keeps(current, from: event, ownership) { return nil }
             // Order safety: an event older than what is stored must not roll the state back. A purchase
             // its app reported still links its user: the link is not a state the store's later word replaces.
             if let current, current.lastEventAtMs > occurredAtMs {
@@ -55,6 +68,13 @@ public enum Projector {
             next.lastEventType = event.type.rawValue
             return next
         }
+    }
+
+    /// Whether the purchase stays with its holder: `keep`, and an app reported it for someone else.
+    /// (A store's own notification naming a user is the store's word, not a claim.)
+    static func keeps(_ current: Purchase?, from event: NormalizedEvent, _ ownership: OwnershipPolicy) -> Bool {
+        guard ownership == .keep, event.isReportedPurchase, let holder = current?.user, let claimant = event.user else { return false }
+        return holder != claimant
     }
 
     private static func apply(_ event: NormalizedEvent, to p: inout Purchase) {

@@ -202,6 +202,8 @@ public struct EntitlementWorkers: Service {
         let catalog = merchantAPI.catalog
         let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
+        let ownership = purchases.settings
+        processor.ownership = { app in ownership.ownership(of: app) == .keep ? .keep : .transfer }
         if let consumption {
             processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
                                                         now: { Timestamp.now.millisecondsSince1970 })

@@ -22,6 +22,8 @@ struct EventProcessor: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
+    /// Each app's `purchases.ownership`: who keeps a purchase another user reports.
+    var ownership: @Sendable (String) -> OwnershipPolicy = { _ in .transfer }
 
     /// A batch decoded and enriched, its changes ready for the store.
     struct Prepared: Sendable {
@@ -66,7 +68,8 @@ struct EventProcessor: Sendable {
                     }
                     snapshot = reported
                 }
-                if let change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event)) {
+                if let change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event),
+                                                    ownership: ownership(event.app)) {
                     prepared.changes.append((index, change))
                 } else {
                     prepared.dispositions[index] = .done(.unchanged)

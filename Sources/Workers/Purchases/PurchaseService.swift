@@ -57,6 +57,8 @@ public struct PurchaseService: Sendable {
                 logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
                 throw PurchaseRefusal(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
             }
+            // Known now: refused at once. The projection decides again when the event applies, so a
+            // claim racing this one cannot take the purchase either.
             if let holder = stored?.user, holder != user, settings.ownership(of: app) == .keep {
                 throw PurchaseRefusal(.alreadyOwned, "another user holds this purchase and \(app)'s ownership policy is keep")
             }
@@ -82,8 +84,21 @@ public struct PurchaseService: Sendable {
         await acknowledge(purchases)
         let ids = events.map(\.id)
         let applied = await waitUntilApplied(ids)
+        if applied, settings.ownership(of: app) == .keep { try await confirmHeld(purchases, by: user) }
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
         return Outcome(purchases: purchases, eventIds: ids, applied: applied)
+    }
+
+    /// Under `keep`, the projection left a purchase with the user who held it when the event applied
+    /// (another claim won the race): that is this claim's 409.
+    private func confirmHeld(_ purchases: [VerifiedPurchase], by user: String) async throws(PurchaseRefusal) {
+        for purchase in purchases {
+            let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                  subject: purchase.subject)
+            guard let holder = try? await store.purchase(key)?.user, holder != user else { continue }
+            metrics.purchaseReported(store: purchase.source.rawValue, outcome: "already_owned")
+            throw PurchaseRefusal(.alreadyOwned, "another user's claim of this purchase applied first and \(purchase.app)'s ownership policy is keep")
+        }
     }
 
     private func acknowledge(_ purchases: [VerifiedPurchase]) async {
