@@ -132,6 +132,16 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// Every purchase the store links to the user in an app and environment, newest event first, at most `limit`.
+    public func purchases(app: String, user: String, environment: String, limit: Int = 200) async throws(StoreError) -> [Purchase] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT \(PurchaseRow.columns) FROM purchases WHERE app = $1 AND environment = $2 AND user_id = $3
+                ORDER BY last_event_at_ms DESC, subject LIMIT $4
+                """, [.text(app), .text(environment), .text(user), .int(Int64(limit))]).compactMap(PurchaseRow.decode)
+        }
+    }
+
     /// The server key called `name`: `candidate` when none was kept yet, else the one kept first, so every
     /// replica and every restart derives with the same key.
     public func serverKey(named name: String, candidate: String) async throws(StoreError) -> String {

@@ -226,7 +226,8 @@ public struct EntitlementWorkers: Service {
         let validateAPI = ValidateAPI(service: purchaseService, credentials: credentials, keys: purchases.settings.validatorKeys, metrics: metrics,
                                       logger: logger)
         let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
-        let routes = RouteGroup.combined([api.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes)
+        let support = SupportAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, metrics: metrics, logger: logger)
+        let routes = RouteGroup.combined([api.routes, support.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes)
             + (checkoutService.map { [CheckoutAPI(service: $0, credentials: credentials, catalog: catalog, metrics: metrics, logger: logger).routes] } ?? []))
 
         var steps: [StopOrder.Step] = []

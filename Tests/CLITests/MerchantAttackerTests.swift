@@ -1,5 +1,6 @@
 import Events
 import Foundation
+import Toolkit
 import Testing
 
 extension DevEndToEndTests {
@@ -55,5 +56,25 @@ extension DevEndToEndTests {
                                                  body: body)
             #expect(noToken.status == 401 && noToken.body.contains(#""error":"user_token_required""#), "\(noToken.body)")
         }
+    }
+}
+
+extension DevEndToEndTests.MerchantAttacker {
+    @Test("the support route gives a server credential the store's ids behind each purchase id; a client credential is refused")
+    func supportRoute() async throws {
+        let dev = try DevEndToEndTests.dev()
+        let customer = ApplePurchase()
+        #expect(try await dev.post(try customer.subscribed(chain: dev.chain)).status == 200)
+        let granted = try await dev.entitlements(user: customer.user, until: "the customer is entitled") { !$0.entitlements.isEmpty }
+        let url = dev.baseURL + "/v1/users/\(customer.user)/purchases?app=\(DevProcess.bundleId)&environment=sandbox"
+        let client = try await HTTP.request("GET", url, headers: ["Authorization": "Bearer \(DevProcess.clientToken)",
+                                                                  "Tollgate-User-Token": DevProcess.userToken(customer.user)])
+        #expect(client.status == 403 && client.body.contains(#""error":"server_credential_required""#), "\(client.body)")
+        let server = try await HTTP.request("GET", url, headers: ["Authorization": "Bearer \(DevProcess.apiToken)"])
+        #expect(server.status == 200, "\(server.body)")
+        let purchases = try #require(JSONValue.parse(Array(server.body.utf8))?["purchases"]?.array)
+        #expect(purchases.count == 1)
+        #expect(purchases.first?["subject"]?.string == customer.originalTransactionId)
+        #expect(purchases.first?["purchaseId"]?.string == granted.entitlements.first?.purchaseId)
     }
 }

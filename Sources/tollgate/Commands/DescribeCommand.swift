@@ -41,6 +41,7 @@ struct DescribeCommand: AsyncParsableCommand {
             }
         }
         routes.append(["path": EntitlementAPI.path.replacingOccurrences(of: ":user", with: "{user}"), "methods": ["GET"]])
+        routes.append(["path": SupportAPI.path.replacingOccurrences(of: ":user", with: "{user}"), "methods": ["GET"]])
         routes += [["path": CheckoutAPI.collectionPath, "methods": ["POST"]],
                    ["path": CheckoutAPI.itemPath.replacingOccurrences(of: ":id", with: "{id}"), "methods": ["GET"]]]
         let object: [String: Any] = [

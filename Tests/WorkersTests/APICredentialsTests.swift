@@ -1,0 +1,88 @@
+import Config
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Testing
+import Toolkit
+@testable import Workers
+
+/// How every merchant API authenticates (docs/security.md): credentials, their rates, and the user
+/// tokens a client credential acts with.
+@Suite("Merchant API credentials")
+struct APICredentialsTests {
+    static let key = PrivateKey.generateP256()!
+    static let app = "com.example.app"
+
+    static func request(bearer: String?, userToken: String? = nil) -> Request {
+        var head = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/v1/users/u/entitlements")
+        if let bearer { head.headerFields[.authorization] = "Bearer \(bearer)" }
+        if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
+        return Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+    }
+
+    static func credentials(burst: Int = 40) -> APICredentials {
+        APICredentials(tokens: [APIToken("server-credential-0001"), APIToken("client-credential-0001", kind: .client, apps: [app]),
+                                APIToken("server-credential-0002")],
+                       userTokenKeys: [app: key.publicKey!], ratePerSecond: 1, rateBurst: burst)
+    }
+
+    /// A compact JWS over `header` and `claims` as given, signed ES256 with `key`.
+    static func jws(header: String = #"{"alg":"ES256","typ":"JWT"}"#, claims: String, key: PrivateKey = key) -> String {
+        let input = Base64.encodeURL(Array(header.utf8)) + "." + Base64.encodeURL(Array(claims.utf8))
+        return input + "." + Base64.encodeURL(key.signES256(Array(input.utf8)) ?? [])
+    }
+
+    static func reason(_ result: Result<Void, CallerRefusal>) -> String? {
+        if case .failure(let refusal) = result { return refusal.rejection.reason.rawValue }
+        return nil
+    }
+
+    @Test("each credential has its own rate: past its burst 429 with Retry-After; another credential is not held back")
+    func ratePerCredential() throws {
+        let credentials = Self.credentials(burst: 2)
+        for _ in 0..<2 { #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()) != nil) }
+        guard case .failure(let refused) = credentials.authenticate(Self.request(bearer: "server-credential-0001")) else {
+            Issue.record("the third request within a second was admitted")
+            return
+        }
+        #expect(refused.rejection.reason == .rateLimited)
+        #expect(refused.rejection.reason.httpStatus == 429)
+        #expect(refused.headers[.retryAfter].flatMap(Int.init).map { $0 >= 1 } == true)
+        #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0002")).get()) != nil)
+        guard case .failure(let unknown) = credentials.authenticate(Self.request(bearer: "nobody-credential")) else {
+            Issue.record("an unknown credential was admitted")
+            return
+        }
+        #expect(unknown.rejection.reason == .unauthorized && unknown.headers[.wwwAuthenticate] == "Bearer")
+    }
+
+    @Test("a client credential acts for the user token's user only; alg, signature, aud, exp and lifetime are enforced")
+    func userTokens() throws {
+        let credentials = Self.credentials()
+        let now = Timestamp.now.millisecondsSince1970 / 1000
+        func check(_ token: String?, user: String = "alice") -> String? {
+            let caller = try? credentials.authenticate(Self.request(bearer: "client-credential-0001", userToken: token)).get()
+            guard let caller else { return "unauthenticated" }
+            return Self.reason(credentials.authorize(caller, app: Self.app, user: user))
+        }
+        let valid = #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 600)}"#
+        #expect(check(Self.jws(claims: valid)) == nil)
+        #expect(check(Self.jws(claims: #"{"sub":"alice","aud":["other","\#(Self.app)"],"iat":\#(now),"exp":\#(now + 600)}"#)) == nil)
+        #expect(check(nil) == "user_token_required")
+        #expect(check(Self.jws(claims: valid), user: "bob") == "user_not_allowed")
+        #expect(check(Self.jws(claims: valid, key: PrivateKey.generateP256()!)) == "invalid_user_token")
+        #expect(check(Self.jws(header: #"{"alg":"none"}"#, claims: valid)) == "invalid_user_token")
+        #expect(check(Self.jws(header: #"{"alg":"ES256","crit":["x"]}"#, claims: valid)) == "invalid_user_token")
+        #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"other.app","iat":\#(now),"exp":\#(now + 600)}"#)) == "invalid_user_token")
+        #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now - 700),"exp":\#(now - 100)}"#)) == "user_token_expired")
+        #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 7_200)}"#)) == "invalid_user_token")
+        #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now + 600),"exp":\#(now + 1_200)}"#)) == "invalid_user_token")
+        #expect(check("not.a.token") == "invalid_user_token")
+        // A server credential needs no user token; a client credential cannot reach another app.
+        let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
+        #expect(Self.reason(credentials.authorize(server, app: Self.app, user: "anyone")) == nil)
+        let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001", userToken: Self.jws(claims: valid))).get()
+        #expect(Self.reason(credentials.authorize(client, app: "com.example.other", user: "alice")) == "app_not_allowed")
+    }
+}
