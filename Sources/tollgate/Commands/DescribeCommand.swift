@@ -17,12 +17,17 @@ struct DescribeCommand: AsyncParsableCommand {
         abstract: "Print what this binary serves and understands (routes, reason codes, event types, metrics, configuration keys, topics) as JSON.")
 
     @Flag(help: "JSON output (the only format; kept explicit for scripts).") var json = false
+    @Option(help: "A configuration file: its product catalog is listed too (under \"catalog\").") var config: String?
 
     func run() async throws {
         let catalog = SenderCatalog.standard
         let config: TollgateConfig
         let schema: [ConfigSchema.Key]
+        var products: [[String: Any]]?
         do {
+            if let path = self.config {
+                products = Self.describe(try ConfigLoader.load(path: path, senders: catalog.configSections).catalog)
+            }
             config = try catalog.parseConfig(yaml: "")
             schema = try ConfigLoader.schema(senders: catalog.configSections)
         } catch {
@@ -44,7 +49,7 @@ struct DescribeCommand: AsyncParsableCommand {
         routes.append(["path": SupportAPI.path.replacingOccurrences(of: ":user", with: "{user}"), "methods": ["GET"]])
         routes += [["path": CheckoutAPI.collectionPath, "methods": ["POST"]],
                    ["path": CheckoutAPI.itemPath.replacingOccurrences(of: ":id", with: "{id}"), "methods": ["GET"]]]
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "senders": registry.senders.map { sender -> [String: Any] in
                 ["name": sender.source.name.rawValue, "route": GatewayServer.webhookPath(sender.source.name),
                  "accountRoute": sender.routesAccounts, "rawTopic": config.topicNames.raw(sender.source.name),
@@ -72,7 +77,20 @@ struct DescribeCommand: AsyncParsableCommand {
             },
             "topics": config.topicNames.all.map { ["name": $0.name, "compacted": $0.compacted] },
         ]
+        if let products { object["catalog"] = products }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         Output.line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// The catalog's apps and products, as `--config` lists them.
+    static func describe(_ catalog: CatalogSettings) -> [[String: Any]] {
+        catalog.apps.map { app -> [String: Any] in
+            ["name": app.name, "ids": app.ids, "products": app.products.map { product -> [String: Any] in
+                var entry: [String: Any] = ["id": product.id, "prices": product.pricesMinor, "entitlements": product.entitlements]
+                if let apple = product.apple { entry["apple"] = apple }
+                if let google = product.google { entry["google"] = google }
+                return entry
+            }]
+        }
     }
 }
