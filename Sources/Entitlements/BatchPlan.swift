@@ -10,6 +10,8 @@ struct BatchPlan {
         var writes: [Purchase]
         /// Sorted, the order the refreshes run in.
         var touched: [EntitlementKey]
+        /// The users a purchase moved between, when this change moved one.
+        var transfer: (from: String, to: String)? = nil
     }
 
     private(set) var outcomes: [ApplyOutcome] = []
@@ -73,7 +75,9 @@ struct BatchPlan {
                 }
             }
             allTouched.formUnion(touched)
-            steps.append(Step(eventId: change.eventId, writes: writes, touched: touched.sorted()))
+            var transfer: (from: String, to: String)?
+            if let from = current?.user, let to = next.user, from != to { transfer = (from, to) }
+            steps.append(Step(eventId: change.eventId, writes: writes, touched: touched.sorted(), transfer: transfer))
             outcomes.append(next == current ? .unchanged : .applied)
         }
         self.touched = allTouched.sorted()

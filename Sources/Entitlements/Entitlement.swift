@@ -52,4 +52,8 @@ public struct EntitlementChange: Sendable, Equatable {
     public var changedAtMs: Int64
     /// The event (`ce_id`) that caused it.
     public var eventId: String
+    /// When the change is a purchase moving between users: the user it came from (on the new holder's
+    /// change) or went to (on the old holder's).
+    public var transferredFrom: String? = nil
+    public var transferredTo: String? = nil
 }

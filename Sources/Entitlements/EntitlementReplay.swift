@@ -32,7 +32,7 @@ struct EntitlementReplay {
     mutating func run(_ steps: [BatchPlan.Step], nowMs: Int64) {
         for step in steps {
             for purchase in step.writes { write(purchase) }
-            for key in step.touched { refresh(key, eventId: step.eventId, nowMs: nowMs) }
+            for key in step.touched { refresh(key, eventId: step.eventId, transfer: step.transfer, nowMs: nowMs) }
         }
     }
 
@@ -53,21 +53,24 @@ struct EntitlementReplay {
 
     /// Recomputes one entitlement from its purchases; when it changed, or time alone ended it (an expiry
     /// or grace period passed since its last change), saves it and queues the change.
-    private mutating func refresh(_ key: EntitlementKey, eventId: String, nowMs: Int64) {
+    private mutating func refresh(_ key: EntitlementKey, eventId: String, transfer: (from: String, to: String)?, nowMs: Int64) {
+        // A purchase that moved names the other side on each user's change.
+        let from = transfer.flatMap { $0.to == key.user ? $0.from : nil }
+        let to = transfer.flatMap { $0.from == key.user ? $0.to : nil }
         let current = entitlements[key]
         guard let decider = EntitlementRows.decidingPurchase(candidates(key), atMs: nowMs) else {
             // Its purchases moved to another user or product: it ends here.
             guard var ended = current?.entitlement, ended.state != .superseded else { return }
             ended.state = .superseded
             save(EntitlementRow(entitlement: ended, active: false), key: key)
-            outbox.append(OutboxEntry(entitlement: ended, active: false, eventId: eventId))
+            outbox.append(OutboxEntry(entitlement: ended, active: false, eventId: eventId, transferredFrom: from, transferredTo: to))
             return
         }
         let entitlement = Entitlement(deciding: decider, user: key.user, product: key.product)
         let row = EntitlementRow(entitlement: entitlement, active: entitlement.isActive(atMs: nowMs))
         guard row != current else { return }
         save(row, key: key)
-        outbox.append(OutboxEntry(entitlement: row.entitlement, active: row.active, eventId: eventId))
+        outbox.append(OutboxEntry(entitlement: row.entitlement, active: row.active, eventId: eventId, transferredFrom: from, transferredTo: to))
     }
 
     private mutating func save(_ row: EntitlementRow, key: EntitlementKey) {

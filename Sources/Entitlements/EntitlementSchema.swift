@@ -174,5 +174,12 @@ enum EntitlementSchema {
         Migration(version: 9, name: "server keys") { _ in
             "CREATE TABLE server_keys (name TEXT PRIMARY KEY, secret TEXT NOT NULL);"
         },
+        // A purchase that moves between users: each side's change names the other user.
+        Migration(version: 10, name: "transfers in the outbox") { _ in
+            """
+            ALTER TABLE entitlement_outbox ADD COLUMN transferred_from TEXT;
+            ALTER TABLE entitlement_outbox ADD COLUMN transferred_to TEXT;
+            """
+        },
     ]
 }

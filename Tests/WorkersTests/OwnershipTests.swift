@@ -1,3 +1,4 @@
+import Config
 import Entitlements
 import Events
 import Foundation
@@ -39,7 +40,7 @@ struct OwnershipTests {
         }
     }
 
-    @Test("transfer: the later claim moves the purchase; the outbox has the old user's loss and the new user's grant under one event and one purchase",
+    @Test("transfer: the later claim moves the purchase; the outbox has the old user's loss and the new user's grant under one event and one purchase, each naming the other user",
           arguments: Backend.allCases)
     func transferMoves(_ backend: Backend) async throws {
         try await TestDatabases.withStore(backend) { store async throws in
@@ -52,10 +53,16 @@ struct OwnershipTests {
             let moved = try await store.pendingChanges(limit: 10)
             #expect(Set(moved.map(\.entitlement.user)) == ["user-a", "user-b"])
             #expect(Set(moved.map(\.eventId)) == [second.id])
-            #expect(moved.first { $0.entitlement.user == "user-a" }?.active == false)
-            #expect(moved.first { $0.entitlement.user == "user-b" }?.active == true)
+            let loss = try #require(moved.first { $0.entitlement.user == "user-a" })
+            let grant = try #require(moved.first { $0.entitlement.user == "user-b" })
+            #expect(!loss.active && grant.active)
+            // Each side names the other, as the relay publishes them.
+            #expect(loss.transferredTo == "user-b" && loss.transferredFrom == nil)
+            #expect(grant.transferredFrom == "user-a" && grant.transferredTo == nil)
             let ids = PurchaseIds(key: Array("k".utf8))
             #expect(Set(moved.map { ids.id(of: $0.entitlement) }).count == 1)
+            let published = String(decoding: EntitlementJSON.encode(grant, ids: ids, catalog: CatalogSettings()), as: UTF8.self)
+            #expect(published.contains(#""transferredFrom":"user-a""#))
         }
     }
 }

@@ -88,6 +88,9 @@ enum EntitlementJSON {
         /// The catalog's entitlements (access levels) this product grants; absent when it names none.
         var access: [String]?
         var active: Bool
+        /// A purchase that moved between users: the other side of the move.
+        var transferredFrom: String?
+        var transferredTo: String?
         var expiresAt: String?
         var gracePeriodExpiresAt: String?
         var changedAt: String
@@ -99,7 +102,8 @@ enum EntitlementJSON {
         let e = change.entitlement
         let access = catalog.entitlements(app: e.app, product: e.product)
         return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, purchaseId: ids.id(of: e),
-                     state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
+                     state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active,
+                     transferredFrom: change.transferredFrom, transferredTo: change.transferredTo, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
                      changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
     }
 
