@@ -72,9 +72,14 @@ public struct EntitlementWorkers: Service {
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
         let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
+        // Receipt roots are read now, so an unreadable file stops the start with its key.
+        guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
+                                                maxBase64Bytes: config.purchases.maxReceiptBytes) else {
+            throw ConfigError(key: AppReceiptRoots.key, message: "OpenSSL could not make a trust store of these roots")
+        }
         let purchases = PurchasesSetup(
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
-                                              clients: appStoreClients, logger: logger),
+                                              clients: appStoreClients, receipts: receipts, logger: logger),
                         google.verifier],
             settings: config.purchases, acknowledger: google.acknowledger)
         let sileo = try config.sileo.vendors.map(SileoVendor.load)
