@@ -56,6 +56,11 @@ public struct EntitlementWorkers: Service {
     /// (`playAPIFetcher` makes its calls, and the App Store Server API's when an app answers consumption requests).
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
                             listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
+        // The receipt roots are read first, so an unreadable file stops the start, naming its key, before anything opens.
+        guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
+                                                maxBase64Bytes: config.purchases.maxReceiptBytes) else {
+            throw ConfigError(key: AppReceiptRoots.key, message: "OpenSSL could not make a trust store of these roots")
+        }
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         logger.info("entitlement store open", metadata: ["store": .string(store.database.redactedURL)])
         if config.api.tokens.isEmpty {
@@ -72,11 +77,6 @@ public struct EntitlementWorkers: Service {
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
         let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
-        // Receipt roots are read now, so an unreadable file stops the start with its key.
-        guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
-                                                maxBase64Bytes: config.purchases.maxReceiptBytes) else {
-            throw ConfigError(key: AppReceiptRoots.key, message: "OpenSSL could not make a trust store of these roots")
-        }
         let purchases = PurchasesSetup(
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
                                               clients: appStoreClients, receipts: receipts, logger: logger),
