@@ -33,7 +33,8 @@ public enum PKCS7Container {
     /// The content of a PKCS#7 `signedData` whose content type is `data`, once its one signature
     /// verified with the key of the signer certificate the container carries (PKCS7_verify). The
     /// signer's chain is not checked here (PKCS7_NOVERIFY): the caller does, at the time it chooses.
-    public static func verifiedSignedData(_ der: [UInt8]) -> Result<VerifiedSignedData, SignedDataProblem> {
+    /// More than `maxCertificates` certificates is malformed: none is handed to a chain builder.
+    public static func verifiedSignedData(_ der: [UInt8], maxCertificates: Int) -> Result<VerifiedSignedData, SignedDataProblem> {
         defer { ERR_clear_error() }
         return der.withUnsafeBufferPointer { buffer -> Result<VerifiedSignedData, SignedDataProblem> in
             guard let base = buffer.baseAddress else { return .failure(.malformed("empty")) }
@@ -49,6 +50,9 @@ public enum PKCS7Container {
                 return .failure(.malformed("the signed content is not of type data"))
             }
             guard let data = inner.pointee.d.data else { return .failure(.malformed("the signed content is not embedded")) }
+            guard signed.pointee.cert.map({ OPENSSL_sk_num($0) <= maxCertificates }) ?? true else {
+                return .failure(.malformed("more than \(maxCertificates) certificates"))
+            }
             guard let infos = PKCS7_get_signer_info(p7), OPENSSL_sk_num(infos) == 1 else {
                 return .failure(.malformed("not exactly one signer"))
             }

@@ -66,7 +66,7 @@ struct AppReceiptVerifierTests {
         return false
     }
 
-    @Test("not a receipt: not base64, bytes after the container, content that is not data, no creation date, a field twice")
+    @Test("not a receipt: not base64, bytes after the container, content that is not data, a pile of certificates, no creation date, a field twice")
     func malformed() throws {
         let chain = try ApplePurchases.receiptChain()
         let verifier = try Self.verifier(root: chain.root)
@@ -79,6 +79,11 @@ struct AppReceiptVerifierTests {
         let at = try #require(notData.indices.last { Array(notData[$0..<min($0 + 9, notData.count)]) == dataOID })
         notData[at + 8] = 0x07
         #expect(Self.problem(Data(notData).base64EncodedString(), verifier) == .malformed("the signed content is not of type data"))
+
+        // Three certificates are Apple's; a pile of them is nobody's receipt and reaches no chain builder.
+        let piled = try TestReceipt.sign(TestReceipt.content(transactions: Self.victim), signer: chain,
+                                         certificates: Array(repeating: chain.intermediate, count: 8) + [chain.root])
+        #expect(Self.problem(piled, verifier) == .malformed("more than 8 certificates"))
 
         let attributes = TestReceipt.attribute(17, TestReceipt.set([TestReceipt.attribute(1703, TestReceipt.utf8("1"))]))
         let undated = TestReceipt.set([TestReceipt.attribute(2, TestReceipt.utf8(Self.bundleId)), attributes])

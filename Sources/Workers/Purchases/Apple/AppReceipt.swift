@@ -39,6 +39,9 @@ final class AppReceiptVerifier: Sendable {
         case noPurchases
     }
 
+    /// Apple's receipts carry three (receipt signing, WWDR, Apple Inc. Root); more is no receipt of theirs.
+    static let maxCertificates = 8
+
     let trustStore: TrustStore
     /// The longest receipt accepted, in bytes of base64 (`purchases.maxReceiptBytes`).
     let maxBase64Bytes: Int
@@ -61,7 +64,7 @@ final class AppReceiptVerifier: Sendable {
         guard base64.utf8.count <= maxBase64Bytes else { throw .tooLarge }
         guard let der = Base64.decodeStandard(base64) else { throw .notBase64 }
         let signed: PKCS7Container.VerifiedSignedData
-        switch PKCS7Container.verifiedSignedData(der) {
+        switch PKCS7Container.verifiedSignedData(der, maxCertificates: Self.maxCertificates) {
         case .success(let verified): signed = verified
         case .failure(.badSignature): throw .badSignature
         case .failure(.malformed(let why)): throw .malformed(why)
