@@ -88,9 +88,9 @@ final class AppReceiptVerifier: Sendable {
     }
 
     /// The signer's chain to a configured root, checked at the receipt's creation date rather than now:
-    /// Apple keeps signing receipts whose chain was valid when they were made, and a receipt outlives
-    /// its WWDR intermediate (the first one expired on 14 February 2023, and receipts made before are
-    /// still Apple's). The date is inside the signed content, so only the signer could have chosen it.
+    /// a receipt outlives the WWDR intermediate that signed it (the one Apple used until 2023 expired in
+    /// February 2023, and the receipts it signed are still Apple's). The date is inside the signed
+    /// content, so only the signer could have chosen it.
     private func checkSigner(_ signed: PKCS7Container.VerifiedSignedData, at time: Int64) throws(Problem) {
         switch trustStore.verify(leaf: signed.signer, intermediates: signed.otherCertificates, at: time, strict: false) {
         case .success: break
