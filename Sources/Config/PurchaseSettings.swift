@@ -15,6 +15,14 @@ public struct PurchaseSettings: Sendable {
     /// Per app: the key `POST /v1/validate` accepts (in the validator URL's `?key=` or as a bearer token),
     /// for apps whose only configuration is that URL (cordova-plugin-purchase). Never logged.
     public var validatorKeys: [String: String] = [:]
+    /// The longest legacy app receipt (`apple.receipt`, `appStoreReceipt`) accepted, in bytes of base64;
+    /// a longer one is answered 413 before anything decodes it.
+    public var maxReceiptBytes = 1 << 20
+    /// PEM or DER files of the roots an app receipt's signer must chain to; empty: the Apple Inc. Root
+    /// built into Tollgate. Read when the workers start.
+    public var receiptRootCertificates: [String] = []
+
+    public static let maxReceiptBytesRange = 16_384...8_388_608
 
     public init() {}
 
@@ -34,6 +42,11 @@ extension ConfigLoader {
         purchases.validatorKeys = try s.stringMap("validatorKeys")
         for (app, key) in purchases.validatorKeys where key.utf8.count < 16 {
             throw ConfigError(key: s.name("validatorKeys") + ".\(app)", message: "must be at least 16 characters (a random key)")
+        }
+        purchases.maxReceiptBytes = try s.int("maxReceiptBytes", default: purchases.maxReceiptBytes, range: PurchaseSettings.maxReceiptBytesRange)
+        purchases.receiptRootCertificates = try s.strings("receiptRootCertificates")
+        for (index, path) in purchases.receiptRootCertificates.enumerated() where path.isEmpty {
+            throw ConfigError(key: s.name("receiptRootCertificates") + "[\(index)]", message: "is empty (a path to a PEM or DER certificate)")
         }
         return purchases
     }

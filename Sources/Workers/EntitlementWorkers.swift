@@ -57,6 +57,11 @@ public struct EntitlementWorkers: Service {
     /// (`playAPIFetcher` makes its calls, and the App Store Server API's when an app answers consumption requests).
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
                             listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
+        // The receipt roots are read first, so an unreadable file stops the start, naming its key, before anything opens.
+        guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
+                                                maxBase64Bytes: config.purchases.maxReceiptBytes) else {
+            throw ConfigError(key: AppReceiptRoots.key, message: "OpenSSL could not make a trust store of these roots")
+        }
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         logger.info("entitlement store open", metadata: ["store": .string(store.database.redactedURL)])
         if config.api.tokens.isEmpty {
@@ -75,7 +80,7 @@ public struct EntitlementWorkers: Service {
         let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
         let purchases = PurchasesSetup(
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
-                                              clients: appStoreClients, logger: logger),
+                                              clients: appStoreClients, receipts: receipts, logger: logger),
                         google.verifier],
             settings: config.purchases, acknowledger: google.acknowledger)
         let sileo = try config.sileo.vendors.map(SileoVendor.load)

@@ -26,6 +26,23 @@ struct StartupTests {
         #expect(result.stderr.contains("TOLLGATE_KAFKA_BROKER"))
     }
 
+    @Test("work refuses to start when a purchases.receiptRootCertificates file cannot be read, naming its key")
+    func unreadableReceiptRoot() async throws {
+        let folder = URL(fileURLWithPath: try CLI.temporaryFile("tollgate.yaml", "")).deletingLastPathComponent()
+        let config = folder.appendingPathComponent("tollgate.yaml").path
+        try Data("""
+            kafka: { brokers: 127.0.0.1:1 }
+            store: { url: "sqlite:\(folder.path)/tollgate.sqlite" }
+            purchases: { receiptRootCertificates: ["\(folder.path)/missing-root.pem"] }
+            """.utf8).write(to: URL(fileURLWithPath: config))
+        let result = try await CLI.run(["work", "--config", config])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("purchases.receiptRootCertificates[0]"), "\(result.stderr)")
+        #expect(!result.stdout.contains("listening"))
+        // Refused before anything opened: no store was made.
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("tollgate.sqlite").path))
+    }
+
     @Test("tollgate broker writes its bootstrap servers and serves independent clients with every topic")
     func broker() async throws {
         let portFile = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-broker-\(UUID().uuidString)").path

@@ -86,6 +86,27 @@ struct ConfigLoaderTests {
         }
     }
 
+    @Test("purchases: receipts up to 1 MiB of base64 and the built-in receipt root unless configured; the limit's range is checked")
+    func receiptSettings() throws {
+        let plain = try SenderCatalog.standard.parseConfig(yaml: "")
+        #expect(plain.purchases.maxReceiptBytes == 1_048_576)
+        #expect(plain.purchases.receiptRootCertificates.isEmpty)
+        let config = try SenderCatalog.standard.parseConfig(
+            yaml: "purchases: { maxReceiptBytes: 2097152, receiptRootCertificates: [/etc/tollgate/AppleIncRootCertificate.cer] }")
+        #expect(config.purchases.maxReceiptBytes == 2_097_152)
+        #expect(config.purchases.receiptRootCertificates == ["/etc/tollgate/AppleIncRootCertificate.cer"])
+        let fromEnvironment = try SenderCatalog.standard.parseConfig(yaml: "", environment: [
+            "TOLLGATE_PURCHASES_MAX_RECEIPT_BYTES": "65536", "TOLLGATE_PURCHASES_RECEIPT_ROOT_CERTIFICATES": "[a.pem, b.der]"])
+        #expect(fromEnvironment.purchases.maxReceiptBytes == 65_536)
+        #expect(fromEnvironment.purchases.receiptRootCertificates == ["a.pem", "b.der"])
+        for (yaml, key) in [("purchases: { maxReceiptBytes: 1000 }", "purchases.maxReceiptBytes"),
+                            ("purchases: { maxReceiptBytes: 100000000 }", "purchases.maxReceiptBytes"),
+                            ("purchases: { receiptRootCertificates: [\"\"] }", "purchases.receiptRootCertificates[0]")] {
+            #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: yaml) }
+            do { _ = try SenderCatalog.standard.parseConfig(yaml: yaml) } catch { #expect(error.key == key, "\(yaml)") }
+        }
+    }
+
     @Test("not YAML at all fails clearly")
     func notYAML() {
         #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: "http: {port: [", origin: "x.yaml") }

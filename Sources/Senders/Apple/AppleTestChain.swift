@@ -17,8 +17,37 @@ public struct AppleTestChain: Sendable {
     public let leafKey: PrivateKey
     public let leaf: Certificate
 
+    /// The chain's keys: fresh P-256 ones, as Apple's StoreKit 2 chain has, unless a test passes
+    /// others (RSA, as Apple's receipt chain has, made once and shared since RSA keys are slow to make).
+    public struct Keys: Sendable {
+        public let root: PrivateKey
+        public let intermediate: PrivateKey
+        public let leaf: PrivateKey
+
+        public init(root: PrivateKey, intermediate: PrivateKey, leaf: PrivateKey) {
+            self.root = root
+            self.intermediate = intermediate
+            self.leaf = leaf
+        }
+
+        public static func p256() throws -> Keys {
+            Keys(root: try required(PrivateKey.generateP256()), intermediate: try required(PrivateKey.generateP256()),
+                 leaf: try required(PrivateKey.generateP256()))
+        }
+
+        /// RSA 2048, as the Apple Inc. Root, WWDR and receipt-signing certificates are.
+        public static func rsa() throws -> Keys {
+            Keys(root: try required(PrivateKey.generateRSA()), intermediate: try required(PrivateKey.generateRSA()),
+                 leaf: try required(PrivateKey.generateRSA()))
+        }
+    }
+
     public struct Options: Sendable {
         public var leafValidity: ClosedRange<Int64> = y2020...y2040
+        /// Apple's WWDR intermediates expire before receipts they signed stop mattering.
+        public var intermediateValidity: ClosedRange<Int64> = y2020...y2040
+        /// Nil: fresh P-256 keys.
+        public var keys: Keys?
         public var leafOID = AppleChainVerifier.leafOID
         public var intermediateOID = AppleChainVerifier.intermediateOID
         /// Apple's own test chain has no AKI/SKI.
@@ -31,14 +60,16 @@ public struct AppleTestChain: Sendable {
     }
 
     public init(_ options: Options = Options()) throws {
-        rootKey = try required(PrivateKey.generateP256())
+        let keys = try options.keys ?? Keys.p256()
+        rootKey = keys.root
         var rootBuilder = CertificateBuilder(subject: "Test Root CA", notBefore: Self.y2020, notAfter: Self.y2040)
         rootBuilder.isCA = true
         rootBuilder.keyIdentifiers = options.keyIdentifiers
         root = try required(rootBuilder.issue(key: rootKey, issuer: nil, issuerKey: rootKey))
 
-        intermediateKey = try required(PrivateKey.generateP256())
-        var intermediateBuilder = CertificateBuilder(subject: "Test WWDR", notBefore: Self.y2020, notAfter: Self.y2040)
+        intermediateKey = keys.intermediate
+        var intermediateBuilder = CertificateBuilder(subject: "Test WWDR", notBefore: options.intermediateValidity.lowerBound,
+                                                     notAfter: options.intermediateValidity.upperBound)
         intermediateBuilder.isCA = true
         intermediateBuilder.serial = 2
         intermediateBuilder.keyIdentifiers = options.keyIdentifiers
@@ -46,7 +77,7 @@ public struct AppleTestChain: Sendable {
         intermediateBuilder.ocspResponder = options.intermediateOCSP
         intermediate = try required(intermediateBuilder.issue(key: intermediateKey, issuer: root, issuerKey: rootKey))
 
-        leafKey = try required(PrivateKey.generateP256())
+        leafKey = keys.leaf
         var leafBuilder = CertificateBuilder(subject: "Test Leaf", notBefore: options.leafValidity.lowerBound,
                                              notAfter: options.leafValidity.upperBound)
         leafBuilder.serial = 3

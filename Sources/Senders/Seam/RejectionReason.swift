@@ -116,6 +116,8 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
     case storeAPIUnavailable = "store_api_unavailable"
     /// Purchases: `apple.receipt` is not a base64 PKCS#7 app receipt.
     case invalidReceipt = "invalid_receipt"
+    /// Purchases: the receipt verifies as Apple's, but for another bundle id than the app asked about.
+    case receiptAppMismatch = "receipt_app_mismatch"
     // The Sileo Payment Provider API (docs/sileo.md).
     /// Sileo: no token, or one that is unknown, expired or signed out; the answer says `invalidate: true`.
     case invalidSileoToken = "invalid_sileo_token"
@@ -198,7 +200,7 @@ public enum RejectionReason: String, Sendable, CaseIterable, Error {
         case .notFound, .unknownAccount, .unknownUser, .unknownSileoPackage: 404
         case .methodNotAllowed: 405
         case .alreadyOwned, .packageUnavailable: 409
-        case .purchaseNotFound, .invalidReceipt: 422
+        case .purchaseNotFound, .invalidReceipt, .receiptAppMismatch: 422
         case .requestTimeout, .bodyTimeout: 408
         case .bodyTooLarge: 413
         case .unsupportedMediaType: 415

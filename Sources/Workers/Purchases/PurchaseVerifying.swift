@@ -8,7 +8,7 @@ public enum PurchaseClaim: Sendable, Equatable {
     case appleSignedTransaction(String)
     /// A transaction id, looked up through the App Store Server API with that app's key.
     case appleTransactionId(String, bundleId: String)
-    /// A legacy base64 app receipt: only the transaction ids are read from it, then looked up.
+    /// A legacy base64 app receipt: verified as Apple's for the app, then its first transaction id is looked up.
     case appleReceipt(String, bundleId: String)
     /// A Play purchase token, checked with the Play Developer API.
     case google(packageName: String, productId: String, purchaseToken: String)

@@ -13,8 +13,10 @@ import Toolkit
 /// it, and the answer is the user's entitlements once the workers applied it (docs/purchases.md).
 public struct PurchasesAPI: Sendable {
     public static let path = "/v1/purchases"
-    /// A receipt is the largest claim; Apple's stay far below this.
-    static let maxBodyBytes = 1 << 20 + 4_096
+
+    /// A receipt is the largest claim: the body may hold one of `purchases.maxReceiptBytes`, with room for
+    /// the JSON around it and its `/` written `\/` (about one character in 64 of base64).
+    static func maxBodyBytes(receiptBytes: Int) -> Int { receiptBytes + receiptBytes / 16 + 4_096 }
 
     let service: PurchaseService
     let credentials: APICredentials
@@ -53,13 +55,14 @@ public struct PurchasesAPI: Sendable {
         case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
         }
         let body: [UInt8]
+        let maxBodyBytes = Self.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
         do {
-            body = Array(buffer: try await request.body.collect(upTo: Self.maxBodyBytes))
+            body = Array(buffer: try await request.body.collect(upTo: maxBodyBytes))
         } catch {
-            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes"))
+            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes"))
         }
         let report: Report
-        do { report = try Self.parse(body) } catch { return refuse(error) }
+        do { report = try Self.parse(body, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
         if case .failure(let refusal) = credentials.authorize(caller, app: report.app, user: report.user) {
             return refuse(refusal.rejection, headers: refusal.headers)
         }
@@ -125,8 +128,9 @@ public struct PurchasesAPI: Sendable {
     }
 
     /// The body: `{app, user, apple: {signedTransaction | transactionId | receipt}}` or
-    /// `{app, user, google: {packageName, productId, purchaseToken}}`, nothing else.
-    static func parse(_ body: [UInt8]) throws(Rejection) -> Report {
+    /// `{app, user, google: {packageName, productId, purchaseToken}}`, nothing else. A receipt longer
+    /// than `maxReceiptBytes` is refused as too large.
+    static func parse(_ body: [UInt8], maxReceiptBytes: Int) throws(Rejection) -> Report {
         guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
         try onlyKeys(object, ["app", "user", "apple", "google"], in: "the body")
         let app = try text(object, "app", max: 256, in: "")
@@ -151,7 +155,8 @@ public struct PurchasesAPI: Sendable {
                 }
                 return Report(app: app, user: user, claim: .appleTransactionId(id, bundleId: app))
             default:
-                return Report(app: app, user: user, claim: .appleReceipt(try text(fields, name, max: 1 << 20, in: "apple."), bundleId: app))
+                try checkReceiptSize(fields[name], "apple.receipt", maxBytes: maxReceiptBytes)
+                return Report(app: app, user: user, claim: .appleReceipt(try text(fields, name, max: maxReceiptBytes, in: "apple."), bundleId: app))
             }
         case (nil, let google?):
             guard let fields = google.object else { throw Rejection(.invalidField, "google is not an object") }
@@ -165,6 +170,13 @@ public struct PurchasesAPI: Sendable {
         default:
             throw Rejection(.invalidField, "the body holds both apple and google")
         }
+    }
+
+    /// A receipt's size is checked before anything else reads it: past `purchases.maxReceiptBytes`
+    /// (bytes of base64) it is 413, as a body past its limit is.
+    static func checkReceiptSize(_ value: JSONValue?, _ name: String, maxBytes: Int) throws(Rejection) {
+        guard let text = value?.string, text.utf8.count > maxBytes else { return }
+        throw Rejection(.bodyTooLarge, "\(name) is longer than \(maxBytes) bytes (purchases.maxReceiptBytes)")
     }
 
     private static func onlyKeys(_ object: [String: JSONValue], _ allowed: Set<String>, in place: String) throws(Rejection) {

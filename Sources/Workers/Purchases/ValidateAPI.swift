@@ -78,11 +78,12 @@ public struct ValidateAPI: Sendable {
         case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
         }
         let body: [UInt8]
-        do { body = Array(buffer: try await request.body.collect(upTo: PurchasesAPI.maxBodyBytes)) } catch {
-            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(PurchasesAPI.maxBodyBytes) bytes"))
+        let maxBodyBytes = PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
+        do { body = Array(buffer: try await request.body.collect(upTo: maxBodyBytes)) } catch {
+            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes"))
         }
         let parsed: Request
-        do { parsed = try Self.parse(body, app: app) } catch { return refuse(error) }
+        do { parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
         // Every claim this route takes proves possession, so a client links it to applicationUsername.
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: true) {
             return refuse(refusal.rejection, headers: refusal.headers)
@@ -114,8 +115,9 @@ public struct ValidateAPI: Sendable {
 
     /// The seed's request: `id`, `type`, `transaction` (`ios-appstore` with `appStoreReceipt` or a
     /// StoreKit 2 `jwsRepresentation`; `android-playstore` with `purchaseToken`, `receipt`, `signature`),
-    /// `additionalData.applicationUsername`. Fields the plugin adds beside these are ignored.
-    static func parse(_ body: [UInt8], app: String) throws(Rejection) -> Request {
+    /// `additionalData.applicationUsername`. Fields the plugin adds beside these are ignored. A receipt
+    /// longer than `maxReceiptBytes` is refused as too large.
+    static func parse(_ body: [UInt8], app: String, maxReceiptBytes: Int) throws(Rejection) -> Request {
         guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
         guard let transaction = object["transaction"]?.object else { throw Rejection(.missingField, "transaction is missing or not an object") }
         let product = try optionalText(object["id"], "id")
@@ -132,7 +134,8 @@ public struct ValidateAPI: Sendable {
             if let jws = try optionalText(transaction["jwsRepresentation"], "transaction.jwsRepresentation", max: 65_536) {
                 return Request(app: app, user: user, product: product, claim: .appleSignedTransaction(jws))
             }
-            guard let receipt = try optionalText(transaction["appStoreReceipt"], "transaction.appStoreReceipt", max: 1 << 20) else {
+            try PurchasesAPI.checkReceiptSize(transaction["appStoreReceipt"], "transaction.appStoreReceipt", maxBytes: maxReceiptBytes)
+            guard let receipt = try optionalText(transaction["appStoreReceipt"], "transaction.appStoreReceipt", max: maxReceiptBytes) else {
                 throw Rejection(.missingField, "transaction.appStoreReceipt is missing")
             }
             return Request(app: app, user: user, product: product, claim: .appleReceipt(receipt, bundleId: app))

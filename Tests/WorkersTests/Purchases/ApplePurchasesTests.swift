@@ -28,7 +28,7 @@ struct ApplePurchasesTests {
         defer { apple.stop() }
         try await TestDatabases.withStore(backend) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let jws = try apple.transaction("800001")
                     let first = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-a", "signedTransaction", jws))
                     #expect(first.status == 200, "\(first.text)")
@@ -71,7 +71,7 @@ struct ApplePurchasesTests {
         defer { apple.stop() }
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     // Apple said it expired (now); the app then reports the transaction it holds, signed a minute ago.
                     let held = try apple.transaction("800101", signedAgoMs: 60_000)
                     let expired = try apple.transaction("800101", signedAgoMs: 0, expiresInMs: -1_000)
@@ -100,7 +100,7 @@ struct ApplePurchasesTests {
         defer { apple.stop() }
         try await TestDatabases.withStore(backend) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let jws = try apple.transaction("800201")
                     let api = workers.workers.purchases
                     #expect(try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "user-a", "signedTransaction", jws)).status == 200)
@@ -116,7 +116,7 @@ struct ApplePurchasesTests {
                     let back = try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "user-a", "signedTransaction", jws))
                     #expect(back.status == 200 && back.body?.entitlements?.map(\.product) == ["pro.monthly"], "\(back.text)")
                 }
-                try await harness.withWorkers(store: store, purchases: apple.setup(ownership: [ApplePurchases.bundleId: .keep]),
+                try await harness.withWorkers(store: store, purchases: try apple.setup(ownership: [ApplePurchases.bundleId: .keep]),
                                               apiTokens: Self.tokens) { workers async throws in
                     let jws = try apple.transaction("800201")
                     let before = try await harness.records(harness.topics.events).count
@@ -143,7 +143,7 @@ struct ApplePurchasesTests {
                          at: "/sandbox/inApps/v1/subscriptions/800301")
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let answer = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "tester", "transactionId", "800305"))
                     #expect(answer.status == 200, "\(answer.text)")
                     #expect(answer.body?.environment == "sandbox")
@@ -171,10 +171,10 @@ struct ApplePurchasesTests {
                                                                signedDate: Timestamp.now.millisecondsSince1970))
         apple.fake.store(ApplePurchases.statuses(original: "800401", status: 1, transactionJWS: subscription, renewalJWS: renewal),
                          at: "/production/inApps/v1/subscriptions/800401")
-        let receipt = try TestReceipt.make(transactions: [("800401", "800401"), ("800501", "800501")], signer: try AppleTestChain())
+        let receipt = try TestReceipt.make(transactions: [("800401", "800401"), ("800501", "800501")], signer: apple.receiptChain)
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let answer = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-r", "receipt", receipt))
                     #expect(answer.status == 200, "\(answer.text)")
                     #expect(Set(answer.body?.entitlements?.map(\.product) ?? []) == ["pro.monthly", "lifetime"])
@@ -186,13 +186,123 @@ struct ApplePurchasesTests {
         }
     }
 
+    /// The victim's subscription as Apple's API knows it: its history under `id`, its status.
+    static func storeVictim(_ apple: ApplePurchases, original: String, id: String) throws {
+        let subscription = try apple.transaction(original, transactionId: id, signedAgoMs: 0)
+        apple.fake.store(#"{"revision":"r1","bundleId":"com.example","appAppleId":1234,"environment":"Production","hasMore":false,"signedTransactions":["\#(subscription)"]}"#,
+                         at: "/production/inApps/v2/history/\(id)")
+        let renewal = try apple.chain.sign(AppleBodies.renewal(environment: "Production", originalTransactionId: original,
+                                                               signedDate: Timestamp.now.millisecondsSince1970))
+        apple.fake.store(ApplePurchases.statuses(original: original, status: 1, transactionJWS: subscription, renewalJWS: renewal),
+                         at: "/production/inApps/v1/subscriptions/\(original)")
+    }
+
+    @Test("a self-made receipt naming a customer's transaction (unsigned, self-signed, another root's, a developer certificate's, edited, another app's) is refused; Apple is never asked and the customer keeps the purchase")
+    func forgedReceiptsTakeNothing() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        try Self.storeVictim(apple, original: "840001", id: "840002")
+        let victim: [(id: String, original: String)] = [("840002", "840001")]
+        let content = TestReceipt.content(transactions: victim)
+        let otherRoot = try ApplePurchases.receiptChain(other: true)
+        let developer = try ApplePurchases.receiptChain(leafOID: "1.2.840.113635.100.6.1.2")
+        let attackersOwn = try TestReceipt.make(transactions: [("840009", "840001")], signer: apple.receiptChain)
+        let forgeries: [(String, String, Int, String)] = [
+            ("unsigned", TestReceipt.unsigned(content), 422, "invalid_receipt"),
+            ("self-signed", try TestReceipt.sign(content, signer: otherRoot, certificate: otherRoot.root, key: otherRoot.rootKey, certificates: []),
+             401, "untrusted_chain"),
+            ("another root", try TestReceipt.sign(content, signer: otherRoot), 401, "untrusted_chain"),
+            ("developer certificate", try TestReceipt.sign(content, signer: developer), 401, "missing_apple_oid"),
+            ("edited", try TestReceipt.tampered(attackersOwn, replacing: "840009", with: "840002"), 401, "bad_signature"),
+            ("another app", try TestReceipt.make(transactions: victim, signer: apple.receiptChain, bundleId: "com.other"), 422, "receipt_app_mismatch"),
+        ]
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                    let api = workers.workers.purchases
+                    let genuine = try TestReceipt.make(transactions: victim, signer: apple.receiptChain)
+                    let owned = try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "victim", "receipt", genuine))
+                    #expect(owned.status == 200, "\(owned.text)")
+                    #expect(try await entitled(store, "victim") == ["pro.monthly"])
+                    let asked = apple.fake.requests.count
+                    let published = try await harness.records(harness.topics.events).count
+
+                    for (name, receipt, status, reason) in forgeries {
+                        let answer = try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "attacker", "receipt", receipt))
+                        #expect(answer.status == status && answer.error == reason, "\(name): \(answer.status) \(answer.text)")
+                        // Refusals never repeat the receipt or a transaction id.
+                        #expect(!answer.text.contains("840002") && !answer.text.contains("840001"), "\(name): \(answer.text)")
+                    }
+                    #expect(apple.fake.requests.count == asked, "Apple was asked about a forged receipt's id")
+                    #expect(try await harness.records(harness.topics.events).count == published)
+                    #expect(try await entitled(store, "victim") == ["pro.monthly"])
+                    #expect(try await store.entitlements(app: ApplePurchases.bundleId, user: "attacker") == nil)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "untrusted_chain"]) == 2)
+                }
+            }
+        }
+    }
+
+    @Test("a receipt made while its chain was valid still entitles after its WWDR intermediate expired; one made after is refused")
+    func receiptChainCheckedAtCreation() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        try Self.storeVictim(apple, original: "840101", id: "840102")
+        // The configured root's chain, with an intermediate that expired at the start of 2022.
+        let expired = try ApplePurchases.receiptChain(intermediateValidity: AppleTestChain.y2020...(AppleTestChain.y2020 + 2 * 365 * 86_400))
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                    let api = workers.workers.purchases
+                    let late = try TestReceipt.make(transactions: [("840102", "840101")], signer: expired, createdAt: "2023-06-01T00:00:00Z")
+                    let refused = try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "user-e", "receipt", late))
+                    #expect(refused.status == 401 && refused.error == "certificate_expired", "\(refused.text)")
+                    #expect(apple.fake.requests.isEmpty)
+
+                    let madeThen = try TestReceipt.make(transactions: [("840102", "840101")], signer: expired, createdAt: "2021-06-01T00:00:00Z")
+                    let answer = try await PurchaseCalls.post(api, PurchaseCalls.apple(user: "user-e", "receipt", madeThen))
+                    #expect(answer.status == 200, "\(answer.text)")
+                    #expect(answer.body?.entitlements?.map(\.product) == ["pro.monthly"])
+                    #expect(apple.fake.requests.first?.target == "/production/inApps/v2/history/840102")
+                }
+            }
+        }
+    }
+
+    @Test("a receipt longer than purchases.maxReceiptBytes is 413 on both routes, and Apple is not asked")
+    func receiptOverTheLimit() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        var setup = try apple.setup()
+        setup.settings.validatorKeys = [ApplePurchases.bundleId: ValidateAPITests.key]
+        let limit = setup.settings.maxReceiptBytes
+        #expect(limit == 1 << 20)
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: setup, apiTokens: Self.tokens) { workers async throws in
+                    let tooLong = String(repeating: "A", count: limit + 4)
+                    let purchase = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "u", "receipt", tooLong))
+                    #expect(purchase.status == 413 && purchase.error == "body_too_large", "\(purchase.status) \(purchase.text.prefix(200))")
+                    let validate = try await ValidateAPITests.validate(workers.workers.validate, ValidateAPITests.appleBody(receipt: tooLong))
+                    #expect(validate.status == 413 && validate.json?["error"]?.string == "body_too_large", "\(validate.status) \(validate.text.prefix(200))")
+                    #expect(validate.json?["code"]?.int64 == 6778001)
+                    // At the limit it is read, and refused only as what it is (not a receipt).
+                    let atLimit = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "u", "receipt", String(tooLong.dropLast(4))))
+                    #expect(atLimit.status == 422 && atLimit.error == "invalid_receipt", "\(atLimit.status) \(atLimit.text.prefix(200))")
+                    #expect(apple.fake.requests.isEmpty)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "body_too_large"]) == 2)
+                }
+            }
+        }
+    }
+
     @Test("Apple unreachable: 503 with Retry-After, no event, nothing stored")
     func appleDown() async throws {
         let apple = try ApplePurchases()
         apple.stop()
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let answer = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-d", "transactionId", "800601"))
                     #expect(answer.status == 503)
                     #expect(answer.error == "store_api_unavailable")
@@ -210,7 +320,7 @@ struct ApplePurchasesTests {
         defer { apple.stop() }
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
                     let api = workers.workers.purchases
                     let forged = try apple.transaction("800701", signer: try AppleTestChain())
                     let cases: [(String, String?, Int, String)] = [

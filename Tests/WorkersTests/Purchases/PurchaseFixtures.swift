@@ -25,6 +25,9 @@ struct ApplePurchases {
     static let app = AppleSettings.App(bundleId: bundleId, appAppleId: 1234, environments: ["Production", "Sandbox"])
 
     let chain: AppleTestChain
+    /// What legacy receipts are signed with: RSA, as Apple's receipt chain is (Apple Inc. Root, WWDR,
+    /// receipt signing), its root the one the verifier is configured with for receipts.
+    let receiptChain: AppleTestChain
     let fake: FakeAppStoreAPI
     let client: AppStoreAPIClient
 
@@ -35,6 +38,23 @@ struct ApplePurchases {
         client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
                                    fetcher: URLSessionFetcher(), timeout: .seconds(5), logger: Self.logger)
         chain = try AppleTestChain()
+        receiptChain = try Self.receiptChain()
+    }
+
+    /// RSA keys take a while to make: one set serves every test's receipt chains, another chains that
+    /// lead to a root nobody configured.
+    static let receiptKeys = try? AppleTestChain.Keys.rsa()
+    static let otherReceiptKeys = try? AppleTestChain.Keys.rsa()
+
+    /// A receipt chain of `receiptKeys` (or `other`'s, to another root) with the WWDR-like intermediate
+    /// valid over `intermediateValidity`.
+    static func receiptChain(other: Bool = false, leafOID: String = AppReceiptVerifier.receiptSigningOID,
+                             intermediateValidity: ClosedRange<Int64> = AppleTestChain.y2020...AppleTestChain.y2040) throws -> AppleTestChain {
+        var options = AppleTestChain.Options()
+        options.keys = try #require(other ? otherReceiptKeys : receiptKeys)
+        options.leafOID = leafOID
+        options.intermediateValidity = intermediateValidity
+        return try AppleTestChain(options)
     }
 
     func stop() { fake.stop() }
@@ -45,12 +65,15 @@ struct ApplePurchases {
         return logger
     }
 
-    /// What the workers verify claims with: this chain as the configured root, this API's client.
-    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 20_000) -> EntitlementWorkers.PurchasesSetup {
+    /// What the workers verify claims with: this chain as the configured root, `receiptChain`'s root as
+    /// the one receipt root, this API's client.
+    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 20_000) throws -> EntitlementWorkers.PurchasesSetup {
         var settings = PurchaseSettings()
         settings.ownership = ownership
         settings.waitMs = waitMs
-        let verifier = ApplePurchaseVerifier(source: chain.source(apps: [Self.app]), clients: [Self.bundleId: client], logger: Self.logger)
+        let receipts = try #require(AppReceiptVerifier(roots: [receiptChain.root], maxBase64Bytes: settings.maxReceiptBytes))
+        let verifier = ApplePurchaseVerifier(source: chain.source(apps: [Self.app]), clients: [Self.bundleId: client], receipts: receipts,
+                                             logger: Self.logger)
         return EntitlementWorkers.PurchasesSetup(verifiers: [verifier], settings: settings)
     }
 
@@ -120,21 +143,57 @@ enum PurchaseCalls {
     }
 }
 
-/// A DER app receipt holding in-app purchase receipts with these transaction ids, signed as PKCS#7 by
-/// a key of the test's (Apple's own signature is not what the server relies on).
+/// A DER app receipt as Apple makes one: bundle id, creation date and in-app purchase receipts with
+/// these transaction ids, signed as PKCS#7 by `signer`'s leaf and carrying its intermediate and root.
 enum TestReceipt {
-    static func make(transactions: [(id: String, original: String)], signer: AppleTestChain) throws -> String {
+    /// A creation date in the test chains' validity (2020-2040), as Apple's receipts carry it.
+    static let createdAt = "2024-03-01T12:00:00Z"
+
+    static func make(transactions: [(id: String, original: String)], signer: AppleTestChain, bundleId: String = ApplePurchases.bundleId,
+                     createdAt: String = createdAt) throws -> String {
+        try sign(content(transactions: transactions, bundleId: bundleId, createdAt: createdAt), signer: signer)
+    }
+
+    /// The receipt's signed content: the attribute set.
+    static func content(transactions: [(id: String, original: String)], bundleId: String = ApplePurchases.bundleId,
+                        createdAt: String = createdAt) -> [UInt8] {
         let inApps = transactions.map { item in
             attribute(17, set([attribute(1703, utf8(item.id)), attribute(1705, utf8(item.original)), attribute(1702, utf8("pro.monthly"))]))
         }
-        let content = set([attribute(2, utf8(ApplePurchases.bundleId))] + inApps)
-        let signed = try #require(PKCS7Container.sign(content, certificate: signer.leaf, key: signer.leafKey))
+        return set([attribute(2, utf8(bundleId)), attribute(12, ia5(createdAt))] + inApps)
+    }
+
+    /// `content` signed with the leaf's key, `certificates` (default the intermediate and root) carried beside the leaf.
+    static func sign(_ content: [UInt8], signer: AppleTestChain, certificate: Certificate? = nil, key: PrivateKey? = nil,
+                     certificates: [Certificate]? = nil) throws -> String {
+        let signed = try #require(PKCS7Container.sign(content, certificate: certificate ?? signer.leaf, key: key ?? signer.leafKey,
+                                                      chain: certificates ?? [signer.intermediate, signer.root]))
         return Data(signed).base64EncodedString()
+    }
+
+    /// PKCS#7 signedData around `content` with no signer at all: what the old parser read ids from.
+    static func unsigned(_ content: [UInt8]) -> String {
+        let data: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
+        let signedData: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+        let inner = tlv(0x30, data + tlv(0xA0, tlv(0x04, content)))
+        let body = tlv(0x30, integer(1) + tlv(0x31, []) + inner + tlv(0x31, []))
+        return Data(tlv(0x30, signedData + tlv(0xA0, body))).base64EncodedString()
+    }
+
+    /// The receipt with the first occurrence of `from` in its DER replaced by `to` (same length):
+    /// a genuine receipt whose signed content was edited.
+    static func tampered(_ base64: String, replacing from: String, with to: String) throws -> String {
+        var der = try #require(Data(base64Encoded: base64).map { Array($0) })
+        let needle = Array(from.utf8)
+        let at = try #require(der.indices.dropLast(needle.count - 1).first { Array(der[$0..<$0 + needle.count]) == needle })
+        der.replaceSubrange(at..<at + needle.count, with: Array(to.utf8))
+        return Data(der).base64EncodedString()
     }
 
     static func attribute(_ type: Int, _ value: [UInt8]) -> [UInt8] { tlv(0x30, integer(type) + integer(1) + tlv(0x04, value)) }
     static func set(_ items: [[UInt8]]) -> [UInt8] { tlv(0x31, items.flatMap { $0 }) }
     static func utf8(_ text: String) -> [UInt8] { tlv(0x0C, Array(text.utf8)) }
+    static func ia5(_ text: String) -> [UInt8] { tlv(0x16, Array(text.utf8)) }
 
     static func integer(_ value: Int) -> [UInt8] {
         var bytes: [UInt8] = []

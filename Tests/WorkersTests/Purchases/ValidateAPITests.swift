@@ -19,8 +19,8 @@ struct ValidateAPITests {
     static let key = "validator-key-0123456789"
     static let query = "?appName=\(ApplePurchases.bundleId)&apiKey=\(key)"
 
-    func setup(_ apple: ApplePurchases) -> EntitlementWorkers.PurchasesSetup {
-        var setup = apple.setup()
+    func setup(_ apple: ApplePurchases) throws -> EntitlementWorkers.PurchasesSetup {
+        var setup = try apple.setup()
         setup.settings.validatorKeys = [ApplePurchases.bundleId: Self.key]
         return setup
     }
@@ -57,10 +57,10 @@ struct ValidateAPITests {
                                            + #","priceIncreaseStatus":1}"#)
         apple.fake.store(ApplePurchases.statuses(original: "810001", status: 1, transactionJWS: trial, renewalJWS: renewal),
                          at: "/production/inApps/v1/subscriptions/810001")
-        let receipt = try TestReceipt.make(transactions: [("810002", "810001")], signer: try AppleTestChain())
+        let receipt = try TestReceipt.make(transactions: [("810002", "810001")], signer: apple.receiptChain)
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
                     let answer = try await Self.validate(workers.workers.validate, Self.appleBody(receipt: receipt))
                     #expect(answer.status == 200, "\(answer.text)")
                     let json = try #require(answer.json)
@@ -94,6 +94,42 @@ struct ValidateAPITests {
         }
     }
 
+    @Test("a self-made appStoreReceipt naming a customer's transaction is refused (6778001) and Apple is never asked; the genuine receipt validates")
+    func forgedReceipt() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        try ApplePurchasesTests.storeVictim(apple, original: "860001", id: "860002")
+        let victim: [(id: String, original: String)] = [("860002", "860001")]
+        let content = TestReceipt.content(transactions: victim)
+        let otherRoot = try ApplePurchases.receiptChain(other: true)
+        let forgeries: [(String, String, Int, String)] = [
+            ("unsigned", TestReceipt.unsigned(content), 422, "invalid_receipt"),
+            ("another root", try TestReceipt.sign(content, signer: otherRoot), 401, "untrusted_chain"),
+            ("edited", try TestReceipt.tampered(try TestReceipt.make(transactions: [("860009", "860001")], signer: apple.receiptChain),
+                                                replacing: "860009", with: "860002"), 401, "bad_signature"),
+            ("another app", try TestReceipt.make(transactions: victim, signer: apple.receiptChain, bundleId: "com.other"), 422, "receipt_app_mismatch"),
+        ]
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
+                    for (name, receipt, status, reason) in forgeries {
+                        let answer = try await Self.validate(workers.workers.validate, Self.appleBody(receipt: receipt, user: "attacker"))
+                        #expect(answer.status == status && answer.json?["error"]?.string == reason && answer.json?["code"]?.int64 == 6778001,
+                                "\(name): \(answer.status) \(answer.text)")
+                    }
+                    #expect(apple.fake.requests.isEmpty)
+                    #expect(try await harness.records(harness.topics.events).isEmpty)
+                    #expect(try await store.entitlements(app: ApplePurchases.bundleId, user: "attacker") == nil)
+
+                    let genuine = try TestReceipt.make(transactions: victim, signer: apple.receiptChain)
+                    let answer = try await Self.validate(workers.workers.validate, Self.appleBody(receipt: genuine, user: "victim"))
+                    #expect(answer.status == 200 && answer.json?["ok"]?.bool == true, "\(answer.text)")
+                    #expect(try await store.entitlements(app: ApplePurchases.bundleId, user: "victim")?.map(\.product) == ["pro.monthly"])
+                }
+            }
+        }
+    }
+
     @Test("an expired subscription asked about: ok false, code 6778003, with its data")
     func expiredSubscription() async throws {
         let apple = try ApplePurchases()
@@ -102,7 +138,7 @@ struct ValidateAPITests {
         let json = #"{"id":"pro.monthly","type":"paid subscription","transaction":{"type":"ios-appstore","jwsRepresentation":"\#(expired)"}}"#
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
                     let answer = try await Self.validate(workers.workers.validate, json)
                     #expect(answer.status == 200, "\(answer.text)")
                     #expect(answer.json?["ok"]?.bool == false)
@@ -122,9 +158,9 @@ struct ValidateAPITests {
         apple.stop()
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: setup(apple)) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
                     let api = workers.workers.validate
-                    let receipt = try TestReceipt.make(transactions: [("830001", "830001")], signer: try AppleTestChain())
+                    let receipt = try TestReceipt.make(transactions: [("830001", "830001")], signer: apple.receiptChain)
                     let wrongKey = try await Self.validate(api, query: "?appName=com.example&apiKey=validator-key-wrong-000000", Self.appleBody(receipt: receipt))
                     #expect(wrongKey.status == 401 && wrongKey.json?["ok"]?.bool == false && wrongKey.json?["error"]?.string == "unauthorized")
                     let noApp = try await Self.validate(api, query: "?apiKey=\(Self.key)", Self.appleBody(receipt: receipt))

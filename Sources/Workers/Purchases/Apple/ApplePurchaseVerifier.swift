@@ -4,13 +4,16 @@ import Senders
 import Toolkit
 
 /// Apple's half of `POST /v1/purchases`: a StoreKit 2 signed transaction is verified offline with the
-/// notifications' verifier (chain, OIDs, ES256, bundle, environment); a transaction id or a receipt is
-/// looked up through the App Store Server API with the app's key (production first, then sandbox on
+/// notifications' verifier (chain, OIDs, ES256, bundle, environment); a transaction id, or the first
+/// transaction id of a receipt once the receipt is verified as Apple's for the app (`AppReceiptVerifier`),
+/// is looked up through the App Store Server API with the app's key (production first, then sandbox on
 /// Apple's not-found), and Apple's signed answers go through the same verifier.
 struct ApplePurchaseVerifier: PurchaseVerifying {
     let source: AppleSource
     /// By bundle id: the apps with a `serverApi` key.
     let clients: [String: AppStoreAPIClient]
+    /// Legacy app receipts: their signature, chain and bundle id, before any of their ids is asked about.
+    let receipts: AppReceiptVerifier
     let logger: Logger
     var now: @Sendable () -> Timestamp = { Timestamp.now }
     /// Transaction history pages read for one receipt at most (20 transactions a page).
@@ -30,13 +33,11 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             return [try await current(verified, client: client, environment: environment)]
         case .appleReceipt(let receipt, let bundleId):
             let ids: [String]
-            do { ids = try AppReceipt.transactionIds(base64: receipt) } catch {
-                switch error {
-                case .noPurchases: throw PurchaseRefusal(.purchaseNotFound, "the receipt holds no in-app purchase")
-                case .notBase64, .notPKCS7: throw PurchaseRefusal(.invalidReceipt, "the receipt is not a base64 PKCS#7 app receipt")
-                }
+            do { ids = try receipts.transactionIds(base64: receipt, bundleId: bundleId) } catch {
+                throw Self.refusal(error, maxBytes: receipts.maxBase64Bytes)
             }
             let client = try client(for: bundleId)
+            // An id the verified receipt lists (its first), so Apple is asked only about this customer's purchases.
             return try await history(of: ids[0], bundleId: bundleId, client: client)
         case .google:
             return []
@@ -97,6 +98,26 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             }
         }
         return Self.purchase(latest, renewal: renewal, status: last.status, nowMs: nowMs)
+    }
+
+    /// Why a receipt is not believed, in the codes a forged signed transaction gets where they fit; the
+    /// messages never carry what the receipt holds.
+    static func refusal(_ problem: AppReceiptVerifier.Problem, maxBytes: Int) -> PurchaseRefusal {
+        switch problem {
+        case .tooLarge:
+            return PurchaseRefusal(.bodyTooLarge, "the receipt is longer than \(maxBytes) bytes of base64 (purchases.maxReceiptBytes)")
+        case .notBase64: return PurchaseRefusal(.invalidReceipt, "the receipt is not base64")
+        case .malformed(let why): return PurchaseRefusal(.invalidReceipt, "the receipt is not a PKCS#7 app receipt: \(why)")
+        case .badSignature: return PurchaseRefusal(.badSignature, "the receipt's signature does not verify over its content")
+        case .untrusted(let why):
+            return PurchaseRefusal(.untrustedChain, "the receipt's signer does not chain to a receipt root (purchases.receiptRootCertificates): \(why)")
+        case .expired:
+            return PurchaseRefusal(.certificateExpired, "a certificate of the receipt's chain is not valid at the receipt's creation date")
+        case .notReceiptSigner:
+            return PurchaseRefusal(.missingAppleOID, "the receipt's signer lacks Apple's receipt-signing OID \(AppReceiptVerifier.receiptSigningOID)")
+        case .otherApp: return PurchaseRefusal(.receiptAppMismatch, "the receipt is for another app than app")
+        case .noPurchases: return PurchaseRefusal(.purchaseNotFound, "the receipt holds no in-app purchase")
+        }
     }
 
     private func verifiedTransaction(_ jws: String) async throws(PurchaseRefusal) -> VerifiedAppleTransaction {
