@@ -31,12 +31,19 @@ line; the exit status is 1 if any failed.
   events      events from `tollgate verify` over deliveries built here (Iaptic, Citcon UPI and CHOP
               incl. Citcon's published example, Alipay+ signed with a fresh key, and Apple's real
               notifications from ../shared/conformance when present) validate against the schema
-  server      a real `tollgate dev`: every path and method of the running server (405 Allow probes)
-              equals docs/openapi.yaml; answers validate against the OpenAPI response schemas; the
-              records it published (kcat) validate against the event schema and CloudEvents headers;
-              the entitlement examples/iaptic-renewed.json makes is published on <prefix>.entitlements
-              and validates (value, headers, key) and the API answers it; a record with an unsupported
-              ce_specversion is dead-lettered with the documented Spring headers and encodings
+  server      a real `tollgate dev` (with a catalog, a server and a client credential, a user token
+              key): every path and method of the running server (405 Allow probes) equals
+              docs/openapi.yaml; answers validate against the OpenAPI response schemas; the merchant
+              APIs' refusals carry the documented status and reason code (a client credential without,
+              with another user's, another app's, an expired or an unsigned user token; a bare
+              transaction id from a client; a checkout at another price, of an unknown product or
+              currency; a credential past its rate: 429 with Retry-After); the records it published
+              (kcat) validate against the event schema and CloudEvents headers; the entitlement
+              examples/iaptic-renewed.json makes is published on <prefix>.entitlements and validates
+              (value, headers, key, purchaseId, access) and the API answers it to both credentials with
+              the same purchaseId, the catalog's access, and no purchase subject, which only the support
+              route answers, to the server credential alone; a record with an
+              unsupported ce_specversion is dead-lettered with the documented Spring headers and encodings
   spool       a real `tollgate serve` with Kafka unreachable answers 200 from its spool (then a
               duplicate), /readyz stays 200 reporting kafka unreachable and the spool, its metrics say
               so, SIGTERM exits 0 keeping the spool; restarted against the dev broker, it relays the
@@ -910,8 +917,61 @@ def check_answer(spec, registry, label, spec_path, method, status, headers, body
     report(f"server: {label} answers as documented", not problems, "; ".join(problems))
 
 
+# The merchant APIs' credentials in the `tollgate dev` of check_server (docs/security.md): the merchant's
+# backend, the app's public client credential, and a server credential spent only by the rate probe.
+SERVER_TOKEN = "validate-deploy-token-0123"
+CLIENT_TOKEN = "validate-deploy-client-token-public"
+RATE_PROBE_TOKEN = "validate-deploy-rate-probe-0123"
+RATE_BURST = 20
+
+
+def catalog_yaml():
+    """The catalog (docs/catalog.md): the Iaptic sample's product grants `pro`; the Sileo vendor's package
+    and the checkouts are priced here."""
+    return ("catalog:\n  apps:\n"
+            "    - { name: Demo, ids: [demo], products: [{ id: pro.monthly, prices: { USD: 1999 }, entitlements: [pro] },\n"
+            "                                             { id: 'apple:pro_monthly', entitlements: [pro] }] }\n"
+            "    - { name: Dev Repo, ids: [com.example.repo], products: [{ id: tweak.lifetime, prices: { USD: 199 }, entitlements: [tweak] }] }\n")
+
+
+def user_token_key():
+    """The P-256 key pair a merchant's backend signs user tokens with (api.userTokenKeys): (private, public) paths."""
+    private, public = os.path.join(WORK, "user-token.key"), os.path.join(WORK, "user-token.pub.pem")
+    if not os.path.exists(public):
+        run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", private]).check_returncode()
+        run(["openssl", "pkey", "-in", private, "-pubout", "-out", public]).check_returncode()
+    return private, public
+
+
+def b64url(raw):
+    import base64
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def es256_token(claims, header=None, key=None):
+    """A compact JWS signed here with openssl (DER ECDSA turned into JOSE's r || s), so the checks can make
+    tokens `tollgate user-token` would not: expired, for another app, with another header."""
+    signing_input = b64url(json.dumps(header or {"alg": "ES256", "typ": "JWT"}).encode()) + "." + b64url(json.dumps(claims).encode())
+    der = run(["openssl", "dgst", "-sha256", "-sign", key or user_token_key()[0]], stdin=signing_input.encode()).stdout
+    # SEQUENCE { INTEGER r, INTEGER s }, each at most 33 bytes: short-form lengths.
+    r_length = der[3]
+    r = der[4:4 + r_length]
+    s_length = der[5 + r_length]
+    s = der[6 + r_length:6 + r_length + s_length]
+    signature = r[-32:].rjust(32, b"\0") + s[-32:].rjust(32, b"\0")
+    return signing_input + "." + b64url(signature)
+
+
+def user_token(user, app="demo"):
+    """A user token as the merchant's backend signs one, by `tollgate user-token` (docs/purchases.md)."""
+    result = run([TOLLGATE, "user-token", "--key", user_token_key()[0], "--app", app, "--user", user])
+    result.check_returncode()
+    return result.stdout.decode().strip()
+
+
 def sileo_vendor_yaml():
-    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so its routes are served."""
+    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so its routes are served;
+    its package is priced by catalog_yaml()."""
     key = os.path.join(WORK, "sileo-signin.pem")
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
                    check=True, capture_output=True)
@@ -919,13 +979,17 @@ def sileo_vendor_yaml():
     return ("sileo:\n  vendors:\n    - { basePath: /sileo/dev, name: Dev Repo, icon: 'https://repo.example/icon.png', description: Dev Pay,\n"
             "        publicBaseURL: 'http://127.0.0.1:8080', app: com.example.repo, provider: alipayplus,\n"
             f"        signIn: {{ url: 'http://127.0.0.1:8080/sign-in', assertionKeyFile: {key} }},\n"
-            "        packages: [{ id: com.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: '$1.99',\n"
+            "        packages: [{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: '$1.99',\n"
             "                     downloadURL: 'https://repo.example/tweak.deb' }] }\n")
 
 
 def start_dev():
     config = write("dev.yaml", "http: { host: 127.0.0.1, port: 0 }\n"
-                   "api: { tokens: [validate-deploy-token-0123] }\n"
+                   f"api:\n  tokens: [{SERVER_TOKEN}, {RATE_PROBE_TOKEN}, {{ token: {CLIENT_TOKEN}, kind: client, apps: [demo] }}]\n"
+                   f"  userTokenKeys: {{ demo: {user_token_key()[1]} }}\n"
+                   # One request a second refills the buckets: the rate probe's burst outruns it whatever the machine's speed.
+                   f"  ratePerSecond: 1\n  rateBurst: {RATE_BURST}\n"
+                   + catalog_yaml() +
                    "silence: { iaptic: 86400 }\n"
                    "sources:\n  iaptic: { apps: [{ name: demo, secrets: [demo-secret] }] }\n"
                    "  citcon: { accounts: [{ name: demo, secrets: [demo-upi-secret] }] }\n"
@@ -1018,7 +1082,7 @@ def server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootst
     api = "/v1/users/{user}/entitlements"
     check_answer(spec, registry, "GET entitlements without a token", api, "get",
                  *http("GET", base + "/v1/users/u-1/entitlements?app=demo"), 401)
-    bearer = {"Authorization": "Bearer validate-deploy-token-0123"}
+    bearer = {"Authorization": f"Bearer {SERVER_TOKEN}"}
     check_answer(spec, registry, "GET entitlements of an unknown user", api, "get",
                  *http("GET", base + "/v1/users/nobody/entitlements?app=demo", None, bearer), 404)
     check_answer(spec, registry, "GET entitlements without app", api, "get",
@@ -1027,12 +1091,82 @@ def server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootst
     error_schema = {"$ref": "urn:openapi#/components/schemas/Error404"}
     errors = [e.message for e in jsonschema.Draft202012Validator(error_schema, registry=registry).iter_errors(json.loads(body))]
     report("server: an unknown path answers the documented 404 body", status == 404 and not errors, "; ".join(errors))
+    merchant_api_checks(spec, registry, base)
 
     # The records the server published, as a consumer reads them. The dead-letter probe writes a
     # record that is not an event to the events topic, so it comes last.
     check_published(asyncapi, event_schema, bootstrap)
     check_entitlements(spec, registry, asyncapi, entitlement_schema, base, bootstrap)
     check_dead_letter(asyncapi, bootstrap)
+
+
+def merchant_api_checks(spec, registry, base):
+    """The merchant APIs' credentials, user tokens, prices and rates (docs/security.md, docs/catalog.md):
+    each refusal with its documented status, schema and reason code."""
+    api = "/v1/users/{user}/entitlements"
+    client = {"Authorization": f"Bearer {CLIENT_TOKEN}"}
+    server = {"Authorization": f"Bearer {SERVER_TOKEN}", "Content-Type": "application/json"}
+
+    def expect(label, spec_path, method, answer, status, reason):
+        check_answer(spec, registry, label, spec_path, method, *answer, status)
+        try:
+            found = json.loads(answer[2]).get("error")
+        except ValueError:
+            found = None
+        report(f"server: {label} is {reason}", found == reason, f"{found!r}")
+
+    now = int(time.time())
+    alice = "merchant-check-alice"
+    cases = [
+        ("a client credential without a user token", {}, 401, "user_token_required"),
+        ("a client credential with another user's token", {"Tollgate-User-Token": user_token("merchant-check-mallory")}, 403, "user_not_allowed"),
+        ("a client credential with another app's token", {"Tollgate-User-Token": user_token(alice, app="com.example.repo")}, 401, "invalid_user_token"),
+        ("a client credential with an expired token",
+         {"Tollgate-User-Token": es256_token({"sub": alice, "aud": "demo", "iat": now - 1200, "exp": now - 300})}, 401, "user_token_expired"),
+        ("a client credential with a token living two hours",
+         {"Tollgate-User-Token": es256_token({"sub": alice, "aud": "demo", "iat": now, "exp": now + 7200})}, 401, "invalid_user_token"),
+        ("a client credential with an unsigned token (alg none)",
+         {"Tollgate-User-Token": b64url(b'{"alg":"none"}') + "." + b64url(json.dumps({"sub": alice, "aud": "demo", "iat": now, "exp": now + 600}).encode()) + "."},
+         401, "invalid_user_token"),
+    ]
+    for label, extra, status, reason in cases:
+        expect(f"GET entitlements with {label}", api, "get",
+               http("GET", f"{base}/v1/users/{alice}/entitlements?app=demo", None, {**client, **extra}), status, reason)
+    own = {**client, "Tollgate-User-Token": user_token(alice)}
+    status, headers, body = http("GET", f"{base}/v1/users/{alice}/entitlements?app=demo", None, own)
+    check_answer(spec, registry, "GET entitlements of a user without purchases, with the client credential and the user's token", api, "get",
+                 status, headers, body, 200)
+    report("server: a client credential reads a user without purchases as entitled to nothing (200, empty lists), not 404",
+           status == 200 and json.loads(body).get("entitlements") == [] and json.loads(body).get("access") == [], body.decode()[:200])
+
+    transaction = json.dumps({"app": "demo", "user": alice, "apple": {"transactionId": "2000000123456789"}}).encode()
+    expect("POST /v1/purchases with a bare transaction id from a client credential", "/v1/purchases", "post",
+           http("POST", base + "/v1/purchases", transaction, {**own, "Content-Type": "application/json"}), 403, "proof_of_possession_required")
+
+    def checkout(**fields):
+        return json.dumps({"app": "demo", "user": alice, "product": "pro.monthly", "currency": "USD", "provider": "citcon", **fields}).encode()
+    for label, body, status, reason in (("at another price", checkout(amount=1), 422, "price_mismatch"),
+                                        ("of a product the catalog does not have", checkout(product="pro.forever"), 422, "unknown_product"),
+                                        ("in a currency the catalog does not price", checkout(currency="JPY"), 422, "currency_not_offered")):
+        expect(f"POST /v1/checkouts {label}", "/v1/checkouts", "post", http("POST", base + "/v1/checkouts", body, server), status, reason)
+    expect("POST /v1/checkouts from a client credential without a user token", "/v1/checkouts", "post",
+           http("POST", base + "/v1/checkouts", checkout(), {**client, "Content-Type": "application/json"}), 401, "user_token_required")
+
+    # A credential past its burst (api.rateBurst) is refused with Retry-After; the others are not.
+    import concurrent.futures
+    probe = {"Authorization": f"Bearer {RATE_PROBE_TOKEN}"}
+    url = f"{base}/v1/users/{alice}/entitlements?app=demo"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: http("GET", url, None, probe), range(RATE_BURST * 2)))
+    limited = [a for a in answers if a[0] == 429]
+    report(f"server: a credential sending {RATE_BURST * 2} requests at once past api.rateBurst {RATE_BURST} is refused 429",
+           bool(limited), f"{sorted({a[0] for a in answers})}")
+    if limited:
+        expect("GET entitlements past the credential's rate", api, "get", limited[0], 429, "rate_limited")
+        retry = limited[0][1].get("Retry-After", "")
+        report("server: the 429 carries Retry-After in whole seconds, at least 1", retry.isdigit() and int(retry) >= 1, repr(retry))
+    status = http("GET", url, None, {"Authorization": f"Bearer {SERVER_TOKEN}"})[0]
+    report("server: another credential is not limited meanwhile", status == 404, str(status))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1234,20 +1368,48 @@ def check_entitlements(spec, registry, asyncapi, entitlement_schema, base, boots
     problems = [f"value {e.message}" for e in jsonschema.Draft202012Validator(
         entitlement_schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER).iter_errors(value)]
     problems += [f"headers {e.message}" for e in jsonschema.Draft202012Validator(schemas["entitlementHeaders"]).iter_errors(headers)]
-    expected = {"app": event["app"], "environment": event["environment"], "user": user, "product": product, "source": "iaptic", "subject": event["subject"],
-                "eventId": event["id"], "state": "active", "active": True, "expiresAt": event["transaction"]["expiresAt"]}
+    expected = {"app": event["app"], "environment": event["environment"], "user": user, "product": product, "source": "iaptic",
+                "eventId": event["id"], "state": "active", "active": True, "expiresAt": event["transaction"]["expiresAt"], "access": ["pro"]}
     problems += [f"{k} {value.get(k)!r} != {v!r}" for k, v in expected.items() if value.get(k) != v]
     if headers.get("tollgate_event_id") != event["id"]:
         problems.append(f"tollgate_event_id {headers.get('tollgate_event_id')!r} != {event['id']!r}")
+    # The purchase by its opaque id: the event's subject (Iaptic's purchase id) is nowhere in the record.
+    # (eventId is the causing event's ce_id, which for Iaptic holds Iaptic's purchase id: not checked here.)
+    beside_event_id = json.dumps({k: v for k, v in value.items() if k != "eventId"})
+    if not re.fullmatch(r"pur_[A-Za-z0-9_-]{22}", str(value.get("purchaseId"))) or event["subject"] in beside_event_id:
+        problems.append(f"purchaseId {value.get('purchaseId')!r}, or the subject {event['subject']!r} in the record")
     report(f"server: the record on {prefix}.entitlements validates (value against docs/schemas/entitlement.schema.json, "
            "headers, key <app>/<environment>/<user>/<product>)", not problems, "; ".join(problems[:5]) or key)
-    bearer = {"Authorization": "Bearer validate-deploy-token-0123"}
     # The sample is a sandbox purchase: the API answers production unless asked for its environment.
-    status, answer_headers, body = http("GET", f"{base}/v1/users/{user}/entitlements?app={event['app']}&environment={event['environment']}",
-                                        None, bearer)
-    check_answer(spec, registry, f"GET entitlements of {user}", "/v1/users/{user}/entitlements", "get", status, answer_headers, body, 200)
-    products = [e.get("product") for e in json.loads(body).get("entitlements", [])] if status == 200 else []
-    report(f"server: the API lists {product} for {user}", product in products, f"{products}")
+    query = f"{base}/v1/users/{user}/entitlements?app={event['app']}&environment={event['environment']}"
+    for label, headers in (("the server credential", {"Authorization": f"Bearer {SERVER_TOKEN}"}),
+                           ("the client credential with the user's token", {"Authorization": f"Bearer {CLIENT_TOKEN}",
+                                                                            "Tollgate-User-Token": user_token(user, event["app"])})):
+        status, answer_headers, body = http("GET", query, None, headers)
+        check_answer(spec, registry, f"GET entitlements of {user} with {label}", "/v1/users/{user}/entitlements", "get",
+                     status, answer_headers, body, 200)
+        answer = json.loads(body) if status == 200 else {}
+        items = answer.get("entitlements", [])
+        access = answer.get("access", [])
+        ok = ([e.get("product") for e in items] == [product] and items[0].get("purchaseId") == value.get("purchaseId")
+              and [(a.get("name"), a.get("products"), a.get("expiresAt")) for a in access] == [("pro", [product], value.get("expiresAt"))]
+              and event["subject"].encode() not in body)
+        report(f"server: the API answers {label}: {product}, the record's purchaseId, access pro (the catalog's), no subject", ok,
+               body.decode()[:300])
+    # The support route: the store's id behind the purchase id, to a server credential only.
+    support = f"{base}/v1/users/{user}/purchases?app={event['app']}&environment={event['environment']}"
+    status, answer_headers, body = http("GET", support, None, {"Authorization": f"Bearer {SERVER_TOKEN}"})
+    check_answer(spec, registry, f"GET purchases of {user} with the server credential", "/v1/users/{user}/purchases", "get",
+                 status, answer_headers, body, 200)
+    purchases = json.loads(body).get("purchases", []) if status == 200 else []
+    report("server: the support route names the record's purchaseId beside the event's subject",
+           [(p.get("purchaseId"), p.get("subject")) for p in purchases] == [(value.get("purchaseId"), event["subject"])], body.decode()[:300])
+    status, answer_headers, body = http("GET", support, None, {"Authorization": f"Bearer {CLIENT_TOKEN}",
+                                                                "Tollgate-User-Token": user_token(user, event["app"])})
+    check_answer(spec, registry, f"GET purchases of {user} with the client credential", "/v1/users/{user}/purchases", "get",
+                 status, answer_headers, body, 403)
+    report("server: the support route refuses the client credential server_credential_required",
+           status == 403 and json.loads(body).get("error") == "server_credential_required", body.decode()[:200])
 
 
 def check_dead_letter(asyncapi, bootstrap):
