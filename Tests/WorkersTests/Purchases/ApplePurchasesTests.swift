@@ -186,6 +186,40 @@ struct ApplePurchasesTests {
         }
     }
 
+    @Test("a receipt costs a bounded number of App Store calls: history pages up to the cap, one statuses call for every subscription")
+    func receiptCallsAreBounded() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        let originals = ["860001", "860101", "860201"]
+        let subscriptions = try originals.map { try apple.transaction($0, signedAgoMs: 0, productId: "pro.\($0)") }
+        // Apple's history says there is always more: the cap, not Apple, ends the reading.
+        let page = #"{"revision":"next","bundleId":"com.example","appAppleId":1234,"environment":"Production","hasMore":true,"signedTransactions":[\#(subscriptions.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+        apple.fake.store(page, at: "/production/inApps/v2/history/860001")
+        apple.fake.store(page, at: "/production/inApps/v2/history/860001?revision=next")
+        // Get All Subscription Statuses answers every subscription of the customer's app at once.
+        let renewals = try originals.map { try apple.chain.sign(AppleBodies.renewal(environment: "Production", originalTransactionId: $0,
+                                                                                       signedDate: Timestamp.now.millisecondsSince1970)) }
+        let last = zip(zip(originals, subscriptions), renewals).map { pair, renewal in
+            #"{"originalTransactionId":"\#(pair.0)","status":1,"signedTransactionInfo":"\#(pair.1)","signedRenewalInfo":"\#(renewal)"}"#
+        }
+        apple.fake.store(#"{"environment":"Production","bundleId":"com.example","appAppleId":1234,"data":[{"subscriptionGroupIdentifier":"21","lastTransactions":[\#(last.joined(separator: ","))]}]}"#,
+                         at: "/production/inApps/v1/subscriptions/860001")
+        let receipt = try TestReceipt.make(transactions: originals.map { ($0, $0) }, signer: apple.receiptChain)
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                    let answer = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-b", "receipt", receipt))
+                    #expect(answer.status == 200, "\(answer.text)")
+                    #expect(answer.body?.purchases?.count == 3)
+                    let targets = apple.fake.requests.map(\.target)
+                    #expect(targets.filter { $0.contains("/history/") }.count == ApplePurchaseVerifier.maxHistoryPages, "\(targets)")
+                    #expect(targets.filter { $0.contains("/subscriptions/") }.count == 1, "\(targets)")
+                    #expect(targets.count <= ApplePurchaseVerifier.maxHistoryPages + 2)
+                }
+            }
+        }
+    }
+
     /// The victim's subscription as Apple's API knows it: its history under `id`, its status.
     static func storeVictim(_ apple: ApplePurchases, original: String, id: String) throws {
         let subscription = try apple.transaction(original, transactionId: id, signedAgoMs: 0)

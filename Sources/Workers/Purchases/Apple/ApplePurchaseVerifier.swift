@@ -16,8 +16,11 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
     let receipts: AppReceiptVerifier
     let logger: Logger
     var now: @Sendable () -> Timestamp = { Timestamp.now }
-    /// Transaction history pages read for one receipt at most (20 transactions a page).
-    static let maxHistoryPages = 10
+    /// Transaction history pages read for one receipt at most (20 transactions a page). With the one
+    /// Get All Subscription Statuses call every subscription of the answer shares, and the sandbox retry
+    /// of the first call, a request makes at most `maxHistoryPages + 2` calls, however many purchases
+    /// the customer has: the App Store's rate limit is the merchant's, and a caller must not spend it.
+    static let maxHistoryPages = 5
 
     func verify(_ claim: PurchaseClaim) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
         switch claim {
@@ -30,7 +33,8 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
                 try await client.productionThenSandbox { (env) async throws(AppStoreAPIError) in try await client.transactionInfo(id, in: env) }
             }
             let verified = try await verifiedTransaction(info.signedTransactionInfo, bundleId: bundleId, environment: environment)
-            return [try await current(verified, client: client, environment: environment)]
+            var statuses: SubscriptionStatusesResponse?
+            return [try await current(verified, client: client, environment: environment, statuses: &statuses)]
         case .appleReceipt(let receipt, let bundleId):
             let ids: [String]
             do { ids = try receipts.transactionIds(base64: receipt, bundleId: bundleId) } catch {
@@ -66,23 +70,32 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             latest[original] = verified
         }
         guard !latest.isEmpty else { throw PurchaseRefusal(.purchaseNotFound, "Apple lists no transaction for this receipt") }
+        // One statuses call for all: Apple answers every subscription group of the customer's app at once.
+        var statuses: SubscriptionStatusesResponse?
         var purchases: [VerifiedPurchase] = []
         for original in latest.keys.sorted() {
             guard let verified = latest[original] else { continue }
-            purchases.append(try await current(verified, client: client, environment: environment))
+            purchases.append(try await current(verified, client: client, environment: environment, statuses: &statuses))
         }
         return purchases
     }
 
     /// A subscription as Get All Subscription Statuses reports it now (its latest transaction, renewal
-    /// info and status); any other purchase as its transaction says.
-    private func current(_ verified: VerifiedAppleTransaction, client: AppStoreAPIClient,
-                         environment: AppStoreEnvironment) async throws(PurchaseRefusal) -> VerifiedPurchase {
+    /// info and status); any other purchase as its transaction says. `statuses` is the request's one
+    /// answer of that call, asked the first time a subscription needs it.
+    private func current(_ verified: VerifiedAppleTransaction, client: AppStoreAPIClient, environment: AppStoreEnvironment,
+                         statuses cached: inout SubscriptionStatusesResponse?) async throws(PurchaseRefusal) -> VerifiedPurchase {
         let nowMs = now().millisecondsSince1970
         guard verified.transaction.type == Self.autoRenewable, let original = verified.transaction.originalTransactionId else {
             return Self.purchase(verified, renewal: nil, status: nil, nowMs: nowMs)
         }
-        let statuses = try await call { () async throws(AppStoreAPIError) in try await client.subscriptionStatuses(original, in: environment) }
+        let statuses: SubscriptionStatusesResponse
+        if let cached {
+            statuses = cached
+        } else {
+            statuses = try await call { () async throws(AppStoreAPIError) in try await client.subscriptionStatuses(original, in: environment) }
+            cached = statuses
+        }
         let last = (statuses.data ?? []).flatMap { $0.lastTransactions ?? [] }.first { $0.originalTransactionId == original }
         guard let last, let signedTransaction = last.signedTransactionInfo else {
             return Self.purchase(verified, renewal: nil, status: nil, nowMs: nowMs)
