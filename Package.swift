@@ -165,7 +165,7 @@ let package = Package(
         // keep-alive connections, closed-loop and open-loop, reading the gateway's CPU time and memory from /proc.
         .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Senders", "Toolkit", "Events"], swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
-        .target(name: "TestSupport", dependencies: ["Kafka", "Toolkit"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Kafka", "Toolkit", "Senders"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it (and imports
         // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Entitlements reads the outbox.

@@ -1,6 +1,7 @@
 import Config
 import Foundation
 import Senders
+import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
