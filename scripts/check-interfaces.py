@@ -2,9 +2,11 @@
 """Tollgate's contracts held by the tools their users run (docs/interfaces.md).
 
   openapi    schemathesis (fixed seed, bounded) against docs/openapi.yaml on a running `tollgate dev`
-             and on `tollgate work`'s API: no server error, no status or response the document does not
-             list, no schema-invalid request accepted, no schema-valid request refused for a constraint
-             the document does not state (scripts/interfaces/schemathesis_hooks.py).
+             and on `tollgate work`'s API, with a server credential, and once more on the merchant
+             routes as an app would call them (a client credential, with and without a user token):
+             no server error, no status or response the document does not list, no schema-invalid
+             request accepted, no schema-valid request refused for a constraint the document does not
+             state (scripts/interfaces/schemathesis_hooks.py).
   metrics    `promtool check metrics` on the gateway's and the workers' /metrics after real traffic;
              `promtool check rules` on deploy/alerts.yaml.
   topics     aiokafka (a Kafka client without librdkafka), in a consumer group, reads <prefix>.events,
@@ -40,6 +42,9 @@ TOLLGATE = os.path.abspath(os.environ.get("TOLLGATE", os.path.join(ROOT, ".build
 WORK = os.path.join(ROOT, ".build/check-interfaces")
 VENV_BIN = os.path.dirname(sys.executable)
 API_TOKEN = "check-interfaces-token-0123"
+# The app's public credential (docs/security.md), acting for the user of the token CLIENT_USER names.
+CLIENT_TOKEN = "check-interfaces-client-token-public"
+CLIENT_USER = "check-interfaces-user"
 # schemathesis: the same requests every run, and a bound on the whole run's time.
 SEED = 20261123
 MAX_EXAMPLES = 100
@@ -120,6 +125,41 @@ def stop(process):
         process.kill()
 
 
+def user_token_key():
+    """The P-256 key pair a merchant's backend signs user tokens with (api.userTokenKeys): (private, public) paths."""
+    private, public = os.path.join(WORK, "user-token.key"), os.path.join(WORK, "user-token.pub.pem")
+    if not os.path.exists(public):
+        subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", private],
+                       check=True, capture_output=True)
+        subprocess.run(["openssl", "pkey", "-in", private, "-pubout", "-out", public], check=True, capture_output=True)
+    return private, public
+
+
+def user_token(user, app="demo"):
+    """A user token as the merchant's backend signs one (`tollgate user-token`, docs/purchases.md)."""
+    return subprocess.run([TOLLGATE, "user-token", "--key", user_token_key()[0], "--app", app, "--user", user],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def api_yaml(port=None):
+    """The merchant APIs' credentials (a server and a client credential, the user token key) and a rate
+    high enough that schemathesis' bursts are judged on their content, not throttled; and the catalog
+    (docs/catalog.md) that prices the checkouts and the Sileo packages."""
+    return f"""api:
+  tokens: [{API_TOKEN}, {{ token: {CLIENT_TOKEN}, kind: client, apps: [demo, com.example.repo] }}]
+  userTokenKeys: {{ demo: {user_token_key()[1]}, com.example.repo: {user_token_key()[1]} }}
+  ratePerSecond: 100000
+  rateBurst: 1000000
+{f"  port: {port}" if port is not None else ""}
+catalog:
+  apps:
+    - {{ name: Demo, ids: [demo], products: [{{ id: pro.monthly, prices: {{ USD: 1999 }}, entitlements: [pro] }},
+                                            {{ id: "apple:pro_monthly", entitlements: [pro] }}] }}
+    - {{ name: Dev Repo, ids: [com.example.repo], products: [{{ id: tweak.lifetime, prices: {{ USD: 199 }}, entitlements: [tweak] }},
+                                                          {{ id: retired, prices: {{ USD: 99 }} }}] }}
+"""
+
+
 def sileo_vendor():
     """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so schemathesis reaches
     its routes' own checks."""
@@ -139,8 +179,8 @@ def sileo_vendor():
       provider: alipayplus
       signIn: {{ url: "http://127.0.0.1:8080/sign-in", assertionKeyFile: {key} }}
       packages:
-        - {{ id: com.example.tweak, product: tweak.lifetime, amount: 199, currency: USD, price: "$1.99", downloadURL: "https://repo.example/tweak.deb" }}
-        - {{ id: com.example.retired, product: retired, amount: 99, currency: USD, price: "$0.99", available: false,
+        - {{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: "$1.99", downloadURL: "https://repo.example/tweak.deb" }}
+        - {{ id: com.example.retired, product: retired, currency: USD, price: "$0.99", available: false,
             recoveryUrl: "https://repo.example/retired", downloadURL: "https://repo.example/retired.deb" }}
 """
 
@@ -148,8 +188,7 @@ def sileo_vendor():
 def start_dev():
     alipay, jwks = sender_keys()
     config = write("dev.yaml", f"""http: {{ host: 127.0.0.1, port: 0 }}
-api: {{ tokens: [{API_TOKEN}] }}
-silence: {{ iaptic: 86400, citcon: 604800 }}
+{api_yaml()}silence: {{ iaptic: 86400, citcon: 604800 }}
 store: {{ url: "sqlite:{WORK}/dev.sqlite" }}
 spool: {{ path: {WORK}/dev-spool.sqlite }}
 sources:
@@ -174,8 +213,7 @@ sources:
 def start_work(bootstrap):
     port = free_port()
     config = write("work.yaml", f"""http: {{ host: 127.0.0.1 }}
-api: {{ port: {port}, tokens: [{API_TOKEN}] }}
-kafka: {{ brokers: "{bootstrap}", consumerGroup: tollgate-check-work }}
+{api_yaml(port)}kafka: {{ brokers: "{bootstrap}", consumerGroup: tollgate-check-work }}
 store: {{ url: "sqlite:{WORK}/work.sqlite" }}
 """)
     base = f"http://127.0.0.1:{port}"
@@ -216,8 +254,9 @@ def deliveries(base):
 # ---------------------------------------------------------------------------------------------
 # openapi: schemathesis.
 
-def schemathesis(spec, base, label, extra=(), expect_failure=False):
-    """One schemathesis run; its output goes to .build/check-interfaces/<label>.txt."""
+def schemathesis(spec, base, label, extra=(), expect_failure=False, token=API_TOKEN):
+    """One schemathesis run, with `token` as the bearer credential; its output goes to
+    .build/check-interfaces/<label>.txt."""
     output = os.path.join(WORK, f"schemathesis-{label}.txt")
     env = dict(os.environ, SCHEMATHESIS_HOOKS="schemathesis_hooks",
                PYTHONPATH=os.path.join(ROOT, "scripts/interfaces"), NO_COLOR="1")
@@ -225,7 +264,7 @@ def schemathesis(spec, base, label, extra=(), expect_failure=False):
             "--checks", "all", "--exclude-checks", "positive_data_acceptance",
             "--seed", str(SEED), "--max-examples", str(MAX_EXAMPLES), "--generation-database", "none",
             "--request-timeout", "10", "--continue-on-failure", "--no-color", "--workers", "1",
-            "-H", f"Authorization: Bearer {API_TOKEN}", *extra]
+            "-H", f"Authorization: Bearer {token}", *extra]
     started = time.time()
     try:
         result = subprocess.run(args, env=env, cwd=WORK, capture_output=True, text=True, timeout=SCHEMATHESIS_SECONDS + 30)
@@ -251,6 +290,12 @@ def check_openapi(dev_base, work_base):
     schemathesis(spec, dev_base, "tollgate-dev")
     # The workers' own server: the entitlement API and the probes, nothing of the gateway's.
     schemathesis(spec, work_base, "tollgate-work", ["--include-path-regex", "^/(v1/|healthz|readyz|metrics)"])
+    # The merchant routes as the app calls them: its public client credential, with the user token
+    # schemathesis generates (none, or one that does not verify), then with a valid one of one user.
+    merchant = ["--include-path-regex", "^/v1/(users|purchases|checkouts)"]
+    schemathesis(spec, dev_base, "app-client-credential", merchant, token=CLIENT_TOKEN)
+    schemathesis(spec, dev_base, "app-client-credential-with-user-token",
+                 merchant + ["-H", f"Tollgate-User-Token: {user_token(CLIENT_USER)}"], token=CLIENT_TOKEN)
 
 
 # ---------------------------------------------------------------------------------------------
