@@ -71,31 +71,16 @@ public struct EntitlementAPI: Sendable {
         var entitlements: [Item]
     }
 
-    func respond(_ request: Request, user: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
+    func respond(_ request: Request, user encodedUser: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
         let caller: Caller
         switch credentials.authenticate(request) {
         case .success(let found): caller = found
         case .failure(let refusal): return refuse(refusal)
         }
-        // The router hands the path segment over still percent-encoded; the query's app arrives decoded.
-        guard let encodedUser = user, !encodedUser.isEmpty else { return refuse(.missingUser, "the path names no user") }
-        // A control character (NUL above all) names nobody and would only reach the store to fail there.
-        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty,
-              !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return refuse(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters")
-        }
-        guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return refuse(.missingApp, "the query parameter app is required")
-        }
-        // Production unless asked: a sandbox purchase must never read as a paid one.
-        let environment: NormalizedEvent.Environment
-        switch request.uri.queryParameters.get("environment") {
-        case nil: environment = .production
-        case let text?:
-            guard let parsed = NormalizedEvent.Environment(rawValue: text) else {
-                return refuse(.invalidEnvironment, "the query parameter environment must be production or sandbox")
-            }
-            environment = parsed
+        let user: String, app: String, environment: NormalizedEvent.Environment
+        switch Self.userQuery(request, user: encodedUser) {
+        case .success(let query): (user, app, environment) = query
+        case .failure(let rejection): return refuse(rejection.reason, rejection.message)
         }
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
         let found: [Entitlement]?
@@ -116,6 +101,25 @@ public struct EntitlementAPI: Sendable {
         let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: nowMs, ids: ids, catalog: catalog)
         let data = (try? Self.encoder.encode(body)) ?? Data()
         return Self.json(.ok, data)
+    }
+
+    /// The user of the path (percent-decoded, as the query's app arrives), the `app` and the
+    /// `environment` (production unless asked: a sandbox purchase must never read as a paid one).
+    static func userQuery(_ request: Request, user encodedUser: String?) -> Result<(String, String, NormalizedEvent.Environment), Rejection> {
+        guard let encodedUser, !encodedUser.isEmpty else { return .failure(Rejection(.missingUser, "the path names no user")) }
+        // A control character (NUL above all) names nobody and would only reach the store to fail there.
+        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty,
+              !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .failure(Rejection(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters"))
+        }
+        guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
+            return .failure(Rejection(.missingApp, "the query parameter app is required"))
+        }
+        guard let text = request.uri.queryParameters.get("environment") else { return .success((user, app, .production)) }
+        guard let environment = NormalizedEvent.Environment(rawValue: text) else {
+            return .failure(Rejection(.invalidEnvironment, "the query parameter environment must be production or sandbox"))
+        }
+        return .success((user, app, environment))
     }
 
     /// What the API answers for these entitlements at `nowMs`: the active ones, and the catalog's

@@ -48,21 +48,10 @@ public struct SupportAPI: Sendable {
         guard caller.isServer else {
             return refuse(Rejection(.serverCredentialRequired, "purchase credentials are for the merchant's servers: use a server credential"))
         }
-        guard let user = encodedUser?.removingPercentEncoding, !user.isEmpty,
-              !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return refuse(Rejection(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters"))
-        }
-        guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return refuse(Rejection(.missingApp, "the query parameter app is required"))
-        }
-        let environment: NormalizedEvent.Environment
-        switch request.uri.queryParameters.get("environment") {
-        case nil: environment = .production
-        case let text?:
-            guard let parsed = NormalizedEvent.Environment(rawValue: text) else {
-                return refuse(Rejection(.invalidEnvironment, "the query parameter environment must be production or sandbox"))
-            }
-            environment = parsed
+        let user: String, app: String, environment: NormalizedEvent.Environment
+        switch EntitlementAPI.userQuery(request, user: encodedUser) {
+        case .success(let query): (user, app, environment) = query
+        case .failure(let rejection): return refuse(rejection)
         }
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal.rejection, headers: refusal.headers) }
         let purchases: [Purchase]

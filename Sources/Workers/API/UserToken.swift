@@ -13,22 +13,16 @@ struct UserToken: Sendable, Equatable {
     /// Verifies `text` for `app` with `key` at `nowMs`.
     static func verify(_ text: String, app: String, key: PublicKey, nowMs: Int64) throws(Rejection) -> UserToken {
         guard text.utf8.count <= 4_096 else { throw Rejection(.invalidUserToken, "the user token is longer than 4096 bytes") }
-        let jws: CompactJWS
-        let header: JSONValue
-        do {
-            jws = try CompactJWS(text)
-            header = try jws.header()
-        } catch {
-            throw Rejection(.invalidUserToken, "the user token is not a compact JWS")
-        }
-        // ES256 and nothing else: no "none", no HMAC keyed with the public key, no other curve.
-        guard header["alg"]?.string == "ES256" else { throw Rejection(.invalidUserToken, "the user token's alg must be ES256") }
-        guard header["crit"] == nil else { throw Rejection(.invalidUserToken, "the user token's header has crit, which is not supported") }
-        guard key.verifyES256(message: Array(jws.signingInput), signature: jws.signature) else {
-            throw Rejection(.invalidUserToken, "the user token's signature does not verify with the app's key (api.userTokenKeys)")
-        }
-        guard let claims = JSONValue.parse(jws.payload), claims.object != nil else {
-            throw Rejection(.invalidUserToken, "the user token's payload is not a JSON object")
+        let claims: JSONValue
+        do { claims = try ES256JWT.verifiedClaims(text, key: key) } catch {
+            let why = switch error {
+            case .malformed: "is not a compact JWS"
+            case .wrongAlgorithm: "must be signed ES256"
+            case .critical: "has crit in its header, which is not supported"
+            case .badSignature: "does not verify with the app's key (api.userTokenKeys)"
+            case .payloadNotObject: "has a payload that is not a JSON object"
+            }
+            throw Rejection(.invalidUserToken, "the user token \(why)")
         }
         // A token for another app of the same merchant (one key may serve several) is not this app's.
         let audiences: [String] = switch claims["aud"] {
@@ -41,8 +35,7 @@ struct UserToken: Sendable, Equatable {
               !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw Rejection(.invalidUserToken, "the user token's sub must be a user id of 1 to 256 characters without control characters")
         }
-        guard case .number(let expNumber)? = claims["exp"], let exp = expNumber.int64,
-              case .number(let iatNumber)? = claims["iat"], let iat = iatNumber.int64 else {
+        guard let exp = ES256JWT.seconds(claims["exp"]), let iat = ES256JWT.seconds(claims["iat"]) else {
             throw Rejection(.invalidUserToken, "the user token's exp and iat must be whole seconds")
         }
         let now = nowMs / 1000

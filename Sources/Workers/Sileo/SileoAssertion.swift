@@ -19,23 +19,16 @@ struct SileoAssertion: Sendable, Equatable {
     /// Verifies `text` with `key` at `nowMs`. Only the signature, the algorithm and the claims are
     /// checked here; the nonce is the caller's to consume.
     static func verify(_ text: String, key: PublicKey, nowMs: Int64) throws(Rejection) -> SileoAssertion {
-        let jws: CompactJWS
-        let header: JSONValue
-        do {
-            jws = try CompactJWS(text)
-            header = try jws.header()
-        } catch {
-            throw Rejection(.invalidAssertion, "the assertion is not a compact JWS")
-        }
-        // ES256 and nothing else: no "none", no HMAC with the public key as secret, no other curve.
-        guard header["alg"]?.string == "ES256" else { throw Rejection(.invalidAssertion, "the assertion's alg must be ES256") }
-        // Extensions the verifier would have to understand are refused rather than ignored (RFC 7515 4.1.11).
-        guard header["crit"] == nil else { throw Rejection(.invalidAssertion, "the assertion's header has crit, which is not supported") }
-        guard key.verifyES256(message: Array(jws.signingInput), signature: jws.signature) else {
-            throw Rejection(.invalidAssertion, "the assertion's signature does not verify with the vendor's key")
-        }
-        guard let claims = JSONValue.parse(jws.payload), claims.object != nil else {
-            throw Rejection(.invalidAssertion, "the assertion's payload is not a JSON object")
+        let claims: JSONValue
+        do { claims = try ES256JWT.verifiedClaims(text, key: key) } catch {
+            let why = switch error {
+            case .malformed: "the assertion is not a compact JWS"
+            case .wrongAlgorithm: "the assertion's alg must be ES256"
+            case .critical: "the assertion's header has crit, which is not supported"
+            case .badSignature: "the assertion's signature does not verify with the vendor's key"
+            case .payloadNotObject: "the assertion's payload is not a JSON object"
+            }
+            throw Rejection(.invalidAssertion, why)
         }
         guard let user = claims["sub"]?.string, isPrintable(user, max: 256) else {
             throw Rejection(.invalidAssertion, "the assertion's sub must be a user id of 1 to 256 printable characters")
@@ -43,7 +36,7 @@ struct SileoAssertion: Sendable, Equatable {
         guard let nonce = claims["nonce"]?.string, !nonce.isEmpty, nonce.utf8.count <= 128 else {
             throw Rejection(.invalidAssertion, "the assertion has no nonce")
         }
-        guard let exp = wholeNumber(claims["exp"]), let iat = wholeNumber(claims["iat"]) else {
+        guard let exp = ES256JWT.seconds(claims["exp"]), let iat = ES256JWT.seconds(claims["iat"]) else {
             throw Rejection(.invalidAssertion, "the assertion's exp and iat must be whole seconds")
         }
         let now = nowMs / 1000
@@ -54,11 +47,6 @@ struct SileoAssertion: Sendable, Equatable {
         let name = claims["name"]?.string.flatMap { isPrintable($0, max: 256) ? $0 : nil }
         let email = claims["email"]?.string.flatMap { isPrintable($0, max: 320) ? $0 : nil }
         return SileoAssertion(user: user, name: name, email: email, nonce: nonce)
-    }
-
-    private static func wholeNumber(_ value: JSONValue?) -> Int64? {
-        guard case .number(let number)? = value else { return nil }
-        return number.int64
     }
 
     private static func isPrintable(_ text: String, max: Int) -> Bool {
