@@ -9,6 +9,7 @@ public struct CheckoutSettings: Sendable {
     /// How long a checkout waits for its payment before the sweeper marks it `expired`.
     public var expirySeconds = 1_800
     /// Antom's API domain for the merchant's region; the `pay` call goes to `<antomBaseUrl>/ams/api/v1/payments/pay`.
+    /// `https://`, or `http://` to this machine only (tests, a local proxy).
     public var antomBaseUrl = "https://open-sea-global.alipay.com"
     /// Where Antom sends the payer back after paying (`paymentRedirectUrl`). Unset: `publicBaseUrl`.
     public var antomRedirectUrl: String?

@@ -49,4 +49,26 @@ struct CheckoutsConfigTests {
             #expect(error.key == key, "\(error)")
         }
     }
+
+    @Test("antomBaseUrl is https, or http only to a loopback host; any other host in clear text stops start-up naming the key",
+          arguments: ["http://open-sea-global.alipay.com", "http://10.0.0.7:8080", "http://127.0.0.1.attacker.example",
+                      "http://127.0.0.1@attacker.example", "http://127.0.0.1:80@attacker.example", "http://localhost.attacker.example",
+                      "http://[::1].attacker.example", "http://[::2]:8080", "http://127.0.0.256", "http://0x7f.0.0.1",
+                      "http://127.0.0.1:http"])
+    func antomBaseURLInClearTextRefused(_ url: String) {
+        do {
+            _ = try SenderCatalog.standard.parseConfig(yaml: "checkouts: { antomBaseUrl: \"\(url)\" }")
+            Issue.record("accepted: \(url)")
+        } catch {
+            #expect(error.key == "checkouts.antomBaseUrl", "\(error)")
+        }
+    }
+
+    @Test("antomBaseUrl over http to this machine is taken (tests, a local proxy)",
+          arguments: ["http://127.0.0.1:8080", "http://127.10.20.30", "http://localhost:9/", "http://[::1]:8443", "http://LOCALHOST",
+                      "https://open-de-global.alipay.com"])
+    func antomBaseURLLoopbackAccepted(_ url: String) throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: "checkouts: { antomBaseUrl: \"\(url)\" }")
+        #expect(config.checkouts.antomBaseUrl == (url.hasSuffix("/") ? String(url.dropLast()) : url))
+    }
 }
