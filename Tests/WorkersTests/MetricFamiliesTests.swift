@@ -46,6 +46,7 @@ struct WorkerMetricFamiliesTests {
         metrics.checkoutNotification(provider: "citcon", outcome: "paid")
         metrics.checkoutsExpired(1)
         metrics.checkoutRefund(outcome: "requested")
+        metrics.checkoutPaymentQuarantined(provider: "citcon", reason: "amount_mismatch")
         let antom = AntomAPIMetrics(factory: factory)
         antom.requestDuration(.pay, .milliseconds(40))
         antom.error(.pay, kind: "timeout")

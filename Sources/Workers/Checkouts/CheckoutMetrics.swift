@@ -17,6 +17,13 @@ extension WorkerMetrics {
             .increment()
     }
 
+    /// A payment that named a checkout but does not match it, kept in `checkout_quarantined_payments`, by
+    /// provider and reason (amount_mismatch, currency_mismatch, environment_mismatch, amount_missing).
+    func checkoutPaymentQuarantined(provider: String, reason: String) {
+        Counter(label: "tollgate_checkout_payments_quarantined_total", dimensions: [("provider", provider), ("reason", reason)],
+                factory: factory).increment()
+    }
+
     /// A `POST /v1/checkouts/{id}/refund` that reached Antom, by outcome (refunded, requested, refused, unavailable).
     func checkoutRefund(outcome: String) {
         Counter(label: "tollgate_checkout_refunds_total", dimensions: [("outcome", outcome)], factory: factory).increment()
@@ -30,7 +37,9 @@ extension WorkerMetrics {
         MetricFamily("tollgate_checkouts_started_total", .counter, labels: ["provider", "outcome"],
                      help: "Checkouts asked for, by provider and outcome (created, repeated, refused, unavailable)."),
         MetricFamily("tollgate_checkout_notifications_total", .counter, labels: ["provider", "outcome"],
-                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined, refunded, refund_failed, repeated; refund_unmatched: an Antom refund result naming no refund Tollgate asked for; refund_unknown: a refundStatus Antom does not document)."),
+                     help: "Provider notifications that named a checkout, by provider and outcome (paid, paid_after_expiry, quarantined: a payment that does not match its checkout, refunded, refund_failed, repeated; refund_unmatched: an Antom refund result naming no refund Tollgate asked for; refund_unknown: a refundStatus Antom does not document)."),
+        MetricFamily("tollgate_checkout_payments_quarantined_total", .counter, labels: ["provider", "reason"],
+                     help: "Payments that named a checkout but do not match it (reason: amount_mismatch, currency_mismatch, environment_mismatch, amount_missing): kept in checkout_quarantined_payments, entitling nobody; the checkout stays as it was."),
         MetricFamily("tollgate_checkout_refunds_total", .counter, labels: ["outcome"],
                      help: "Refunds of paid Antom checkouts asked of Antom, by outcome: refunded (S), requested (U REFUND_IN_PROCESS), refused (F), unavailable."),
         MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),

@@ -140,7 +140,7 @@ public struct CheckoutService: CheckoutStarting {
         var record = CheckoutRecord(
             id: "co_" + Self.randomHex(16), app: intent.app, user: intent.user, product: intent.product, amountMinor: intent.amountMinor,
             currency: intent.currency, provider: intent.provider, account: intent.app, reference: "tg" + Self.randomHex(15),
-            environment: environment, state: .pending, quarantineReason: nil, paymentURL: nil,
+            environment: environment, state: .pending, paymentURL: nil,
             notifyURL: intent.provider == .citcon ? "\(base)/webhooks/citcon/\(intent.app)" : "\(base)/webhooks/alipayplus",
             createdAtMs: nowMs, expiresAtMs: nowMs + Int64(setup.settings.expirySeconds) * 1000, paidEventId: nil)
         do throws(StoreError) { try await records.insert(record) } catch { throw storeUnavailable(error) }

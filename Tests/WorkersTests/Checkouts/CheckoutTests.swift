@@ -260,12 +260,14 @@ struct CheckoutTests {
         }
     }
 
-    @Test("a notification whose amount or currency differs quarantines the checkout and entitles nobody")
-    func amountMismatchQuarantined() async throws {
-        try await Self.withCheckouts { _, fixture, store, api, harness, _ in
+    @Test("a payment of another amount or currency is quarantined and entitles nobody; the checkout stays pending, and the owner's right payment then entitles")
+    func wrongPaymentQuarantined() async throws {
+        try await Self.withCheckouts { _, fixture, store, api, harness, workers in
             let first = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
             let firstId = try #require(first.string("id"))
-            for event in try await fixture.citconIPN(reference: try #require(first.string("reference")), id: "ch_2", amount: "999") {
+            let firstReference = try #require(first.string("reference"))
+            // Someone who knows the reference pays it a cent.
+            for event in try await fixture.citconIPN(reference: firstReference, id: "ch_2", amount: "1") {
                 try await harness.publish(event)
             }
             let second = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus", product: "other"))
@@ -274,15 +276,27 @@ struct CheckoutTests {
                                                              currency: "EUR") {
                 try await harness.publish(event)
             }
-            try await waitUntil("both quarantined") {
-                let first = try await api.get(firstId).string("state")
-                let second = try await api.get(secondId).string("state")
-                return first == "quarantined" && second == "quarantined"
+            try await waitUntil("both payments quarantined") {
+                workers.metrics.total("tollgate_checkout_payments_quarantined_total", ["provider": "citcon", "reason": "amount_mismatch"]) == 1
+                    && workers.metrics.total("tollgate_checkout_payments_quarantined_total",
+                                             ["provider": "alipayplus", "reason": "currency_mismatch"]) == 1
             }
-            #expect(try await api.get(firstId).string("quarantineReason")?.hasPrefix("amount_mismatch") == true)
-            #expect(try await api.get(secondId).string("quarantineReason")?.hasPrefix("currency_mismatch") == true)
+            let records = CheckoutRecords(store: store)
+            #expect(try await records.quarantinedPayments(checkoutId: firstId).map(\.reason) == [.amountMismatch])
+            #expect(try await records.quarantinedPayments(checkoutId: secondId).map(\.reason) == [.currencyMismatch])
+            #expect(try await api.get(firstId).string("state") == "pending")
+            #expect(try await api.get(secondId).string("state") == "pending")
             #expect(try await !store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product))
             #expect(try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: "other"))
+
+            // The owner pays the checkout's amount: paid, entitled, as if nobody had paid a cent before.
+            for event in try await fixture.citconIPN(reference: firstReference, id: "ch_3", amount: "1999") {
+                try await harness.publish(event)
+            }
+            try await waitUntil("the owner entitled") {
+                try await store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(firstId).string("state") == "paid")
         }
     }
 
