@@ -17,5 +17,8 @@ public struct CheckoutSettings: Sendable {
     public var antomPaymentMethodType = "ALIPAY_CN"
     /// The whole `pay` exchange, answer included; past it the checkout is refused 503 and removed.
     public var antomTimeoutMs = 10_000
+    /// How far an Antom answer's signed `Response-Time` may be from this clock, either way: an older
+    /// signed answer, replayed by someone in between, is refused.
+    public var antomAnswerWindowSeconds = 300
     public init() {}
 }

@@ -16,6 +16,7 @@ extension ConfigLoader {
             throw ConfigError(key: s.name("antomPaymentMethodType"), message: "expected 1 to 64 characters")
         }
         c.antomTimeoutMs = try s.int("antomTimeoutMs", default: c.antomTimeoutMs, range: 500...60_000)
+        c.antomAnswerWindowSeconds = try s.int("antomAnswerWindowSeconds", default: c.antomAnswerWindowSeconds, range: 30...3_600)
         return c
     }
 

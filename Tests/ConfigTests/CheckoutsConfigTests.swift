@@ -4,11 +4,12 @@ import Testing
 
 @Suite("Configuration: checkouts")
 struct CheckoutsConfigTests {
-    @Test("defaults: no public base URL (checkouts refused), 30 minutes to pay, Antom's global domain")
+    @Test("defaults: no public base URL (checkouts refused), 30 minutes to pay, Antom's global domain, its answers within 300 s")
     func defaults() throws {
         let config = try SenderCatalog.standard.parseConfig(yaml: "")
         #expect(config.checkouts.publicBaseUrl == nil)
         #expect(config.checkouts.expirySeconds == 1_800)
+        #expect(config.checkouts.antomAnswerWindowSeconds == 300)
         #expect(config.checkouts.antomBaseUrl == "https://open-sea-global.alipay.com")
         #expect(config.checkouts.antomRedirectUrl == nil)
         #expect(config.checkouts.antomPaymentMethodType == "ALIPAY_CN")
@@ -25,6 +26,7 @@ struct CheckoutsConfigTests {
               antomRedirectUrl: https://shop.example.com/paid
               antomPaymentMethodType: GCASH
               antomTimeoutMs: 5000
+              antomAnswerWindowSeconds: 120
             """)
         #expect(config.checkouts.publicBaseUrl == "https://pay.example.com/tollgate")
         #expect(config.checkouts.expirySeconds == 600)
@@ -32,6 +34,7 @@ struct CheckoutsConfigTests {
         #expect(config.checkouts.antomRedirectUrl == "https://shop.example.com/paid")
         #expect(config.checkouts.antomPaymentMethodType == "GCASH")
         #expect(config.checkouts.antomTimeoutMs == 5_000)
+        #expect(config.checkouts.antomAnswerWindowSeconds == 120)
     }
 
     @Test("a URL that is not http(s) or carries a query, or a value out of range, stops start-up naming the key",
@@ -40,6 +43,8 @@ struct CheckoutsConfigTests {
                       ("antomBaseUrl: open-sea-global.alipay.com", "checkouts.antomBaseUrl"),
                       ("expirySeconds: 10", "checkouts.expirySeconds"),
                       ("antomTimeoutMs: 100000", "checkouts.antomTimeoutMs"),
+                      ("antomAnswerWindowSeconds: 5", "checkouts.antomAnswerWindowSeconds"),
+                      ("antomAnswerWindowSeconds: 86400", "checkouts.antomAnswerWindowSeconds"),
                       ("antomPaymentMethodType: \"\"", "checkouts.antomPaymentMethodType")])
     func refused(_ entry: String, _ key: String) {
         do {

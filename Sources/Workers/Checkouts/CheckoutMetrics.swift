@@ -46,6 +46,6 @@ extension WorkerMetrics {
         MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "Antom API exchanges (pay, refund), answered or not, by call."),
         MetricFamily("tollgate_antom_api_errors_total", .counter, labels: ["call", "kind"],
-                     help: "Failed Antom API calls, by call and kind (refused, timeout, network, http_<status>, bad_signature, unknown_result, decode, signing)."),
+                     help: "Failed Antom API calls, by call and kind (refused, timeout, network, http_<status>, bad_signature, response_time: no Response-Time or one outside checkouts.antomAnswerWindowSeconds, wrong_request_id: an answer naming another request, unknown_result, decode, signing)."),
     ]
 }
