@@ -8,6 +8,9 @@ public struct CheckoutSettings: Sendable {
     public var publicBaseUrl: String?
     /// How long a checkout waits for its payment before the sweeper marks it `expired`.
     public var expirySeconds = 1_800
+    /// How long after its expiry an expired (never paid) checkout is kept before the sweeper deletes
+    /// it; paid and refunded ones are kept.
+    public var retentionDays = 30
     /// Antom's API domain for the merchant's region; the `pay` call goes to `<antomBaseUrl>/ams/api/v1/payments/pay`.
     /// `https://`, or `http://` to this machine only (tests, a local proxy).
     public var antomBaseUrl = "https://open-sea-global.alipay.com"

@@ -4,6 +4,7 @@ extension ConfigLoader {
         var c = CheckoutSettings()
         c.publicBaseUrl = try baseURL(s, "publicBaseUrl")
         c.expirySeconds = try s.int("expirySeconds", default: c.expirySeconds, range: 60...604_800)
+        c.retentionDays = try s.int("retentionDays", default: c.retentionDays, range: 1...3_650)
         c.antomBaseUrl = try baseURL(s, "antomBaseUrl", default: c.antomBaseUrl) ?? c.antomBaseUrl
         // The merchant's signed calls and Antom's payment pages travel here: never in clear text off this machine.
         guard c.antomBaseUrl.lowercased().hasPrefix("https://") || isLoopbackHTTP(c.antomBaseUrl) else {

@@ -4,11 +4,12 @@ import Testing
 
 @Suite("Configuration: checkouts")
 struct CheckoutsConfigTests {
-    @Test("defaults: no public base URL (checkouts refused), 30 minutes to pay, Antom's global domain, its answers within 300 s")
+    @Test("defaults: no public base URL (checkouts refused), 30 minutes to pay, expired ones kept 30 days, Antom's global domain, its answers within 300 s")
     func defaults() throws {
         let config = try SenderCatalog.standard.parseConfig(yaml: "")
         #expect(config.checkouts.publicBaseUrl == nil)
         #expect(config.checkouts.expirySeconds == 1_800)
+        #expect(config.checkouts.retentionDays == 30)
         #expect(config.checkouts.antomAnswerWindowSeconds == 300)
         #expect(config.checkouts.antomBaseUrl == "https://open-sea-global.alipay.com")
         #expect(config.checkouts.antomRedirectUrl == nil)
@@ -22,6 +23,7 @@ struct CheckoutsConfigTests {
             checkouts:
               publicBaseUrl: https://pay.example.com/tollgate/
               expirySeconds: 600
+              retentionDays: 90
               antomBaseUrl: https://open-na-global.alipay.com
               antomRedirectUrl: https://shop.example.com/paid
               antomPaymentMethodType: GCASH
@@ -34,6 +36,7 @@ struct CheckoutsConfigTests {
         #expect(config.checkouts.antomRedirectUrl == "https://shop.example.com/paid")
         #expect(config.checkouts.antomPaymentMethodType == "GCASH")
         #expect(config.checkouts.antomTimeoutMs == 5_000)
+        #expect(config.checkouts.retentionDays == 90)
         #expect(config.checkouts.antomAnswerWindowSeconds == 120)
     }
 
@@ -43,6 +46,8 @@ struct CheckoutsConfigTests {
                       ("antomBaseUrl: open-sea-global.alipay.com", "checkouts.antomBaseUrl"),
                       ("expirySeconds: 10", "checkouts.expirySeconds"),
                       ("antomTimeoutMs: 100000", "checkouts.antomTimeoutMs"),
+                      ("retentionDays: 0", "checkouts.retentionDays"),
+                      ("retentionDays: 100000", "checkouts.retentionDays"),
                       ("antomAnswerWindowSeconds: 5", "checkouts.antomAnswerWindowSeconds"),
                       ("antomAnswerWindowSeconds: 86400", "checkouts.antomAnswerWindowSeconds"),
                       ("antomPaymentMethodType: \"\"", "checkouts.antomPaymentMethodType")])

@@ -45,6 +45,7 @@ struct WorkerMetricFamiliesTests {
         metrics.checkoutStarted(provider: "citcon", outcome: "created")
         metrics.checkoutNotification(provider: "citcon", outcome: "paid")
         metrics.checkoutsExpired(1)
+        metrics.checkoutsPruned(1)
         metrics.checkoutRefund(outcome: "requested")
         metrics.checkoutPaymentQuarantined(provider: "citcon", reason: "amount_mismatch")
         let antom = AntomAPIMetrics(factory: factory)

@@ -33,6 +33,10 @@ extension WorkerMetrics {
         Counter(label: "tollgate_checkouts_expired_total", factory: factory).increment(by: count)
     }
 
+    func checkoutsPruned(_ count: Int) {
+        Counter(label: "tollgate_checkouts_pruned_total", factory: factory).increment(by: count)
+    }
+
     static let checkoutFamilies: [MetricFamily] = [
         MetricFamily("tollgate_checkouts_started_total", .counter, labels: ["provider", "outcome"],
                      help: "Checkouts asked for, by provider and outcome (created, repeated, refused, unavailable)."),
@@ -43,6 +47,8 @@ extension WorkerMetrics {
         MetricFamily("tollgate_checkout_refunds_total", .counter, labels: ["outcome"],
                      help: "Refunds of paid Antom checkouts asked of Antom, by outcome: refunded (S), requested (U REFUND_IN_PROCESS), refused (F), unavailable."),
         MetricFamily("tollgate_checkouts_expired_total", .counter, help: "Checkouts marked expired, unpaid after checkouts.expirySeconds."),
+        MetricFamily("tollgate_checkouts_pruned_total", .counter,
+                     help: "Expired (never paid) checkouts deleted checkouts.retentionDays after they expired."),
         MetricFamily("tollgate_antom_api_request_duration_seconds", .histogram, labels: ["call"],
                      help: "Antom API exchanges (pay, refund), answered or not, by call."),
         MetricFamily("tollgate_antom_api_errors_total", .counter, labels: ["call", "kind"],

@@ -192,6 +192,17 @@ struct CheckoutRecords: Sendable {
         }
     }
 
+    /// Deletes up to `limit` checkouts that expired unpaid before `expiredBeforeMs` (paid and refunded
+    /// ones are never deleted: they are what entitlements and refunds name); returns how many.
+    func prune(expiredBeforeMs: Int64, limit: Int = 1_000) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                DELETE FROM checkouts WHERE id IN (
+                    SELECT id FROM checkouts WHERE state = 'expired' AND expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2)
+                """, [.int(expiredBeforeMs), .int(Int64(limit))])
+        }
+    }
+
     /// Marks pending checkouts whose time ran out `expired`; returns how many.
     func expire(nowMs: Int64) async throws(StoreError) -> Int {
         try await database.transaction { connection throws(StoreError) in

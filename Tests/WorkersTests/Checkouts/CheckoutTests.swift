@@ -332,6 +332,57 @@ struct CheckoutTests {
         }
     }
 
+    @Test("an expired checkout is deleted checkouts.retentionDays after it expired, not before; paid and refunded ones are kept",
+          arguments: Backend.allCases)
+    func expiredCheckoutsPruned(_ backend: Backend) async throws {
+        let fixture = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
+        try await TestDatabases.withStore(backend) { store in
+            let offset = Atomic<Int64>(0)
+            let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
+            let metrics = RecordingMetrics()
+            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
+            let records = CheckoutRecords(store: store)
+            let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            var checkouts: [String: (id: String, reference: String)] = [:]
+            for product in ["unpaid", "paid", "refunded"] {
+                let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", product: product))
+                checkouts[product] = (try #require(created.string("id")), try #require(created.string("reference")))
+            }
+            let paid = try #require(checkouts["paid"]), refunded = try #require(checkouts["refunded"]), unpaid = try #require(checkouts["unpaid"])
+            for (reference, id) in [(paid.reference, "ch_p"), (refunded.reference, "ch_r")] {
+                _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: reference, id: id, amount: "1999").first))
+            }
+            _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: refunded.reference, id: "rf_r", type: "refund",
+                                                                                 amount: "1999").first))
+            #expect(try await api.get(refunded.id).string("state") == "refunded")
+
+            let sweeper = CheckoutExpirySweeper(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock,
+                                                retentionDays: 7)
+            let expiryMs = Int64(fixture.config.checkouts.expirySeconds) * 1000
+            let retentionMs = Int64(7 * 86_400_000)
+            offset.store(expiryMs + 1_000, ordering: .relaxed)
+            #expect(try await sweeper.sweepOnce() == 1)
+            #expect(try await api.get(unpaid.id).string("state") == "expired")
+            // Everything expires and is kept for a while: paid and refunded ones are past their expiry too.
+            offset.store(expiryMs + retentionMs - 60_000, ordering: .relaxed)
+            _ = try await sweeper.sweepOnce()
+            #expect(try await store.checkoutCount() == 3)
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 0)
+
+            offset.store(expiryMs + retentionMs + 60_000, ordering: .relaxed)
+            _ = try await sweeper.sweepOnce()
+            #expect(try await records.find(id: unpaid.id) == nil)
+            #expect(try await api.get(unpaid.id).error == "checkout_not_found")
+            #expect(try await records.find(id: paid.id)?.state == .paid)
+            #expect(try await records.find(id: refunded.id)?.state == .refunded)
+            #expect(try await store.checkoutCount() == 2)
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 1)
+            // Deleted once: the next pass finds nothing more.
+            _ = try await sweeper.sweepOnce()
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 1)
+        }
+    }
+
     @Test("Antom unreachable, 5xx, U, an unverifiable answer: 503 and no checkout row; F: 422 payment_refused and no row")
     func antomFailuresLeaveNothing() async throws {
         try await Self.withCheckouts { antom, _, store, api, _, _ in
