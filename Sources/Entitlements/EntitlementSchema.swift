@@ -174,8 +174,10 @@ enum EntitlementSchema {
         // quarantined itself, one row per notification, and the checkout stays as it was: quarantining the
         // checkout let whoever knew its reference lock it with a wrong payment, so the owner's right one
         // paid nothing. Checkouts quarantined before become pending again (the sweeper expires those past
-        // their time), their reason kept here; `quarantine_reason` is no longer written.
-        Migration(version: 9, name: "quarantined checkout payments") { dialect in
+        // their time), their reason kept here; `quarantine_reason` is no longer written. Numbered 11: main
+        // took 9 (server keys) and 10 (transfers in the outbox) meanwhile, and a store applies each version
+        // it lacks, so the gap here is harmless and the merged list stays unique.
+        Migration(version: 11, name: "quarantined checkout payments") { dialect in
             let code = dialect == .postgres ? "split_part(quarantine_reason, ':', 1)" : "substr(quarantine_reason, 1, instr(quarantine_reason, ':') - 1)"
             return """
             CREATE TABLE checkout_quarantined_payments (
@@ -185,9 +187,9 @@ enum EntitlementSchema {
             CREATE INDEX checkout_quarantined_payments_by_checkout ON checkout_quarantined_payments (checkout_id);
             INSERT INTO checkout_quarantined_payments
                 (event_id, checkout_id, app, user_id, product, provider, account, reference, reason, detail, quarantined_at_ms)
-            SELECT 'migration-9:' || id, id, app, user_id, product, provider, account, reference,
+            SELECT 'migration-11:' || id, id, app, user_id, product, provider, account, reference,
                    CASE WHEN quarantine_reason LIKE '%:%' THEN \(code) ELSE 'unknown' END,
-                   COALESCE(quarantine_reason, 'quarantined before migration 9'), updated_at_ms
+                   COALESCE(quarantine_reason, 'quarantined before migration 11'), updated_at_ms
             FROM checkouts WHERE state = 'quarantined';
             UPDATE checkouts SET state = 'pending', quarantine_reason = NULL WHERE state = 'quarantined';
             """

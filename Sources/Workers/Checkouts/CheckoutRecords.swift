@@ -167,7 +167,7 @@ struct CheckoutRecords: Sendable {
         }
     }
 
-    /// Keeps a payment that does not match its checkout (migration 9), once per notification; true when
+    /// Keeps a payment that does not match its checkout (migration 11), once per notification; true when
     /// it was not kept before (a redelivery is not counted twice).
     func quarantine(_ payment: QuarantinedPayment) async throws(StoreError) -> Bool {
         try await database.transaction { connection throws(StoreError) in
@@ -213,7 +213,7 @@ struct CheckoutRecords: Sendable {
 }
 
 /// A provider's payment that named a checkout but does not match it (one row of
-/// `checkout_quarantined_payments`, migration 9): it entitles nobody and leaves the checkout as it was,
+/// `checkout_quarantined_payments`, migration 11): it entitles nobody and leaves the checkout as it was,
 /// so the right payment still pays it. Kept for a person to settle (refund the payer, or entitle by
 /// hand), with the checkout's user and product so it stands alone once the checkout is pruned.
 public struct QuarantinedPayment: Sendable, Equatable {
@@ -223,7 +223,7 @@ public struct QuarantinedPayment: Sendable, Equatable {
         case currencyMismatch = "currency_mismatch"
         case environmentMismatch = "environment_mismatch"
         case amountMissing = "amount_missing"
-        /// Quarantined with the checkout before migration 9 under a reason it no longer reads.
+        /// Quarantined with the checkout before migration 11 under a reason it no longer reads.
         case unknown
     }
 

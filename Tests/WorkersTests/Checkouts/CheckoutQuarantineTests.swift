@@ -107,7 +107,7 @@ struct CheckoutQuarantineTests {
         }
     }
 
-    @Test("migration 9: a checkout quarantined before is pending again, its reason kept as a quarantined payment", arguments: Backend.allCases)
+    @Test("migration 11: a checkout quarantined before is pending again, its reason kept as a quarantined payment", arguments: Backend.allCases)
     func migration(_ backend: Backend) async throws {
         let now = Timestamp.now.millisecondsSince1970
         try await TestDatabases.withURL(backend) { url in
@@ -139,7 +139,7 @@ struct CheckoutQuarantineTests {
                 let locked = try await records.quarantinedPayments(checkoutId: "co_locked")
                 #expect(locked.map(\.reason) == [.amountMismatch])
                 #expect(locked.first?.detail == "amount_mismatch: notified 10000 micros, expected 1999 minor units")
-                #expect(locked.first?.eventId == "migration-9:co_locked" && locked.first?.user == "user-42")
+                #expect(locked.first?.eventId == "migration-11:co_locked" && locked.first?.user == "user-42")
                 #expect(try await records.quarantinedPayments(checkoutId: "co_odd").map(\.reason) == [.unknown])
                 #expect(try await records.quarantinedPayments(checkoutId: "co_paid").isEmpty)
             } catch {
