@@ -21,17 +21,17 @@ public enum Digest {
         return Array(digest.prefix(Int(length)))
     }
 
-    /// HMAC-SHA256 of `message` under `key` (RFC 2104), through OpenSSL's one-shot `HMAC`.
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    /// HMAC-SHA-256 of `message` under `key` (RFC 2104), through OpenSSL's one-shot `HMAC`.
+    public static func hmacSHA256(key: [UInt8], message: some ContiguousBytes) -> [UInt8] {
         var mac = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let done = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { input in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), input.bindMemory(to: UInt8.self).baseAddress, input.count,
-                     &mac, &length)
+                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), input.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                     input.count, &mac, &length)
             }
         }
-        // With a built-in digest HMAC only fails on allocation failure.
+        // HMAC with a built-in digest only fails on allocation failure.
         precondition(done != nil, "HMAC(SHA-256) failed")
         return Array(mac.prefix(Int(length)))
     }
