@@ -343,10 +343,11 @@ struct CheckoutTests {
             let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
             let records = CheckoutRecords(store: store)
             let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            // One checkout per product, each left as its role says (products a shop's catalog would sell at 19.99 USD).
             var checkouts: [String: (id: String, reference: String)] = [:]
-            for product in ["unpaid", "paid", "refunded"] {
+            for (role, product) in [("unpaid", "pro.lifetime"), ("paid", "other"), ("refunded", "other.product")] {
                 let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", product: product))
-                checkouts[product] = (try #require(created.string("id")), try #require(created.string("reference")))
+                checkouts[role] = (try #require(created.string("id")), try #require(created.string("reference")))
             }
             let paid = try #require(checkouts["paid"]), refunded = try #require(checkouts["refunded"]), unpaid = try #require(checkouts["unpaid"])
             for (reference, id) in [(paid.reference, "ch_p"), (refunded.reference, "ch_r")] {
