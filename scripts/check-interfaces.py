@@ -167,6 +167,10 @@ def sileo_vendor():
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
                    check=True, capture_output=True)
     subprocess.run(["openssl", "ec", "-in", os.path.join(WORK, "sileo-private.pem"), "-pubout", "-out", key], check=True, capture_output=True)
+    # The downloadURL packages' redirects are signed with it (docs/sileo.md#downloads).
+    secret = os.path.join(WORK, "sileo-download.secret")
+    with open(secret, "w") as out:
+        out.write("check-interfaces-download-secret-0123456789abcdef\n")
     return f"""sileo:
   vendors:
     - basePath: /sileo/dev
@@ -178,6 +182,7 @@ def sileo_vendor():
       app: com.example.repo
       provider: alipayplus
       signIn: {{ url: "http://127.0.0.1:8080/sign-in", assertionKeyFile: {key} }}
+      downloadURLSecretFile: {secret}
       packages:
         - {{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: "$1.99", downloadURL: "https://repo.example/tweak.deb" }}
         - {{ id: com.example.retired, product: retired, currency: USD, price: "$0.99", available: false,

@@ -976,9 +976,11 @@ def sileo_vendor_yaml():
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
                    check=True, capture_output=True)
     subprocess.run(["openssl", "ec", "-in", os.path.join(WORK, "sileo-private.pem"), "-pubout", "-out", key], check=True, capture_output=True)
+    # The downloadURL package's redirect is signed with it (docs/sileo.md#downloads).
+    secret = write("sileo-download.secret", "validate-deploy-download-secret-0123456789abcdef\n")
     return ("sileo:\n  vendors:\n    - { basePath: /sileo/dev, name: Dev Repo, icon: 'https://repo.example/icon.png', description: Dev Pay,\n"
             "        publicBaseURL: 'http://127.0.0.1:8080', app: com.example.repo, provider: alipayplus,\n"
-            f"        signIn: {{ url: 'http://127.0.0.1:8080/sign-in', assertionKeyFile: {key} }},\n"
+            f"        signIn: {{ url: 'http://127.0.0.1:8080/sign-in', assertionKeyFile: {key} }}, downloadURLSecretFile: {secret},\n"
             "        packages: [{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: '$1.99',\n"
             "                     downloadURL: 'https://repo.example/tweak.deb' }] }\n")
 

@@ -8,7 +8,11 @@ public struct CheckoutSettings: Sendable {
     public var publicBaseUrl: String?
     /// How long a checkout waits for its payment before the sweeper marks it `expired`.
     public var expirySeconds = 1_800
+    /// How long after its expiry an expired (never paid) checkout is kept before the sweeper deletes
+    /// it; paid and refunded ones are kept.
+    public var retentionDays = 30
     /// Antom's API domain for the merchant's region; the `pay` call goes to `<antomBaseUrl>/ams/api/v1/payments/pay`.
+    /// `https://`, or `http://` to this machine only (tests, a local proxy).
     public var antomBaseUrl = "https://open-sea-global.alipay.com"
     /// Where Antom sends the payer back after paying (`paymentRedirectUrl`). Unset: `publicBaseUrl`.
     public var antomRedirectUrl: String?
@@ -16,5 +20,8 @@ public struct CheckoutSettings: Sendable {
     public var antomPaymentMethodType = "ALIPAY_CN"
     /// The whole `pay` exchange, answer included; past it the checkout is refused 503 and removed.
     public var antomTimeoutMs = 10_000
+    /// How far an Antom answer's signed `Response-Time` may be from this clock, either way: an older
+    /// signed answer, replayed by someone in between, is refused.
+    public var antomAnswerWindowSeconds = 300
     public init() {}
 }

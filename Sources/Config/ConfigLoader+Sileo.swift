@@ -45,6 +45,7 @@ extension ConfigLoader {
             SileoSettings.SignIn(url: try i.credentialedURL("url", default: ""), assertionKeyFile: try i.requiredString("assertionKeyFile"))
         }
         let downloadDirectory = try v.string("downloadDirectory").flatMap { $0.isEmpty ? nil : $0 }
+        let downloadURLSecretFile = try v.string("downloadURLSecretFile").flatMap { $0.isEmpty ? nil : $0 }
         let paymentPageURL: String? = try v.string("paymentPageURL") == nil ? nil : try v.credentialedURL("paymentPageURL", default: "")
         let app = try v.requiredString("app")
         let packages = try v.list("packages") { (p) throws(ConfigError) in
@@ -54,11 +55,16 @@ extension ConfigLoader {
         for package in packages where !ids.insert(package.id).inserted {
             throw ConfigError(key: v.name("packages"), message: "package \(package.id) is listed twice")
         }
+        // Without it a downloadURL would be a static link the single-use key only points to.
+        if downloadURLSecretFile == nil, packages.contains(where: { $0.downloadURL != nil }) {
+            throw ConfigError(key: v.name("downloadURLSecretFile"),
+                              message: "is required when a package has a downloadURL: it signs the expiring redirect the merchant's server checks")
+        }
         return SileoSettings.Vendor(
             basePath: basePath, name: try v.requiredString("name"), icon: try v.requiredString("icon"),
             description: try v.requiredString("description"), authenticationBanner: banner, publicBaseURL: publicBaseURL,
             app: app, environment: environment, provider: provider, signIn: signIn,
-            downloadDirectory: downloadDirectory,
+            downloadDirectory: downloadDirectory, downloadURLSecretFile: downloadURLSecretFile,
             downloadKeyTtlSeconds: try v.int("downloadKeyTtlSeconds", default: 120, range: 10...3_600),
             tokenTtlDays: try v.int("tokenTtlDays", default: 180, range: 1...3_650), packages: packages, paymentPageURL: paymentPageURL)
     }
@@ -89,8 +95,12 @@ extension ConfigLoader {
             guard !file.hasPrefix("/"), !file.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }) else {
                 throw ConfigError(key: p.name("file"), message: "expected a path inside downloadDirectory (relative, no '.' or '..'), got \"\(file)\"")
             }
-        case (nil, .some):
+        case (nil, let url?):
             _ = try p.credentialedURL("downloadURL", default: "")
+            // The signature is appended as the query; the path it covers must be the whole URL's.
+            guard !url.contains("?"), !url.contains("#"), url.split(separator: "/", omittingEmptySubsequences: false).count > 3 else {
+                throw ConfigError(key: p.name("downloadURL"), message: "expected an https URL with a path and no query or fragment, got \"\(url)\"")
+            }
         }
         let recoveryURL = try p.string("recoveryUrl").flatMap { $0.isEmpty ? nil : $0 }
         if recoveryURL != nil { _ = try p.credentialedURL("recoveryUrl", default: "") }

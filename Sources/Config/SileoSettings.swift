@@ -24,6 +24,9 @@ public struct SileoSettings: Sendable {
         public var signIn: SignIn
         /// Where `packages[].file` paths are found.
         public var downloadDirectory: String?
+        /// The file holding the secret (at least 32 bytes) that signs the expiring redirects to
+        /// `packages[].downloadURL`, shared with the merchant's file server (docs/sileo.md#downloads).
+        public var downloadURLSecretFile: String?
         public var downloadKeyTtlSeconds: Int
         public var tokenTtlDays: Int
         public var packages: [Package]
@@ -33,12 +36,13 @@ public struct SileoSettings: Sendable {
 
         public init(basePath: String, name: String, icon: String, description: String, authenticationBanner: Banner? = nil,
                     publicBaseURL: String, app: String, environment: NormalizedEvent.Environment = .production, provider: String,
-                    signIn: SignIn, downloadDirectory: String? = nil, downloadKeyTtlSeconds: Int = 120, tokenTtlDays: Int = 180,
-                    packages: [Package], paymentPageURL: String? = nil) {
+                    signIn: SignIn, downloadDirectory: String? = nil, downloadURLSecretFile: String? = nil, downloadKeyTtlSeconds: Int = 120,
+                    tokenTtlDays: Int = 180, packages: [Package], paymentPageURL: String? = nil) {
             self.basePath = basePath; self.name = name; self.icon = icon; self.description = description
             self.authenticationBanner = authenticationBanner; self.publicBaseURL = publicBaseURL; self.app = app
             self.environment = environment; self.provider = provider; self.signIn = signIn
-            self.downloadDirectory = downloadDirectory; self.downloadKeyTtlSeconds = downloadKeyTtlSeconds
+            self.downloadDirectory = downloadDirectory; self.downloadURLSecretFile = downloadURLSecretFile
+            self.downloadKeyTtlSeconds = downloadKeyTtlSeconds
             self.tokenTtlDays = tokenTtlDays; self.packages = packages; self.paymentPageURL = paymentPageURL
         }
     }
@@ -72,6 +76,8 @@ public struct SileoSettings: Sendable {
         public var recoveryURL: String?
         /// A path under `downloadDirectory`; either this or `downloadURL`.
         public var file: String?
+        /// Where the merchant's file server has the package (`https://`, no query or fragment): the download
+        /// route redirects there with an expiring signature, never to the bare URL.
         public var downloadURL: String?
 
         public init(id: String, product: String, amountMinor: Int64, currency: String, price: String, available: Bool = true,

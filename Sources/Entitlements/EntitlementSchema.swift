@@ -181,5 +181,27 @@ enum EntitlementSchema {
             ALTER TABLE entitlement_outbox ADD COLUMN transferred_to TEXT;
             """
         },
+        // A payment that does not match its checkout (amount, currency, environment, no signed amount) is
+        // quarantined itself, one row per notification, and the checkout stays as it was: quarantining the
+        // checkout let whoever knew its reference lock it with a wrong payment, so the owner's right one
+        // paid nothing. Checkouts quarantined before become pending again (the sweeper expires those past
+        // their time), their reason kept here; `quarantine_reason` is no longer written.
+        Migration(version: 11, name: "quarantined checkout payments") { dialect in
+            let code = dialect == .postgres ? "split_part(quarantine_reason, ':', 1)" : "substr(quarantine_reason, 1, instr(quarantine_reason, ':') - 1)"
+            return """
+            CREATE TABLE checkout_quarantined_payments (
+                event_id TEXT PRIMARY KEY, checkout_id TEXT NOT NULL, app TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                provider TEXT NOT NULL, account TEXT NOT NULL, reference TEXT NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
+                payment_id TEXT, quarantined_at_ms BIGINT NOT NULL);
+            CREATE INDEX checkout_quarantined_payments_by_checkout ON checkout_quarantined_payments (checkout_id);
+            INSERT INTO checkout_quarantined_payments
+                (event_id, checkout_id, app, user_id, product, provider, account, reference, reason, detail, quarantined_at_ms)
+            SELECT 'migration-11:' || id, id, app, user_id, product, provider, account, reference,
+                   CASE WHEN quarantine_reason LIKE '%:%' THEN \(code) ELSE 'unknown' END,
+                   COALESCE(quarantine_reason, 'quarantined before migration 11'), updated_at_ms
+            FROM checkouts WHERE state = 'quarantined';
+            UPDATE checkouts SET state = 'pending', quarantine_reason = NULL WHERE state = 'quarantined';
+            """
+        },
     ]
 }

@@ -264,7 +264,8 @@ public struct EntitlementWorkers: Service {
         }
         if let checkoutService {
             steps.append(.stop("checkout expiry sweeper", CheckoutExpirySweeper(records: checkoutService.records, metrics: metrics,
-                                                                                logger: logger, now: clock)))
+                                                                                logger: logger, now: clock,
+                                                                                retentionDays: checkoutService.setup.settings.retentionDays)))
         }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.

@@ -7,7 +7,8 @@ import Testing
 @Suite("Configuration: sileo")
 struct SileoConfigTests {
     static func yaml(basePath: String = "/sileo/chariz", publicBaseURL: String = "https://pay.example.com/",
-                     package: String = "{id: org.example.tweak, product: tweak.lifetime, currency: USD, price: \"$1.99\", file: tweak.deb}") -> String {
+                     package: String = "{id: org.example.tweak, product: tweak.lifetime, currency: USD, price: \"$1.99\", file: tweak.deb}",
+                     secretFile: String? = nil) -> String {
         """
         catalog:
           apps:
@@ -23,7 +24,7 @@ struct SileoConfigTests {
               app: com.example.repo
               provider: alipayplus
               signIn: { url: "https://account.example.com/sign-in", assertionKeyFile: /etc/signin.pem }
-              downloadDirectory: /srv/debs
+              downloadDirectory: /srv/debs\(secretFile.map { "\n      downloadURLSecretFile: \($0)" } ?? "")
               packages: [\(package)]
         """
     }
@@ -55,9 +56,25 @@ struct SileoConfigTests {
             (yaml(basePath: "/sileo/../webhooks"), "sileo.vendors[0].basePath"),
             (yaml(basePath: "sileo"), "sileo.vendors[0].basePath"),
             (yaml(publicBaseURL: "http://pay.example.com"), "sileo.vendors[0].publicBaseURL"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://x.example/a.deb\"}"),
+             "sileo.vendors[0].downloadURLSecretFile"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://x.example/a.deb?v=1\"}",
+                  secretFile: "/etc/dl.secret"), "sileo.vendors[0].packages[0].downloadURL"),
+            (yaml(package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://x.example\"}",
+                  secretFile: "/etc/dl.secret"), "sileo.vendors[0].packages[0].downloadURL"),
           ])
     func refused(yaml: String, key: String) throws {
         #expect(throws: ConfigError.self) { try SenderCatalog.standard.parseConfig(yaml: yaml) }
         do { _ = try SenderCatalog.standard.parseConfig(yaml: yaml) } catch { #expect(error.key == key) }
+    }
+
+    @Test("a downloadURL package is read with the vendor's downloadURLSecretFile")
+    func downloadURL() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: Self.yaml(
+            package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://files.example.com/debs/a.deb\"}",
+            secretFile: "/etc/tollgate/sileo/download.secret"))
+        let vendor = try #require(config.sileo.vendors.first)
+        #expect(vendor.downloadURLSecretFile == "/etc/tollgate/sileo/download.secret")
+        #expect(vendor.packages.first?.downloadURL == "https://files.example.com/debs/a.deb")
     }
 }

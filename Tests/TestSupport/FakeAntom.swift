@@ -8,8 +8,10 @@ import Toolkit
 /// algorithm=RSA256,keyVersion=<n>,signature=<URL-encoded base64>` must verify, with the merchant's
 /// public key, SHA256withRSA over `POST <path>\n<Client-Id>.<Request-Time>.<body>`; the answer is `U`
 /// PAYMENT_IN_PROCESS with the cashier page in `normalUrl`, signed with the platform key over the same
-/// content with its `Response-Time` and body (`Client-Id`, `Response-Time`, `Signature` headers). A
-/// refund is answered S SUCCESS with the `refundId` Antom assigns (or as `RefundMode` says).
+/// content with its `Response-Time` (now, in Antom's ISO 8601 form) and body (`Client-Id`,
+/// `Response-Time`, `Signature` headers). A refund is answered S SUCCESS with the `refundId` Antom
+/// assigns (or as `RefundMode` says). `AnswerTime` and `answerForAnotherRequest` play the one in
+/// between who replays an older genuine answer: still signed with the platform key, so it verifies.
 public final class FakeAntom: Sendable {
     public static let path = "/ams/api/v1/payments/pay"
     public static let refundPath = "/ams/api/v1/payments/refund"
@@ -38,14 +40,35 @@ public final class FakeAntom: Sendable {
         case serverError
     }
 
+    /// The `Response-Time` of every answer.
+    public enum AnswerTime: Sendable {
+        /// The time of answering, as Antom does.
+        case now
+        /// That many seconds from now: negative, an older answer replayed; positive, one dated ahead.
+        case shifted(seconds: Int)
+        /// No `Response-Time` header (the signature then covers an empty time).
+        case missing
+        /// A `Response-Time` that is no time.
+        case unparsable
+    }
+
     public struct Seen: Sendable {
         public var path: String
         public var body: JSONValue?
         public var signatureVerified: Bool
     }
 
+    private struct Values: Sendable {
+        var mode = Mode.pay
+        var refundMode = RefundMode.succeed
+        var answerTime = AnswerTime.now
+        /// Answers name another paymentRequestId / refundRequestId than the request's.
+        var anotherRequest = false
+        var seen: [Seen] = []
+    }
+
     private final class State: Sendable {
-        let values = Mutex<(mode: Mode, refundMode: RefundMode, seen: [Seen])>((.pay, .succeed, []))
+        let values = Mutex(Values())
     }
 
     private let server: LoopbackHTTPServer
@@ -62,11 +85,15 @@ public final class FakeAntom: Sendable {
             let verified = request.method == "POST" && (request.target == Self.path || isRefund)
                 && Self.signature(request.header("Signature")).map { merchantPublicKey.verifyRSASHA256(message: content, signature: $0) } == true
             let body = JSONValue.parse(request.body)
-            let (mode, refundMode) = state.values.withLock { values in
+            let values = state.values.withLock { values in
                 values.seen.append(Seen(path: request.target, body: body, signatureVerified: verified))
-                return (values.mode, values.refundMode)
+                return values
             }
-            let requestId = body?["paymentRequestId"]?.string ?? ""
+            let (mode, refundMode, time) = (values.mode, values.refundMode, values.answerTime)
+            // The answer to an earlier request, replayed: its ids are that request's.
+            let named = { (sent: String) in values.anotherRequest ? "tg0000replayed" + String(sent.suffix(8)) : sent }
+            let requestId = named(body?["paymentRequestId"]?.string ?? "")
+            let refundRequestId = named(body?["refundRequestId"]?.string ?? "")
             var answer: String
             if isRefund {
                 if refundMode == .serverError {
@@ -75,12 +102,12 @@ public final class FakeAntom: Sendable {
                 answer = refundMode == .refuse
                     ? #"{"result":{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}}"#
                     : refundMode == .inProcess
-                    ? #"{"result":{"resultCode":"REFUND_IN_PROCESS","resultStatus":"U","resultMessage":"refund in process"},"refundRequestId":"\#(body?["refundRequestId"]?.string ?? "")","refundId":"\#(Self.refundId(body?["refundRequestId"]?.string ?? ""))"}"#
-                    : #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"refundAmount":\#(body?["refundAmount"]?.canonical ?? "{}"),"refundTime":"2026-11-23T12:05:01+08:00","paymentId":"\#(body?["paymentId"]?.string ?? "")","refundRequestId":"\#(body?["refundRequestId"]?.string ?? "")","refundId":"\#(Self.refundId(body?["refundRequestId"]?.string ?? ""))"}"#
+                    ? #"{"result":{"resultCode":"REFUND_IN_PROCESS","resultStatus":"U","resultMessage":"refund in process"},"refundRequestId":"\#(refundRequestId)","refundId":"\#(Self.refundId(refundRequestId))"}"#
+                    : #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"refundAmount":\#(body?["refundAmount"]?.canonical ?? "{}"),"refundTime":"2026-11-23T12:05:01+08:00","paymentId":"\#(body?["paymentId"]?.string ?? "")","refundRequestId":"\#(refundRequestId)","refundId":"\#(Self.refundId(refundRequestId))"}"#
                 if !verified {
                     answer = #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#
                 }
-                return Self.signed(answer, clientId: clientId, path: path, key: platformKey)
+                return Self.signed(answer, clientId: clientId, path: path, key: platformKey, time: time)
             }
             switch mode {
             case .serverError:
@@ -94,18 +121,32 @@ public final class FakeAntom: Sendable {
                     ? #"{"result":{"resultCode":"PAYMENT_IN_PROCESS","resultStatus":"U","resultMessage":"payment in process"},"paymentRequestId":"\#(requestId)","paymentId":"2026112319400000001","normalUrl":"\#(Self.pageURL(requestId))","paymentCreateTime":"2026-11-23T12:01:01+08:00"}"#
                     : #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#
             }
-            return Self.signed(answer, clientId: clientId, path: path, key: mode == .wronglySigned ? otherKey : platformKey)
+            return Self.signed(answer, clientId: clientId, path: path, key: mode == .wronglySigned ? otherKey : platformKey, time: time)
         }
     }
 
     /// The answer with Antom's response headers, signed over `POST <path>\n<Client-Id>.<Response-Time>.<body>`.
-    static func signed(_ answer: String, clientId: String, path: String, key: PrivateKey?) -> LoopbackHTTPServer.Reply {
-        let responseTime = "2026-11-23T12:01:01+08:00"
-        let signature = key?.signRSASHA256(Self.content(path: path, clientId: clientId, time: responseTime, body: Array(answer.utf8))) ?? []
-        return LoopbackHTTPServer.Reply(status: 200, headers: [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", clientId),
-                                                               ("Response-Time", responseTime),
-                                                               ("Signature", "algorithm=RSA256,keyVersion=1,signature=\(Self.urlEncode(Base64.encodeStandard(signature)))")],
-                                        body: Array(answer.utf8))
+    static func signed(_ answer: String, clientId: String, path: String, key: PrivateKey?, time: AnswerTime) -> LoopbackHTTPServer.Reply {
+        let responseTime: String?
+        switch time {
+        case .now: responseTime = antomTime(Date())
+        case .shifted(let seconds): responseTime = antomTime(Date(timeIntervalSinceNow: TimeInterval(seconds)))
+        case .missing: responseTime = nil
+        case .unparsable: responseTime = "yesterday at noon"
+        }
+        let signature = key?.signRSASHA256(Self.content(path: path, clientId: clientId, time: responseTime ?? "", body: Array(answer.utf8))) ?? []
+        var headers = [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", clientId)]
+        if let responseTime { headers.append(("Response-Time", responseTime)) }
+        headers.append(("Signature", "algorithm=RSA256,keyVersion=1,signature=\(Self.urlEncode(Base64.encodeStandard(signature)))"))
+        return LoopbackHTTPServer.Reply(status: 200, headers: headers, body: Array(answer.utf8))
+    }
+
+    /// ISO 8601 to the second with Antom's +08:00 offset (`2026-11-23T12:01:01+08:00`), as its answers carry it.
+    static func antomTime(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(secondsFromGMT: 8 * 3600)
+        return formatter.string(from: date)
     }
 
     /// The `refundId` the fake assigns to a refund request.
@@ -118,6 +159,9 @@ public final class FakeAntom: Sendable {
 
     public func set(_ mode: Mode) { state.values.withLock { $0.mode = mode } }
     public func set(_ mode: RefundMode) { state.values.withLock { $0.refundMode = mode } }
+    public func set(_ time: AnswerTime) { state.values.withLock { $0.answerTime = time } }
+    /// Whether answers (pay and refund, still signed) name another request's id than the one sent.
+    public func answerForAnotherRequest(_ another: Bool) { state.values.withLock { $0.anotherRequest = another } }
     public var seen: [Seen] { state.values.withLock { $0.seen } }
     public func stop() { server.stop() }
 

@@ -75,6 +75,9 @@ public struct AlipayPlusSource: WebhookSource {
         Array("POST \(path)\n\(clientId).\(time).".utf8) + body
     }
 
+    /// A signed `Request-Time` or `Response-Time`: RFC 3339 with any offset, or epoch milliseconds.
+    public static func signedTime(_ text: String) -> Timestamp? { RequestTimeWindow.parse(text) }
+
     private func response(client: AlipayPlusClient, path: String, time: Timestamp) -> SenderResponse {
         let body = Array(Self.responseBody.utf8)
         var response = SenderResponse(contentType: "application/json", body: body)

@@ -50,7 +50,6 @@ public struct CheckoutAPI: Sendable {
         var currency, provider, environment, state, reference: String
         var paymentUrl: String?
         var ipnUrl: String?
-        var quarantineReason: String?
         var paymentId: String?
         var refundRequestId: String?
         var createdAt, expiresAt: String
@@ -183,8 +182,7 @@ public struct CheckoutAPI: Sendable {
     static func body(_ c: CheckoutRecord) -> Body {
         Body(id: c.id, app: c.app, user: c.user, product: c.product, amount: c.amountMinor, currency: c.currency,
              provider: c.provider.rawValue, environment: c.environment.rawValue, state: c.state.rawValue, reference: c.reference,
-             paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil,
-             quarantineReason: c.state == .quarantined ? c.quarantineReason : nil, paymentId: c.paymentId,
+             paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil, paymentId: c.paymentId,
              refundRequestId: c.state == .paid ? c.refundRequestId : nil,
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
     }

@@ -10,8 +10,10 @@ import Store
 /// - a completed payment whose signed amount and currency (and environment) are the checkout's pays
 ///   it: the checkout becomes `paid` and the event entitles its user to its product, even when the
 ///   checkout had expired (the money was taken; counted as `paid_after_expiry`);
-/// - one that differs quarantines the checkout with the reason: counted, logged, and the event entitles
-///   nobody (it is kept as processed-unchanged, not dead-lettered: a replay would only quarantine it again);
+/// - one that differs is a quarantined payment: kept with its reason (`checkout_quarantined_payments`),
+///   counted and logged, and the event entitles nobody (it is kept as processed-unchanged, not
+///   dead-lettered: a replay would only quarantine it again). The checkout stays as it was, so whoever
+///   knows a reference cannot lock the owner's checkout with a wrong payment: the right one still pays it;
 /// - a refund or chargeback takes a paid checkout back (`refunded`); the purchase's own state change
 ///   makes the entitlement inactive. Antom's refund result names the `refundRequestId` Tollgate sent
 ///   (`POST /v1/checkouts/{id}/refund`), so it is matched by that and given the checkout's reference
@@ -43,8 +45,9 @@ struct CheckoutMatcher: Sendable {
         matched.product = checkout.product
         switch event.type {
         case .purchaseCompleted:
-            if let reason = Self.mismatch(event, checkout) {
-                return try await quarantine(checkout, event: event, reason: reason)
+            if let mismatch = Self.mismatch(event, checkout) {
+                try await quarantine(event, against: checkout, mismatch)
+                return nil
             }
             switch checkout.state {
             case .pending, .expired:
@@ -60,9 +63,8 @@ struct CheckoutMatcher: Sendable {
             case .paid:
                 metrics.checkoutNotification(provider: provider, outcome: "repeated")
                 return matched
-            case .quarantined, .refunded:
-                // Quarantined: nobody is entitled until a person looks. Refunded: a late copy of the
-                // payment must not entitle again.
+            case .refunded:
+                // A late copy of the payment must not entitle again.
                 metrics.checkoutNotification(provider: provider, outcome: "repeated")
                 return nil
             }
@@ -74,7 +76,7 @@ struct CheckoutMatcher: Sendable {
             return matched
         default:
             // Pending, failed, canceled: the purchase records them for this user; nothing entitles.
-            return checkout.state == .quarantined ? nil : matched
+            return matched
         }
     }
 
@@ -126,37 +128,42 @@ struct CheckoutMatcher: Sendable {
         }
     }
 
-    /// Why a completed payment does not pay this checkout, or nil when it does.
-    static func mismatch(_ event: NormalizedEvent, _ checkout: CheckoutRecord) -> String? {
+    /// Why a completed payment does not pay this checkout, and what was notified and expected; nil when it does.
+    static func mismatch(_ event: NormalizedEvent, _ checkout: CheckoutRecord) -> (reason: QuarantinedPayment.Reason, detail: String)? {
         guard event.environment == checkout.environment else {
-            return "environment_mismatch: the notification is \(event.environment.rawValue), the checkout \(checkout.environment.rawValue)"
+            return (.environmentMismatch, "the notification is \(event.environment.rawValue), the checkout \(checkout.environment.rawValue)")
         }
-        guard let price = event.price else { return "amount_missing: the notification carries no signed amount" }
+        guard let price = event.price else { return (.amountMissing, "the notification carries no signed amount") }
         guard price.currency.uppercased() == checkout.currency else {
-            return "currency_mismatch: notified \(price.currency.uppercased()), expected \(checkout.currency)"
+            return (.currencyMismatch, "notified \(price.currency.uppercased()), expected \(checkout.currency)")
         }
         guard let expected = MinorUnits.micros(checkout.amountMinor, currency: checkout.currency), price.amountMicros == expected else {
-            return "amount_mismatch: notified \(price.amountMicros) micros, expected \(checkout.amountMinor) minor units"
+            return (.amountMismatch, "notified \(price.amountMicros) micros, expected \(checkout.amountMinor) minor units")
         }
         return nil
     }
 
-    private func quarantine(_ checkout: CheckoutRecord, event: NormalizedEvent, reason: String) async throws(WorkerFailure) -> NormalizedEvent? {
-        let provider = checkout.provider.rawValue
-        // A paid checkout stays paid: the notification that paid it matched.
-        _ = try await transition(checkout, from: [.pending, .expired], to: .quarantined, quarantineReason: reason)
-        metrics.checkoutNotification(provider: provider, outcome: "quarantined")
-        logger.warning("checkout quarantined: the notification does not match it and entitles nobody",
-                       metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id), "reason": .string(reason)])
-        return nil
+    /// Keeps the payment, not the checkout, in quarantine: whatever state the checkout is in stays.
+    private func quarantine(_ event: NormalizedEvent, against checkout: CheckoutRecord,
+                            _ mismatch: (reason: QuarantinedPayment.Reason, detail: String)) async throws(WorkerFailure) {
+        let payment = QuarantinedPayment(eventId: event.id, checkout: checkout, reason: mismatch.reason,
+                                         detail: "\(mismatch.reason.rawValue): \(mismatch.detail)", paymentId: event.transaction?.id,
+                                         quarantinedAtMs: now())
+        let kept: Bool
+        do { kept = try await records.quarantine(payment) } catch { throw EventProcessor.failure(error) }
+        guard kept else { return }
+        metrics.checkoutNotification(provider: checkout.provider.rawValue, outcome: "quarantined")
+        metrics.checkoutPaymentQuarantined(provider: checkout.provider.rawValue, reason: mismatch.reason.rawValue)
+        logger.warning("a payment does not match its checkout: quarantined, it entitles nobody; the checkout is unchanged",
+                       metadata: ["checkout": .string(checkout.id), "checkout_state": .string(checkout.state.rawValue),
+                                  "event_id": .string(event.id), "reason": .string(payment.detail)])
     }
 
     private func transition(_ checkout: CheckoutRecord, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
-                            quarantineReason: String? = nil, paidEventId: String? = nil,
-                            paymentId: String? = nil) async throws(WorkerFailure) -> Bool {
+                            paidEventId: String? = nil, paymentId: String? = nil) async throws(WorkerFailure) -> Bool {
         do {
-            return try await records.transition(id: checkout.id, from: from, to: state, quarantineReason: quarantineReason,
-                                                paidEventId: paidEventId, paymentId: paymentId, nowMs: now())
+            return try await records.transition(id: checkout.id, from: from, to: state, paidEventId: paidEventId,
+                                                paymentId: paymentId, nowMs: now())
         } catch {
             throw EventProcessor.failure(error)
         }

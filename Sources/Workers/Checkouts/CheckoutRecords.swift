@@ -13,10 +13,9 @@ public struct CheckoutRecord: Sendable, Equatable {
         /// through `POST /v1/checkouts/{id}/refund` leaves it `paid`, with `refundRequestId`, until Antom's
         /// notification says the refund succeeded.)
         case refunded
-        /// Unpaid after `checkouts.expirySeconds`.
+        /// Unpaid after `checkouts.expirySeconds`. (A payment that does not match a checkout leaves it
+        /// as it was: the payment is quarantined, `QuarantinedPayment`.)
         case expired
-        /// A notification did not match it (amount, currency, environment): it entitles nobody.
-        case quarantined
     }
 
     public var id: String
@@ -31,7 +30,6 @@ public struct CheckoutRecord: Sendable, Equatable {
     public var reference: String
     public var environment: NormalizedEvent.Environment
     public var state: State
-    public var quarantineReason: String?
     public var paymentURL: String?
     public var notifyURL: String?
     public var createdAtMs: Int64
@@ -45,7 +43,7 @@ public struct CheckoutRecord: Sendable, Equatable {
 
 extension CheckoutRecord {
     static let columns = """
-        id, app, user_id, product, amount_minor, currency, provider, account, reference, environment, state, quarantine_reason,
+        id, app, user_id, product, amount_minor, currency, provider, account, reference, environment, state,
         payment_url, notify_url, created_at_ms, expires_at_ms, paid_event_id, payment_id, refund_request_id
         """
 
@@ -58,7 +56,7 @@ extension CheckoutRecord {
               let created = row.int("created_at_ms"), let expires = row.int("expires_at_ms") else { return nil }
         self.init(id: id, app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider),
                   account: account, reference: reference, environment: environment, state: state,
-                  quarantineReason: row.text("quarantine_reason"), paymentURL: row.text("payment_url"), notifyURL: row.text("notify_url"),
+                  paymentURL: row.text("payment_url"), notifyURL: row.text("notify_url"),
                   createdAtMs: created, expiresAtMs: expires, paidEventId: row.text("paid_event_id"), paymentId: row.text("payment_id"),
                   refundRequestId: row.text("refund_request_id"))
     }
@@ -74,10 +72,10 @@ struct CheckoutRecords: Sendable {
         _ = try await database.transaction { connection throws(StoreError) in
             try connection.execute("""
                 INSERT INTO checkouts (\(CheckoutRecord.columns), updated_at_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $15)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $14)
                 """, [.text(c.id), .text(c.app), .text(c.user), .text(c.product), .int(c.amountMinor), .text(c.currency),
                       .text(c.provider.rawValue), .text(c.account), .text(c.reference), .text(c.environment.rawValue),
-                      .text(c.state.rawValue), SQLValue(c.quarantineReason), SQLValue(c.paymentURL), SQLValue(c.notifyURL),
+                      .text(c.state.rawValue), SQLValue(c.paymentURL), SQLValue(c.notifyURL),
                       .int(c.createdAtMs), .int(c.expiresAtMs), SQLValue(c.paidEventId), SQLValue(c.paymentId),
                       SQLValue(c.refundRequestId)])
         }
@@ -157,16 +155,51 @@ struct CheckoutRecords: Sendable {
     }
 
     /// Moves a checkout to `state` when it is in one of `from`; true when it moved.
-    func transition(id: String, from: [CheckoutRecord.State], to state: CheckoutRecord.State, quarantineReason: String? = nil,
+    func transition(id: String, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
                     paidEventId: String? = nil, paymentId: String? = nil, nowMs: Int64) async throws(StoreError) -> Bool {
         let allowed = from.map { "'\($0.rawValue)'" }.joined(separator: ", ")
         return try await database.transaction { connection throws(StoreError) in
             try connection.execute("""
-                UPDATE checkouts SET state = $1, quarantine_reason = COALESCE($2, quarantine_reason),
-                    paid_event_id = COALESCE($3, paid_event_id), payment_id = COALESCE($6, payment_id), updated_at_ms = $4
-                WHERE id = $5 AND state IN (\(allowed))
-                """, [.text(state.rawValue), SQLValue(quarantineReason), SQLValue(paidEventId), .int(nowMs), .text(id),
-                      SQLValue(paymentId)]) > 0
+                UPDATE checkouts SET state = $1, paid_event_id = COALESCE($2, paid_event_id), payment_id = COALESCE($5, payment_id),
+                    updated_at_ms = $3
+                WHERE id = $4 AND state IN (\(allowed))
+                """, [.text(state.rawValue), SQLValue(paidEventId), .int(nowMs), .text(id), SQLValue(paymentId)]) > 0
+        }
+    }
+
+    /// Keeps a payment that does not match its checkout (migration 11), once per notification; true when
+    /// it was not kept before (a redelivery is not counted twice).
+    func quarantine(_ payment: QuarantinedPayment) async throws(StoreError) -> Bool {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                INSERT INTO checkout_quarantined_payments (event_id, checkout_id, app, user_id, product, provider, account, reference,
+                                                           reason, detail, payment_id, quarantined_at_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                ON CONFLICT (event_id) DO NOTHING
+                """, [.text(payment.eventId), .text(payment.checkoutId), .text(payment.app), .text(payment.user), .text(payment.product),
+                      .text(payment.provider.rawValue), .text(payment.account), .text(payment.reference), .text(payment.reason.rawValue),
+                      .text(payment.detail), SQLValue(payment.paymentId), .int(payment.quarantinedAtMs)]) > 0
+        }
+    }
+
+    /// The payments quarantined against a checkout, oldest first.
+    func quarantinedPayments(checkoutId: String) async throws(StoreError) -> [QuarantinedPayment] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT \(QuarantinedPayment.columns) FROM checkout_quarantined_payments WHERE checkout_id = $1
+                ORDER BY quarantined_at_ms, event_id
+                """, [.text(checkoutId)]).compactMap(QuarantinedPayment.init(row:))
+        }
+    }
+
+    /// Deletes up to `limit` checkouts that expired unpaid before `expiredBeforeMs` (paid and refunded
+    /// ones are never deleted: they are what entitlements and refunds name); returns how many.
+    func prune(expiredBeforeMs: Int64, limit: Int = 1_000) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                DELETE FROM checkouts WHERE id IN (
+                    SELECT id FROM checkouts WHERE state = 'expired' AND expires_at_ms <= $1 ORDER BY expires_at_ms LIMIT $2)
+                """, [.int(expiredBeforeMs), .int(Int64(limit))])
         }
     }
 
@@ -176,5 +209,62 @@ struct CheckoutRecords: Sendable {
             try connection.execute("UPDATE checkouts SET state = 'expired', updated_at_ms = $1 WHERE state = 'pending' AND expires_at_ms <= $1",
                                    [.int(nowMs)])
         }
+    }
+}
+
+/// A provider's payment that named a checkout but does not match it (one row of
+/// `checkout_quarantined_payments`, migration 11): it entitles nobody and leaves the checkout as it was,
+/// so the right payment still pays it. Kept for a person to settle (refund the payer, or entitle by
+/// hand), with the checkout's user and product so it stands alone once the checkout is pruned.
+public struct QuarantinedPayment: Sendable, Equatable {
+    /// Why a payment does not pay its checkout: the reason codes of checkout payments.
+    public enum Reason: String, Sendable, CaseIterable {
+        case amountMismatch = "amount_mismatch"
+        case currencyMismatch = "currency_mismatch"
+        case environmentMismatch = "environment_mismatch"
+        case amountMissing = "amount_missing"
+        /// Quarantined with the checkout before migration 11 under a reason it no longer reads.
+        case unknown
+    }
+
+    public var eventId: String
+    public var checkoutId: String
+    public var app: String
+    public var user: String
+    public var product: String
+    public var provider: SourceName
+    public var account: String
+    public var reference: String
+    public var reason: Reason
+    /// The reason with what was notified and expected (`amount_mismatch: notified ... micros, expected ...`).
+    public var detail: String
+    /// The provider's id of the payment (Citcon's transaction id, Antom's paymentId): what a refund of it names.
+    public var paymentId: String?
+    public var quarantinedAtMs: Int64
+
+    static let columns = "event_id, checkout_id, app, user_id, product, provider, account, reference, reason, detail, payment_id, quarantined_at_ms"
+
+    init(eventId: String, checkout: CheckoutRecord, reason: Reason, detail: String, paymentId: String?, quarantinedAtMs: Int64) {
+        self.init(eventId: eventId, checkoutId: checkout.id, app: checkout.app, user: checkout.user, product: checkout.product,
+                  provider: checkout.provider, account: checkout.account, reference: checkout.reference, reason: reason, detail: detail,
+                  paymentId: paymentId, quarantinedAtMs: quarantinedAtMs)
+    }
+
+    init(eventId: String, checkoutId: String, app: String, user: String, product: String, provider: SourceName, account: String,
+         reference: String, reason: Reason, detail: String, paymentId: String?, quarantinedAtMs: Int64) {
+        self.eventId = eventId; self.checkoutId = checkoutId; self.app = app; self.user = user; self.product = product
+        self.provider = provider; self.account = account; self.reference = reference; self.reason = reason; self.detail = detail
+        self.paymentId = paymentId; self.quarantinedAtMs = quarantinedAtMs
+    }
+
+    init?(row: SQLRow) {
+        guard let eventId = row.text("event_id"), let checkoutId = row.text("checkout_id"), let app = row.text("app"),
+              let user = row.text("user_id"), let product = row.text("product"), let provider = row.text("provider"),
+              let account = row.text("account"), let reference = row.text("reference"),
+              let reason = row.text("reason").map({ Reason(rawValue: $0) ?? .unknown }), let detail = row.text("detail"),
+              let at = row.int("quarantined_at_ms") else { return nil }
+        self.init(eventId: eventId, checkoutId: checkoutId, app: app, user: user, product: product, provider: SourceName(provider),
+                  account: account, reference: reference, reason: reason, detail: detail, paymentId: row.text("payment_id"),
+                  quarantinedAtMs: at)
     }
 }

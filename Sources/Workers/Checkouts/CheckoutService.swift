@@ -79,7 +79,8 @@ public struct CheckoutService: CheckoutStarting {
         self.setup = setup
         records = CheckoutRecords(store: store)
         antom = AntomClient(baseURL: setup.settings.antomBaseUrl, fetcher: setup.fetcher, timeout: .milliseconds(setup.settings.antomTimeoutMs),
-                               metrics: AntomAPIMetrics(factory: metrics.factory), logger: logger)
+                            answerWindowSeconds: setup.settings.antomAnswerWindowSeconds,
+                            metrics: AntomAPIMetrics(factory: metrics.factory), logger: logger, now: now)
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -140,7 +141,7 @@ public struct CheckoutService: CheckoutStarting {
         var record = CheckoutRecord(
             id: "co_" + Self.randomHex(16), app: intent.app, user: intent.user, product: intent.product, amountMinor: intent.amountMinor,
             currency: intent.currency, provider: intent.provider, account: intent.app, reference: "tg" + Self.randomHex(15),
-            environment: environment, state: .pending, quarantineReason: nil, paymentURL: nil,
+            environment: environment, state: .pending, paymentURL: nil,
             notifyURL: intent.provider == .citcon ? "\(base)/webhooks/citcon/\(intent.app)" : "\(base)/webhooks/alipayplus",
             createdAtMs: nowMs, expiresAtMs: nowMs + Int64(setup.settings.expirySeconds) * 1000, paidEventId: nil)
         do throws(StoreError) { try await records.insert(record) } catch { throw storeUnavailable(error) }
@@ -218,7 +219,7 @@ public struct CheckoutService: CheckoutStarting {
         case .refunded(let answer):
             metrics.checkoutRefund(outcome: "refunded")
             logger.info("checkout refunded by Antom's answer", metadata: ["checkout": .string(checkout.id)])
-            await publishRefund(answer, refundRequestId: refundRequestId, checkout: checkout)
+            await publishRefund(answer, checkout: checkout)
             return true
         case .inProcess:
             metrics.checkoutRefund(outcome: "requested")
@@ -240,14 +241,9 @@ public struct CheckoutService: CheckoutStarting {
     }
 
     /// Antom's S answer as the refund event; a failure here only leaves the refund to the notification.
-    private func publishRefund(_ answer: [String: JSONValue], refundRequestId: String, checkout: CheckoutRecord) async {
+    private func publishRefund(_ answer: [String: JSONValue], checkout: CheckoutRecord) async {
         guard let publish else { return }
-        // Only an answer about the request sent: the event names its checkout by this id.
-        guard answer["refundRequestId"]?.string == refundRequestId else {
-            logger.warning("Antom's refund answer names another refundRequestId; its notification will apply the refund",
-                           metadata: ["checkout": .string(checkout.id)])
-            return
-        }
+        // AntomClient took only an S answer naming this refundRequestId: the event names the checkout by it.
         do {
             let event = try AlipayPlusSource.refundSucceeded(clientId: checkout.account, answer: answer,
                                                              environment: checkout.environment, receivedAt: Timestamp(millisecondsSince1970: now()))

@@ -303,9 +303,14 @@ public struct SileoAPI: Sendable {
             return storeFailed(error)
         }
         if let url = package.downloadURL {
+            // The merchant's server serves it only while the signature is valid: the key is single-use,
+            // and the link it leads to expires as fast (`downloadKeyTtlSeconds`).
+            guard let signer = vendor.downloadSignature else {
+                return refuse(Rejection(.notFound, "\(id) has no download configured"))
+            }
             metrics.sileoDownload(vendor: base, delivery: "redirect")
             var headers = noStoreHeaders()
-            headers[.location] = url
+            headers[.location] = signer.signedURL(url, expires: nowMs / 1000 + Int64(vendor.settings.downloadKeyTtlSeconds))
             return Response(status: .found, headers: headers)
         }
         guard let path = SileoVendor.filePath(of: package, in: vendor.settings) else {

@@ -2,23 +2,28 @@ import Config
 import Foundation
 import Toolkit
 
-/// One configured Sileo vendor, ready to serve: its settings and the sign-in page's public key, read at
-/// start so a missing or wrong key (or a missing package file) stops the process with its path.
+/// One configured Sileo vendor, ready to serve: its settings, the sign-in page's public key and the
+/// secret that signs redirects to `downloadURL`s, read at start so a missing or wrong key (or a
+/// missing package file) stops the process with its path.
 public struct SileoVendor: Sendable {
     public let settings: SileoSettings.Vendor
     let assertionKey: PublicKey
+    /// Signs the redirects to `packages[].downloadURL`; nil when no package has one.
+    let downloadSignature: SileoDownloadSignature?
 
     public struct SetupError: Error, CustomStringConvertible {
         public let description: String
     }
 
-    public init(settings: SileoSettings.Vendor, assertionKey: PublicKey) {
+    init(settings: SileoSettings.Vendor, assertionKey: PublicKey, downloadSignature: SileoDownloadSignature?) {
         self.settings = settings
         self.assertionKey = assertionKey
+        self.downloadSignature = downloadSignature
     }
 
     /// Reads `signIn.assertionKeyFile` (a P-256 public key, PEM or DER, or a certificate holding one) and
-    /// checks that every package's `file` exists under `downloadDirectory`.
+    /// `downloadURLSecretFile`, and checks that every package's `file` exists under `downloadDirectory`.
+    /// The secret's path is named in errors, never its contents.
     public static func load(_ settings: SileoSettings.Vendor) throws(SetupError) -> SileoVendor {
         let keyPath = settings.signIn.assertionKeyFile
         guard let data = FileManager.default.contents(atPath: keyPath) else {
@@ -34,7 +39,17 @@ public struct SileoVendor: Sendable {
                 throw SetupError(description: "sileo vendor \(settings.basePath): package \(package.id) file \(path) does not exist")
             }
         }
-        return SileoVendor(settings: settings, assertionKey: key)
+        var downloadSignature: SileoDownloadSignature?
+        if let secretPath = settings.downloadURLSecretFile {
+            guard let data = FileManager.default.contents(atPath: secretPath) else {
+                throw SetupError(description: "sileo vendor \(settings.basePath): cannot read downloadURLSecretFile \(secretPath)")
+            }
+            guard let secret = SileoDownloadSignature.secret(fromFile: [UInt8](data)) else {
+                throw SetupError(description: "sileo vendor \(settings.basePath): downloadURLSecretFile \(secretPath) holds fewer than \(SileoDownloadSignature.minimumSecretBytes) bytes")
+            }
+            downloadSignature = SileoDownloadSignature(secret: secret)
+        }
+        return SileoVendor(settings: settings, assertionKey: key, downloadSignature: downloadSignature)
     }
 
     /// Where a package's file is, when it is served from the directory.

@@ -48,7 +48,7 @@ struct CheckoutFixture: Sendable {
 
     let merchantKey: PrivateKey
     let platformKey: PrivateKey
-    let config: TollgateConfig
+    var config: TollgateConfig
     let folder: URL
 
     /// Generates the merchant and platform keys, writes them as an operator would, and configures one

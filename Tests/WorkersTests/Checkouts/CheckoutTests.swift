@@ -262,12 +262,14 @@ struct CheckoutTests {
         }
     }
 
-    @Test("a notification whose amount or currency differs quarantines the checkout and entitles nobody")
-    func amountMismatchQuarantined() async throws {
-        try await Self.withCheckouts { _, fixture, store, api, harness, _ in
+    @Test("a payment of another amount or currency is quarantined and entitles nobody; the checkout stays pending, and the owner's right payment then entitles")
+    func wrongPaymentQuarantined() async throws {
+        try await Self.withCheckouts { _, fixture, store, api, harness, workers in
             let first = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
             let firstId = try #require(first.string("id"))
-            for event in try await fixture.citconIPN(reference: try #require(first.string("reference")), id: "ch_2", amount: "999") {
+            let firstReference = try #require(first.string("reference"))
+            // Someone who knows the reference pays it a cent.
+            for event in try await fixture.citconIPN(reference: firstReference, id: "ch_2", amount: "1") {
                 try await harness.publish(event)
             }
             let second = try await api.post(Self.body(app: CheckoutFixture.clientId, provider: "alipayplus", product: "other"))
@@ -276,15 +278,27 @@ struct CheckoutTests {
                                                              currency: "EUR") {
                 try await harness.publish(event)
             }
-            try await waitUntil("both quarantined") {
-                let first = try await api.get(firstId).string("state")
-                let second = try await api.get(secondId).string("state")
-                return first == "quarantined" && second == "quarantined"
+            try await waitUntil("both payments quarantined") {
+                workers.metrics.total("tollgate_checkout_payments_quarantined_total", ["provider": "citcon", "reason": "amount_mismatch"]) == 1
+                    && workers.metrics.total("tollgate_checkout_payments_quarantined_total",
+                                             ["provider": "alipayplus", "reason": "currency_mismatch"]) == 1
             }
-            #expect(try await api.get(firstId).string("quarantineReason")?.hasPrefix("amount_mismatch") == true)
-            #expect(try await api.get(secondId).string("quarantineReason")?.hasPrefix("currency_mismatch") == true)
+            let records = CheckoutRecords(store: store)
+            #expect(try await records.quarantinedPayments(checkoutId: firstId).map(\.reason) == [.amountMismatch])
+            #expect(try await records.quarantinedPayments(checkoutId: secondId).map(\.reason) == [.currencyMismatch])
+            #expect(try await api.get(firstId).string("state") == "pending")
+            #expect(try await api.get(secondId).string("state") == "pending")
             #expect(try await !store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product))
             #expect(try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: "other"))
+
+            // The owner pays the checkout's amount: paid, entitled, as if nobody had paid a cent before.
+            for event in try await fixture.citconIPN(reference: firstReference, id: "ch_3", amount: "1999") {
+                try await harness.publish(event)
+            }
+            try await waitUntil("the owner entitled") {
+                try await store.entitles(app: CheckoutFixture.citconAccount, user: Self.user, product: Self.product)
+            }
+            #expect(try await api.get(firstId).string("state") == "paid")
         }
     }
 
@@ -317,6 +331,58 @@ struct CheckoutTests {
             #expect(try await api.get(id).string("state") == "paid")
             #expect(metrics.total("tollgate_checkout_notifications_total", ["provider": "citcon", "outcome": "paid_after_expiry"]) == 1)
             #expect(metrics.total("tollgate_checkouts_expired_total", [:]) == 1)
+        }
+    }
+
+    @Test("an expired checkout is deleted checkouts.retentionDays after it expired, not before; paid and refunded ones are kept",
+          arguments: Backend.allCases)
+    func expiredCheckoutsPruned(_ backend: Backend) async throws {
+        let fixture = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
+        try await TestDatabases.withStore(backend) { store in
+            let offset = Atomic<Int64>(0)
+            let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
+            let metrics = RecordingMetrics()
+            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
+            let records = CheckoutRecords(store: store)
+            let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            // One checkout per product, each left as its role says (products a shop's catalog would sell at 19.99 USD).
+            var checkouts: [String: (id: String, reference: String)] = [:]
+            for (role, product) in [("unpaid", "pro.lifetime"), ("paid", "other"), ("refunded", "other.product")] {
+                let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", product: product))
+                checkouts[role] = (try #require(created.string("id")), try #require(created.string("reference")))
+            }
+            let paid = try #require(checkouts["paid"]), refunded = try #require(checkouts["refunded"]), unpaid = try #require(checkouts["unpaid"])
+            for (reference, id) in [(paid.reference, "ch_p"), (refunded.reference, "ch_r")] {
+                _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: reference, id: id, amount: "1999").first))
+            }
+            _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: refunded.reference, id: "rf_r", type: "refund",
+                                                                                 amount: "1999").first))
+            #expect(try await api.get(refunded.id).string("state") == "refunded")
+
+            let sweeper = CheckoutExpirySweeper(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock,
+                                                retentionDays: 7)
+            let expiryMs = Int64(fixture.config.checkouts.expirySeconds) * 1000
+            let retentionMs = Int64(7 * 86_400_000)
+            offset.store(expiryMs + 1_000, ordering: .relaxed)
+            #expect(try await sweeper.sweepOnce() == 1)
+            #expect(try await api.get(unpaid.id).string("state") == "expired")
+            // Everything expires and is kept for a while: paid and refunded ones are past their expiry too.
+            offset.store(expiryMs + retentionMs - 60_000, ordering: .relaxed)
+            _ = try await sweeper.sweepOnce()
+            #expect(try await store.checkoutCount() == 3)
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 0)
+
+            offset.store(expiryMs + retentionMs + 60_000, ordering: .relaxed)
+            _ = try await sweeper.sweepOnce()
+            #expect(try await records.find(id: unpaid.id) == nil)
+            #expect(try await api.get(unpaid.id).error == "checkout_not_found")
+            #expect(try await records.find(id: paid.id)?.state == .paid)
+            #expect(try await records.find(id: refunded.id)?.state == .refunded)
+            #expect(try await store.checkoutCount() == 2)
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 1)
+            // Deleted once: the next pass finds nothing more.
+            _ = try await sweeper.sweepOnce()
+            #expect(metrics.total("tollgate_checkouts_pruned_total") == 1)
         }
     }
 

@@ -16,6 +16,12 @@ final class SileoFixture: Sendable {
     static let app = "com.example.repo"
     static let package = "com.example.tweak"
     static let product = "tweak.lifetime"
+    /// Served by the merchant's own file server (`downloadURL`), through a signed redirect.
+    static let cdnPackage = "com.example.tweak-cdn"
+    static let cdnProduct = "tweak-cdn.lifetime"
+    static let cdnURL = "https://cdn.example/debs/tweak-cdn_1.0.deb"
+    /// What `downloadURLSecretFile` holds (with a newline, as an editor leaves it).
+    static let downloadSecret = "sileo-test-download-secret-0123456789abcdef"
     static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
 
     let directory: URL
@@ -30,6 +36,7 @@ final class SileoFixture: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sileo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("debs"), withIntermediateDirectories: true)
         try Data(Self.fileBytes).write(to: directory.appendingPathComponent("debs/tweak_1.0.deb"))
+        try Data((Self.downloadSecret + "\n").utf8).write(to: directory.appendingPathComponent("download.secret"))
         let key = try #require(PrivateKey.generateP256())
         signingKey = key
         try Data(try #require(key.publicKeyPEM).utf8).write(to: directory.appendingPathComponent("signin.pem"))
@@ -64,12 +71,15 @@ final class SileoFixture: Sendable {
             authenticationBanner: SileoSettings.Banner(message: "Sign in to buy", button: "Sign in"),
             publicBaseURL: publicBaseURL, app: Self.app, provider: "alipayplus",
             signIn: SileoSettings.SignIn(url: signIn.baseURL + "/signin", assertionKeyFile: directory.appendingPathComponent("signin.pem").path),
-            downloadDirectory: directory.path, downloadKeyTtlSeconds: ttlSeconds,
+            downloadDirectory: directory.path, downloadURLSecretFile: directory.appendingPathComponent("download.secret").path,
+            downloadKeyTtlSeconds: ttlSeconds,
             packages: [
                 SileoSettings.Package(id: Self.package, product: Self.product, amountMinor: 199, currency: "USD", price: "$1.99",
                                       recoveryURL: "https://repo.example/help", file: "debs/tweak_1.0.deb"),
                 SileoSettings.Package(id: "com.example.retired", product: "retired", amountMinor: 99, currency: "USD", price: "$0.99",
                                       available: false, recoveryURL: "https://repo.example/retired", downloadURL: "https://cdn.example/retired.deb"),
+                SileoSettings.Package(id: Self.cdnPackage, product: Self.cdnProduct, amountMinor: 299, currency: "USD", price: "$2.99",
+                                      downloadURL: Self.cdnURL),
             ])
         return try SileoVendor.load(settings)
     }
@@ -86,7 +96,7 @@ final class SileoFixture: Sendable {
     }
 
     /// A purchase of the package for `user`, as the gateway publishes a provider's paid notification.
-    static func purchase(_ type: EventType, id: String, user: String, subject: String) -> NormalizedEvent {
+    static func purchase(_ type: EventType, id: String, user: String, subject: String, product: String = product) -> NormalizedEvent {
         let now = Timestamp.now
         return NormalizedEvent(id: id, type: type, source: "/alipayplus/demo-client", environment: .production, app: app, subject: subject,
                                occurredAt: now.rfc3339, receivedAt: now.rfc3339, user: user, product: product,

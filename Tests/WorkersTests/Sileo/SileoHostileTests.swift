@@ -94,6 +94,62 @@ struct SileoHostileTests {
         }
     }
 
+    @Test("a downloadURL package redirects to its URL signed to expire: the merchant's check (docs/sileo.md) takes it until then, not after, nor with another path or expiry")
+    func signedDownloadRedirect() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            try await scene.harness.publish(SileoFixture.purchase(.purchaseCompleted, id: "paid-cdn", user: "user-a", subject: "pay-cdn",
+                                                                  product: SileoFixture.cdnProduct))
+            let path = "/package/\(SileoFixture.cdnPackage)/authorize_download"
+            try await waitUntil("user-a owns the package") { try await scene.post(path, ["token": device.bearer]).status == 200 }
+            let authorized = try #require(try await scene.post(path, ["token": device.bearer]).json["url"]?.string)
+            let redirect = try await SileoHTTP.call("GET", authorized)
+            #expect(redirect.status == 302)
+            #expect(redirect.headers["cache-control"] == "no-store")
+            let location = redirect.location
+            let now = Int64(scene.clock.now.timeIntervalSince1970)
+            let expires = now + 120
+            #expect(location.hasPrefix(SileoFixture.cdnURL + "?expires=\(expires)&signature="), "\(location)")
+            #expect(!location.contains(SileoFixture.downloadSecret) && !location.contains(device.token))
+            let secret = SileoFixture.downloadSecret
+            #expect(Self.merchantServes(location, secret: secret, nowSeconds: now))
+            #expect(Self.merchantServes(location, secret: secret, nowSeconds: expires))
+            #expect(!Self.merchantServes(location, secret: secret, nowSeconds: expires + 1))
+            // The link names one file until one time: another path or a later expiry does not verify.
+            #expect(!Self.merchantServes(location.replacingOccurrences(of: "tweak-cdn_1.0.deb", with: "other_1.0.deb"), secret: secret,
+                                         nowSeconds: now))
+            #expect(!Self.merchantServes(location.replacingOccurrences(of: "expires=\(expires)", with: "expires=\(expires + 86_400)"),
+                                         secret: secret, nowSeconds: now))
+            #expect(!Self.merchantServes(location, secret: String(secret.reversed()), nowSeconds: now))
+            #expect(scene.workers.metrics.total("tollgate_sileo_downloads_total", ["vendor": SileoFixture.base, "delivery": "redirect"]) == 1)
+            // The key was single-use all the same.
+            #expect(try await SileoHTTP.call("GET", authorized).status == 403)
+        }
+    }
+
+    @Test("the worked example of docs/sileo.md is what Tollgate signs")
+    func documentedSignature() {
+        let signer = SileoDownloadSignature(secret: Array("6f1c9e0a2b7d4c8e9a1f3b5d7c9e0f2a4b6d8e0c2a4f6b8d".utf8))
+        #expect(signer.signedURL("https://files.example.com/debs/classicfolders_2.0.deb", expires: 1_798_761_600)
+                == "https://files.example.com/debs/classicfolders_2.0.deb?expires=1798761600&signature=5f714c5f3661eab47d14b56fcabfb565300db904c3cd9d7da7ec22a002ac7a6c")
+        #expect(SileoDownloadSignature.secret(fromFile: Array("too short\n".utf8)) == nil)
+        #expect(SileoDownloadSignature.secret(fromFile: Array("6f1c9e0a2b7d4c8e9a1f3b5d7c9e0f2a4b6d8e0c2a4f6b8d\r\n".utf8)) == signer.secret)
+    }
+
+    /// The check docs/sileo.md asks of the merchant's file server, written from the document: `expires`
+    /// not passed, and the hex HMAC-SHA256 of `<path>\n<expires>` under the shared secret equal to
+    /// `signature`. HMAC is built here from SHA-256 as RFC 2104 defines it, not with Tollgate's own.
+    static func merchantServes(_ url: String, secret: String, nowSeconds: Int64) -> Bool {
+        guard let components = URLComponents(string: url), let items = components.queryItems,
+              let expiresText = items.first(where: { $0.name == "expires" })?.value, let expires = Int64(expiresText),
+              let signature = items.first(where: { $0.name == "signature" })?.value, nowSeconds <= expires else { return false }
+        var key = Array(secret.utf8)
+        if key.count > 64 { key = Digest.sha256(key) }
+        key += [UInt8](repeating: 0, count: 64 - key.count)
+        let inner = Digest.sha256(key.map { $0 ^ 0x36 } + Array("\(components.percentEncodedPath)\n\(expiresText)".utf8))
+        return Digest.hex(Digest.sha256(key.map { $0 ^ 0x5C } + inner)) == signature
+    }
+
     @Test("another user's token sees and downloads only that user's purchases, and cannot spend the first user's secret")
     func anotherUsersToken() async throws {
         try await Self.withScene { scene in

@@ -41,7 +41,8 @@ enum AntomPayOutcome: Sendable, Equatable {
     /// `resultStatus` F: Antom will not take this payment (its `resultCode`).
     case refused(resultCode: String)
     /// No usable answer: unreachable, timed out, non-200, `U` other than PAYMENT_IN_PROCESS, an
-    /// answer whose signature does not verify or that cannot be read (a kind for metrics, a message).
+    /// answer whose signature does not verify, whose `Response-Time` is missing or outside the window,
+    /// that names another `paymentRequestId`, or that cannot be read (a kind for metrics, a message).
     case unavailable(kind: String, message: String)
 }
 
@@ -60,14 +61,20 @@ enum AntomRefundOutcome: Sendable, Equatable {
 /// Antom's API as checkouts call it: `pay` (Cashier Payment) and `refund`, each request signed with the
 /// merchant key as Antom documents (SHA256withRSA over `POST <path>\n<Client-Id>.<Request-Time>.<body>`,
 /// the content the Alipay+ sender verifies notifications with), each answer's signature verified with
-/// Antom's public key before anything in it is used.
+/// Antom's public key before anything in it is used. A signature alone does not make an answer this
+/// call's: an older signed answer replayed by someone in between verifies too, so the answer's signed
+/// `Response-Time` must be within `answerWindowSeconds` of this clock and it must name the request id sent.
 struct AntomClient: Sendable {
 
     let baseURL: String
     let fetcher: any HTTPFetcher
     let timeout: Duration
+    /// `checkouts.antomAnswerWindowSeconds`: how far, either way, `Response-Time` may be from `now`.
+    let answerWindowSeconds: Int
     let metrics: AntomAPIMetrics
     let logger: Logger
+    /// Milliseconds since 1970: the `Request-Time` sent and the clock answers are judged by.
+    let now: @Sendable () -> Int64
 
     struct Amount: Encodable { var currency: String; var value: String }
     struct Order: Encodable {
@@ -104,22 +111,28 @@ struct AntomClient: Sendable {
         return encoder
     }()
 
-    func pay(_ request: PayRequest, merchant: AntomMerchant, now: Timestamp = .now) async -> AntomPayOutcome {
+    func pay(_ request: PayRequest, merchant: AntomMerchant) async -> AntomPayOutcome {
         let answer: (status: String, code: String, body: [String: JSONValue])
-        switch await call(.pay, request, merchant: merchant, now: now) {
+        switch await call(.pay, request, merchant: merchant) {
         case .success(let verified): answer = verified
         case .failure(let failure): return unavailable(.pay, failure)
         }
+        // Antom names the paymentRequestId in the answers that start a payment (an F may name none); an
+        // answer naming another is one to another request, replayed, whose page is someone else's payment.
+        let named = answer.body["paymentRequestId"]?.string
+        let otherRequest = CallFailure(kind: "wrong_request_id", message: "Antom's \(answer.status) answer does not name the paymentRequestId sent")
         // A cashier payment is started, not finished, by this call: Antom answers U PAYMENT_IN_PROCESS
         // with the page to send the payer to (an S with the page is taken the same way).
         switch answer.status {
         case "F":
+            if let named, named != request.paymentRequestId { return unavailable(.pay, otherRequest) }
             failed(.pay, refused: answer.code)
             return .refused(resultCode: answer.code)
         case "S", "U":
             if answer.status == "U", answer.code != "PAYMENT_IN_PROCESS" {
                 return unavailable(.pay, CallFailure(kind: "unknown_result", message: "Antom answered U \(answer.code)"))
             }
+            guard named == request.paymentRequestId else { return unavailable(.pay, otherRequest) }
             guard let page = answer.body["normalUrl"]?.string, page.hasPrefix("https://") || page.hasPrefix("http://") else {
                 return unavailable(.pay, CallFailure(kind: "decode", message: "Antom's answer \(answer.status) \(answer.code) has no normalUrl"))
             }
@@ -129,11 +142,19 @@ struct AntomClient: Sendable {
         }
     }
 
-    func refund(_ request: RefundRequest, merchant: AntomMerchant, now: Timestamp = .now) async -> AntomRefundOutcome {
+    func refund(_ request: RefundRequest, merchant: AntomMerchant) async -> AntomRefundOutcome {
         let answer: (status: String, code: String, body: [String: JSONValue])
-        switch await call(.refund, request, merchant: merchant, now: now) {
+        switch await call(.refund, request, merchant: merchant) {
         case .success(let verified): answer = verified
         case .failure(let failure):
+            failed(.refund, unavailable: failure)
+            return .unavailable(kind: failure.kind, message: failure.message)
+        }
+        // An S answer is published as the refund of the checkout this request was recorded on, so it
+        // must name that request; no answer may name another (one to another refund, replayed).
+        let named = answer.body["refundRequestId"]?.string
+        if named != request.refundRequestId, named != nil || answer.status == "S" {
+            let failure = CallFailure(kind: "wrong_request_id", message: "Antom's \(answer.status) answer does not name the refundRequestId sent")
             failed(.refund, unavailable: failure)
             return .unavailable(kind: failure.kind, message: failure.message)
         }
@@ -158,13 +179,13 @@ struct AntomClient: Sendable {
     }
 
     /// Signs and sends one call; the answer's `result.resultStatus`, `resultCode` and body once its
-    /// signature verified.
-    private func call(_ call: AntomAPICall, _ request: some Encodable, merchant: AntomMerchant,
-                      now: Timestamp) async -> Result<(status: String, code: String, body: [String: JSONValue]), CallFailure> {
+    /// signature verified and its `Response-Time` is within the window.
+    private func call(_ call: AntomAPICall, _ request: some Encodable,
+                      merchant: AntomMerchant) async -> Result<(status: String, code: String, body: [String: JSONValue]), CallFailure> {
         guard let body = try? Self.encoder.encode(request).map({ $0 }) else {
             return .failure(CallFailure(kind: "encode", message: "the \(call.rawValue) request could not be written"))
         }
-        let requestTime = String(now.millisecondsSince1970)
+        let requestTime = String(now())
         let content = AlipayPlusSource.signedContent(path: call.path, clientId: merchant.clientId, time: requestTime, body: body)
         guard let signature = merchant.merchantKey.signRSASHA256(content) else {
             return .failure(CallFailure(kind: "signing", message: "the merchant key could not sign"))
@@ -187,8 +208,20 @@ struct AntomClient: Sendable {
         guard response.status == 200 else {
             return .failure(CallFailure(kind: "http_\(response.status)", message: "Antom answered HTTP \(response.status)"))
         }
-        guard verified(response, path: call.path, merchant: merchant) else {
+        guard let responseTime = response.headers["response-time"], !responseTime.isEmpty else {
+            return .failure(CallFailure(kind: "response_time", message: "Antom's answer has no Response-Time"))
+        }
+        guard verified(response, responseTime: responseTime, path: call.path, merchant: merchant) else {
             return .failure(CallFailure(kind: "bad_signature", message: "Antom's answer does not verify with the client's platform public keys"))
+        }
+        // Judged once the answer is in hand, by the time it is used.
+        guard let answeredAt = AlipayPlusSource.signedTime(responseTime) else {
+            return .failure(CallFailure(kind: "response_time", message: "Antom's Response-Time is neither RFC 3339 nor epoch milliseconds"))
+        }
+        let distanceMs = (now() - answeredAt.millisecondsSince1970).magnitude
+        guard distanceMs <= UInt64(answerWindowSeconds) * 1000 else {
+            return .failure(CallFailure(kind: "response_time",
+                                        message: "Antom's Response-Time is \(distanceMs / 1000) s from this clock, more than checkouts.antomAnswerWindowSeconds (\(answerWindowSeconds))"))
         }
         guard let answer = JSONValue.parse(response.body)?.object, let result = answer["result"]?.object,
               let status = result["resultStatus"]?.string else {
@@ -199,9 +232,8 @@ struct AntomClient: Sendable {
 
     /// `Signature` over `POST <path>\n<Client-Id>.<Response-Time>.<body>`, with the platform keys the
     /// key version selects (all of them when it names none).
-    private func verified(_ response: HTTPFetchResponse, path: String, merchant: AntomMerchant) -> Bool {
-        guard let time = response.headers["response-time"], !time.isEmpty,
-              let parsed = AlipayPlusSignature.parse(response.headers["signature"]) else { return false }
+    private func verified(_ response: HTTPFetchResponse, responseTime time: String, path: String, merchant: AntomMerchant) -> Bool {
+        guard let parsed = AlipayPlusSignature.parse(response.headers["signature"]) else { return false }
         let clientId = response.headers["client-id"] ?? merchant.clientId
         guard clientId == merchant.clientId else { return false }
         let content = AlipayPlusSource.signedContent(path: path, clientId: clientId, time: time, body: response.body)
