@@ -7,7 +7,7 @@ extension ConfigLoader {
         c.retentionDays = try s.int("retentionDays", default: c.retentionDays, range: 1...3_650)
         c.antomBaseUrl = try baseURL(s, "antomBaseUrl", default: c.antomBaseUrl) ?? c.antomBaseUrl
         // The merchant's signed calls and Antom's payment pages travel here: never in clear text off this machine.
-        guard c.antomBaseUrl.lowercased().hasPrefix("https://") || isLoopbackHTTP(c.antomBaseUrl) else {
+        guard c.antomBaseUrl.lowercased().hasPrefix("https://") || ConfigReader.isLoopbackHTTP(c.antomBaseUrl) else {
             throw ConfigError(key: s.name("antomBaseUrl"),
                               message: "expected an https:// URL (http:// only to this machine: 127.0.0.0/8, [::1] or localhost), got \"\(c.antomBaseUrl)\"")
         }
@@ -32,33 +32,5 @@ extension ConfigLoader {
             throw ConfigError(key: s.name(key), message: "expected an http(s) URL without query or fragment, got \"\(text)\"")
         }
         return trimmed
-    }
-
-    /// Whether `url` is `http://` to this machine: its host (read after any `user@`, which would
-    /// otherwise hide the real one) is in 127.0.0.0/8, `[::1]` or `localhost`, with at most a port.
-    static func isLoopbackHTTP(_ url: String) -> Bool {
-        let lowered = url.lowercased()
-        guard lowered.hasPrefix("http://") else { return false }
-        let authority = lowered.dropFirst("http://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.contains("@") else { return false }
-        func isPort(_ text: Substring) -> Bool {
-            text.first == ":" && (2...6).contains(text.count) && text.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }
-        }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return false }
-            let rest = authority[authority.index(after: close)...]
-            return authority[authority.index(after: authority.startIndex)..<close] == "::1" && (rest.isEmpty || isPort(rest))
-        }
-        var host = authority
-        if let colon = authority.firstIndex(of: ":") {
-            guard isPort(authority[colon...]) else { return false }
-            host = authority[..<colon]
-        }
-        if host == "localhost" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ octet in
-            (1...3).contains(octet.count) && octet.allSatisfy { $0.isASCII && $0.isNumber } && (Int(octet).map { $0 <= 255 } ?? false)
-        }) else { return false }
-        return octets.first == "127"
     }
 }

@@ -63,11 +63,7 @@ public final class ConfigReader {
     /// local proxy, a test server), so a bearer token never crosses a network in clear text.
     public func credentialedURL(_ key: String, default value: String) throws(ConfigError) -> String {
         let url = try string(key, default: value)
-        let lowered = url.lowercased()
-        let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"].contains { prefix in
-            lowered.hasPrefix(prefix) && (lowered.count == prefix.count || ":/".contains(lowered[lowered.index(lowered.startIndex, offsetBy: prefix.count)]))
-        }
-        guard lowered.hasPrefix("https://") || loopback else {
+        guard url.lowercased().hasPrefix("https://") || Self.isLoopbackHTTP(url) else {
             throw ConfigError(key: name(key), message: "expected an https:// URL (http:// only to 127.0.0.1, localhost or [::1]), got \"\(url)\"")
         }
         return url
@@ -215,5 +211,35 @@ extension ConfigReader {
                 }
             }
         }
+    }
+}
+
+extension ConfigReader {
+    /// Whether `url` is `http://` to this machine: its host (read after any `user@`, which would
+    /// otherwise hide the real one) is in 127.0.0.0/8, `[::1]` or `localhost`, with at most a port.
+    public static func isLoopbackHTTP(_ url: String) -> Bool {
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("http://") else { return false }
+        let authority = lowered.dropFirst("http://".count).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.contains("@") else { return false }
+        func isPort(_ text: Substring) -> Bool {
+            text.first == ":" && (2...6).contains(text.count) && text.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }
+        }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            let rest = authority[authority.index(after: close)...]
+            return authority[authority.index(after: authority.startIndex)..<close] == "::1" && (rest.isEmpty || isPort(rest))
+        }
+        var host = authority
+        if let colon = authority.firstIndex(of: ":") {
+            guard isPort(authority[colon...]) else { return false }
+            host = authority[..<colon]
+        }
+        if host == "localhost" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard octets.count == 4, octets.allSatisfy({ octet in
+            (1...3).contains(octet.count) && octet.allSatisfy { $0.isASCII && $0.isNumber } && (Int(octet).map { $0 <= 255 } ?? false)
+        }) else { return false }
+        return octets.first == "127"
     }
 }

@@ -56,6 +56,9 @@ struct SileoConfigTests {
             (yaml(basePath: "/sileo/../webhooks"), "sileo.vendors[0].basePath"),
             (yaml(basePath: "sileo"), "sileo.vendors[0].basePath"),
             (yaml(publicBaseURL: "http://pay.example.com"), "sileo.vendors[0].publicBaseURL"),
+            // A loopback-looking prefix whose real host comes after the `@`.
+            (yaml(publicBaseURL: "http://127.0.0.1:80@evil.example"), "sileo.vendors[0].publicBaseURL"),
+            (yaml(publicBaseURL: "http://localhost.evil.example"), "sileo.vendors[0].publicBaseURL"),
             (yaml(package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://x.example/a.deb\"}"),
              "sileo.vendors[0].downloadURLSecretFile"),
             (yaml(package: "{id: a.b, product: p, currency: USD, price: x, downloadURL: \"https://x.example/a.deb?v=1\"}",
