@@ -63,17 +63,21 @@ public enum ConfigLoader {
                 }
                 let apps = try t.strings("apps")
                 let refunds = try t.bool("refunds", default: false)
+                let rate = try t.optionalInt("ratePerSecond"), burst = try t.optionalInt("rateBurst")
                 guard !apps.contains(where: \.isEmpty) else { throw ConfigError(key: t.name("apps"), message: "an app id is empty") }
                 switch kind {
                 case .server:
-                    guard !apps.isEmpty || refunds else {
+                    // The long form says something beyond the plain one: apps, refunds or a rate of its own.
+                    guard !apps.isEmpty || refunds || rate != nil || burst != nil else {
                         throw ConfigError(key: t.name("apps"), message: "list the apps this token may ask for (a token for every app is written without apps)")
                     }
                 case .client:
                     guard !apps.isEmpty else { throw ConfigError(key: t.name("apps"), message: "a client credential lists the apps it is embedded in") }
                     guard !refunds else { throw ConfigError(key: t.name("refunds"), message: "a client credential is public and may not ask for refunds") }
                 }
-                return APIToken(token, kind: kind, apps: apps.isEmpty ? nil : Set(apps), refunds: refunds)
+                if let rate, !(1...1_000_000).contains(rate) { throw ConfigError(key: t.name("ratePerSecond"), message: "expected 1...1000000") }
+                if let burst, !(1...10_000_000).contains(burst) { throw ConfigError(key: t.name("rateBurst"), message: "expected 1...10000000") }
+                return APIToken(token, kind: kind, apps: apps.isEmpty ? nil : Set(apps), refunds: refunds, ratePerSecond: rate, rateBurst: burst)
             })
             var seen = Set<String>()
             for token in a.tokens where !seen.insert(token.token).inserted {
@@ -86,8 +90,8 @@ public enum ConfigLoader {
                                       message: "a client credential for \(app) acts for users only through user tokens: give the backend's P-256 public key file")
                 }
             }
-            a.ratePerSecond = try s.int("ratePerSecond", default: a.ratePerSecond, range: 1...100_000)
-            a.rateBurst = try s.int("rateBurst", default: a.rateBurst, range: 1...1_000_000)
+            a.ratePerSecond = try s.int("ratePerSecond", default: a.ratePerSecond, range: 1...1_000_000)
+            a.rateBurst = try s.int("rateBurst", default: a.rateBurst, range: 1...10_000_000)
             a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
         }

@@ -90,9 +90,10 @@ public struct APISettings: Sendable {
     /// Per app: the P-256 public key (PEM file) of the merchant's backend, which signs the short-lived
     /// user tokens (ES256 JWT, `sub` the user, `aud` the app) that a client credential acts for a user with.
     public var userTokenKeys: [String: String] = [:]
-    /// Requests each credential may make per second on the merchant routes, and the burst above it.
-    public var ratePerSecond = 20
-    public var rateBurst = 40
+    /// Requests each credential may make per second on the merchant routes, and the burst above it,
+    /// unless the credential sets its own: one client credential serves every install of its app.
+    public var ratePerSecond = 500
+    public var rateBurst = 1_000
     /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
     /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
     public var port = 8081
@@ -112,12 +113,18 @@ public struct APIToken: Sendable, Equatable {
     /// May ask for refunds (`POST /v1/checkouts/{id}/refund`): money leaves the merchant, so only a
     /// server credential configured `refunds: true` may.
     public var refunds: Bool
+    /// This credential's own rate and burst (`api.ratePerSecond`, `api.rateBurst` when nil).
+    public var ratePerSecond: Int?
+    public var rateBurst: Int?
 
-    public init(_ token: String, kind: Kind = .server, apps: Set<String>? = nil, refunds: Bool = false) {
+    public init(_ token: String, kind: Kind = .server, apps: Set<String>? = nil, refunds: Bool = false,
+                ratePerSecond: Int? = nil, rateBurst: Int? = nil) {
         self.token = token
         self.kind = kind
         self.apps = apps
         self.refunds = refunds
+        self.ratePerSecond = ratePerSecond
+        self.rateBurst = rateBurst
     }
 
     public func allows(app: String) -> Bool { apps?.contains(app) ?? true }

@@ -106,7 +106,7 @@ public struct EntitlementWorkers: Service {
         public var rateBurst: Int
         public var catalog: CatalogSettings
 
-        public init(userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 50, rateBurst: Int = 100,
+        public init(userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
                     catalog: CatalogSettings = CatalogSettings()) {
             self.userTokenKeys = userTokenKeys
             self.ratePerSecond = ratePerSecond

@@ -50,16 +50,20 @@ struct CatalogConfigTests {
             api:
               tokens:
                 - backend-0123456789
-                - { token: in-the-app-0123456789, kind: client, apps: [com.example.demo] }
+                - { token: in-the-app-0123456789, kind: client, apps: [com.example.demo], ratePerSecond: 50, rateBurst: 100 }
+                - { token: busy-backend-0123456789, ratePerSecond: 5000 }
               userTokenKeys: { com.example.demo: /etc/tollgate/user-token.pub.pem }
             """)
-        #expect(config.api.tokens.map(\.kind) == [.server, .client])
+        #expect(config.api.tokens.map(\.kind) == [.server, .client, .server])
+        #expect(config.api.tokens.map(\.ratePerSecond) == [nil, 50, 5000] && config.api.tokens.map(\.rateBurst) == [nil, 100, nil])
+        #expect(config.api.ratePerSecond == 500 && config.api.rateBurst == 1000)
         #expect(config.api.userTokenKeys == ["com.example.demo": "/etc/tollgate/user-token.pub.pem"])
         for (yaml, key) in [("api: { tokens: [{ token: in-the-app-0123456789, kind: client }] }", "api.tokens[0].apps"),
                             ("api: { tokens: [{ token: in-the-app-0123456789, kind: client, apps: [a], refunds: true }], userTokenKeys: { a: k } }",
                              "api.tokens[0].refunds"),
                             ("api: { tokens: [{ token: in-the-app-0123456789, kind: client, apps: [a] }] }", "api.userTokenKeys.a"),
-                            ("api: { tokens: [{ token: in-the-app-0123456789, kind: public, apps: [a] }] }", "api.tokens[0].kind")] {
+                            ("api: { tokens: [{ token: in-the-app-0123456789, kind: public, apps: [a] }] }", "api.tokens[0].kind"),
+                            ("api: { tokens: [{ token: busy-backend-0123456789, ratePerSecond: 0 }] }", "api.tokens[0].ratePerSecond")] {
             do {
                 _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
                 Issue.record("expected an error for \(yaml)")

@@ -23,7 +23,7 @@ struct APICredentialsTests {
 
     static func credentials(burst: Int = 40) -> APICredentials {
         APICredentials(tokens: [APIToken("server-credential-0001"), APIToken("client-credential-0001", kind: .client, apps: [app]),
-                                APIToken("server-credential-0002")],
+                                APIToken("server-credential-0002", rateBurst: 5)],
                        userTokenKeys: [app: key.publicKey!], ratePerSecond: 1, rateBurst: burst)
     }
 
@@ -49,7 +49,9 @@ struct APICredentialsTests {
         #expect(refused.rejection.reason == .rateLimited)
         #expect(refused.rejection.reason.httpStatus == 429)
         #expect(refused.headers[.retryAfter].flatMap(Int.init).map { $0 >= 1 } == true)
-        #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0002")).get()) != nil)
+        // Another credential has its own bucket, here with a burst of its own.
+        for _ in 0..<5 { #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0002")).get()) != nil) }
+        #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0002")).get()) == nil)
         guard case .failure(let unknown) = credentials.authenticate(Self.request(bearer: "nobody-credential")) else {
             Issue.record("an unknown credential was admitted")
             return

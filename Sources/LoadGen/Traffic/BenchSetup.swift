@@ -19,7 +19,8 @@ enum BenchSetup {
         let workers = gateway + """
         api:
           port: 0
-          tokens: [\(ApplePurchaseLoadTraffic.token)]
+          # The merchant's backend: one credential for the whole load, its rate above what the bench reaches.
+          tokens: [{ token: \(ApplePurchaseLoadTraffic.token), ratePerSecond: 1000000, rateBurst: 1000000 }]
         store:
           url: "sqlite:\(directory)/store.sqlite"
 

@@ -41,14 +41,14 @@ struct APICredentials: Sendable {
     let rateBurst: Int
     let now: @Sendable () -> Int64
 
-    init(tokens: [APIToken], userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 20, rateBurst: Int = 40,
+    init(tokens: [APIToken], userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.tokens = tokens
         self.userTokenKeys = userTokenKeys
         self.ratePerSecond = ratePerSecond
         self.rateBurst = rateBurst
         self.now = now
-        limiters = tokens.map { _ in RateLimiter(perSecond: Double(ratePerSecond), burst: rateBurst) }
+        limiters = tokens.map { RateLimiter(perSecond: Double($0.ratePerSecond ?? ratePerSecond), burst: $0.rateBurst ?? rateBurst) }
     }
 
     /// The configured credential the request's one `Authorization: Bearer` header carries (with two, a
@@ -67,7 +67,7 @@ struct APICredentials: Sendable {
         if let seconds = limiters[index].take() {
             var headers = HTTPFields()
             headers[.retryAfter] = String(seconds)
-            return .failure(CallerRefusal(.rateLimited, "this credential sends more requests than api.ratePerSecond allows", headers: headers))
+            return .failure(CallerRefusal(.rateLimited, "this credential sends more requests than its rate allows (api.ratePerSecond)", headers: headers))
         }
         let userTokens = request.headers[values: Self.userTokenHeader]
         return .success(Caller(credential: tokens[index], userToken: userTokens.count == 1 ? userTokens.first : nil))
