@@ -1,3 +1,5 @@
+import Events
+
 /// `catalog`: what each app sells (docs/catalog.md). A checkout names a catalog product and a currency
 /// and its amount comes from here, never from the caller; Sileo packages take their prices from it; the
 /// entitlement API and `tollgate.entitlements` name the entitlements (access levels such as `pro`) a
@@ -30,8 +32,16 @@ public struct CatalogSettings: Sendable, Equatable {
             self.id = id; self.apple = apple; self.google = google; self.pricesMinor = pricesMinor; self.entitlements = entitlements
         }
 
-        /// Whether a purchase the stores name `product` is this one.
-        public func isNamed(_ product: String) -> Bool { product == id || product == apple || product == google }
+        /// Whether a purchase of `source` (`apple`, `google`, a provider) that names `product` is this one: a
+        /// store's own id counts only for that store's purchases, so a cheap product of one store can never
+        /// pass for another store's expensive one.
+        public func isNamed(_ product: String, source: String) -> Bool {
+            switch source {
+            case "apple": product.isExactly(apple ?? id)
+            case "google": product.isExactly(google ?? id)
+            default: product.isExactly(id)
+            }
+        }
     }
 
     /// The catalog app one of whose ids is `app`.
@@ -40,9 +50,9 @@ public struct CatalogSettings: Sendable, Equatable {
     /// The product a checkout for `app` names by its catalog id.
     public func product(app: String, id: String) -> Product? { self.app(app)?.products.first { $0.id == id } }
 
-    /// The entitlements a purchase of `product` (as a store names it) grants in `app`; empty when the
-    /// catalog does not know it.
-    public func entitlements(app: String, product: String) -> [String] {
-        self.app(app)?.products.first { $0.isNamed(product) }?.entitlements ?? []
+    /// The entitlements a purchase from `source` of `product` (as that store names it) grants in `app`;
+    /// empty when the catalog does not know it.
+    public func entitlements(app: String, source: String, product: String) -> [String] {
+        self.app(app)?.products.first { $0.isNamed(product, source: source) }?.entitlements ?? []
     }
 }

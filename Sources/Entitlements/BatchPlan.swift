@@ -76,7 +76,7 @@ struct BatchPlan {
             }
             allTouched.formUnion(touched)
             var transfer: (from: String, to: String)?
-            if let from = current?.user, let to = next.user, from != to { transfer = (from, to) }
+            if let from = current?.user, let to = next.user, !from.isExactly(to) { transfer = (from, to) }
             steps.append(Step(eventId: change.eventId, writes: writes, touched: touched.sorted(), transfer: transfer))
             outcomes.append(next == current ? .unchanged : .applied)
         }

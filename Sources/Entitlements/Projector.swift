@@ -54,7 +54,7 @@ public enum Projector {
             // Order safety: an event older than what is stored must not roll the state back. A purchase
             // its app reported still links its user: the link is not a state the store's later word replaces.
             if let current, current.lastEventAtMs > occurredAtMs {
-                guard event.isReportedPurchase, let user = event.user, current.user != user else { return nil }
+                guard event.isReportedPurchase, let user = event.user, !(current.user?.isExactly(user) ?? false) else { return nil }
                 var linked = current
                 linked.user = user
                 linked.lastEventId = event.id
@@ -74,7 +74,7 @@ public enum Projector {
     /// (A store's own notification naming a user is the store's word, not a claim.)
     static func keeps(_ current: Purchase?, from event: NormalizedEvent, _ ownership: OwnershipPolicy) -> Bool {
         guard ownership == .keep, event.isReportedPurchase, let holder = current?.user, let claimant = event.user else { return false }
-        return holder != claimant
+        return !holder.isExactly(claimant)
     }
 
     private static func apply(_ event: NormalizedEvent, to p: inout Purchase) {

@@ -55,6 +55,13 @@ extension DevEndToEndTests {
                                                  headers: ["Authorization": "Bearer \(DevProcess.clientToken)", "Content-Type": "application/json"],
                                                  body: body)
             #expect(noToken.status == 401 && noToken.body.contains(#""error":"user_token_required""#), "\(noToken.body)")
+            // /v1/validate with the app's api.tokens client credential: its user token's user too (only
+            // the validator key, all a cordova-plugin-purchase app can be set up with, links without one).
+            let validate = try await HTTP.request(
+                "POST", dev.baseURL + "/v1/validate?appName=\(DevProcess.bundleId)",
+                headers: ["Authorization": "Bearer \(DevProcess.clientToken)", "Content-Type": "application/json"],
+                body: #"{"id":"pro","transaction":{"type":"ios-appstore","jwsRepresentation":"a.b.c"},"additionalData":{"applicationUsername":"\#(victim.user)"}}"#)
+            #expect(validate.status == 401 && validate.body.contains(#""error":"user_token_required""#), "\(validate.body)")
         }
     }
 }

@@ -19,10 +19,14 @@ struct CatalogConfigTests {
         let catalog = config.catalog
         #expect(catalog.product(app: "demo-citcon", id: "pro.monthly")?.pricesMinor == ["USD": 1999, "EUR": 1899])
         #expect(catalog.product(app: "com.example.demo", id: "pro_monthly") == nil, "checkouts name the catalog id")
-        #expect(catalog.entitlements(app: "com.example.demo", product: "com.example.pro.monthly") == ["pro"])
-        #expect(catalog.entitlements(app: "com.example.demo", product: "pro_monthly") == ["pro"])
-        #expect(catalog.entitlements(app: "com.example.demo", product: "pro.yearly") == ["pro", "support"])
-        #expect(catalog.entitlements(app: "another.app", product: "pro.monthly").isEmpty)
+        #expect(catalog.entitlements(app: "com.example.demo", source: "apple", product: "com.example.pro.monthly") == ["pro"])
+        #expect(catalog.entitlements(app: "com.example.demo", source: "google", product: "pro_monthly") == ["pro"])
+        #expect(catalog.entitlements(app: "demo-citcon", source: "citcon", product: "pro.monthly") == ["pro"])
+        #expect(catalog.entitlements(app: "com.example.demo", source: "apple", product: "pro.yearly") == ["pro", "support"])
+        #expect(catalog.entitlements(app: "another.app", source: "apple", product: "com.example.pro.monthly").isEmpty)
+        // A store's own id counts for that store only: a Google product named like an Apple one grants nothing.
+        #expect(catalog.entitlements(app: "com.example.demo", source: "google", product: "com.example.pro.monthly").isEmpty)
+        #expect(catalog.entitlements(app: "com.example.demo", source: "citcon", product: "pro_monthly").isEmpty)
     }
 
     @Test("refused, naming the key: an id in two apps, a name for two products, a price that is not minor units, a bad currency or entitlement",

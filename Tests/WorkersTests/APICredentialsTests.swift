@@ -81,6 +81,20 @@ struct APICredentialsTests {
         #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 7_200)}"#)) == "invalid_user_token")
         #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now + 600),"exp":\#(now + 1_200)}"#)) == "invalid_user_token")
         #expect(check("not.a.token") == "invalid_user_token")
+        // Canonically equivalent is not the same user: "jose" + U+0301 is not "jos\u{E9}" to the store.
+        let decomposed = #"{"sub":"jose\#u{301}","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 600)}"#
+        #expect(check(Self.jws(claims: decomposed), user: "jos\u{E9}") == "user_not_allowed")
+        #expect(check(Self.jws(claims: decomposed), user: "jose\u{301}") == nil)
+        // Two user tokens (one for each hop to read) are refused, not ignored.
+        var head = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/")
+        head.headerFields[.authorization] = "Bearer client-credential-0001"
+        head.headerFields.append(HTTPField(name: APICredentials.userTokenHeader, value: Self.jws(claims: valid)))
+        head.headerFields.append(HTTPField(name: APICredentials.userTokenHeader, value: "x"))
+        guard case .failure(let twice) = credentials.authenticate(Request(head: head, body: RequestBody(buffer: ByteBuffer()))) else {
+            Issue.record("two user tokens were accepted")
+            return
+        }
+        #expect(twice.rejection.reason == .invalidUserToken)
         // A server credential needs no user token; a client credential cannot reach another app.
         let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
         #expect(Self.reason(credentials.authorize(server, app: Self.app, user: "anyone")) == nil)

@@ -69,8 +69,12 @@ struct APICredentials: Sendable {
             headers[.retryAfter] = String(seconds)
             return .failure(CallerRefusal(.rateLimited, "this credential sends more requests than its rate allows (api.ratePerSecond)", headers: headers))
         }
+        // Two tokens could each be read by a different hop: one or none.
         let userTokens = request.headers[values: Self.userTokenHeader]
-        return .success(Caller(credential: tokens[index], userToken: userTokens.count == 1 ? userTokens.first : nil))
+        guard userTokens.count <= 1 else {
+            return .failure(CallerRefusal(.invalidUserToken, "send at most one Tollgate-User-Token header"))
+        }
+        return .success(Caller(credential: tokens[index], userToken: userTokens.first))
     }
 
     /// Whether `caller` may act in `app` for `user`: a server credential for any user of its apps; a
@@ -93,7 +97,7 @@ struct APICredentials: Sendable {
         do { token = try UserToken.verify(text, app: app, key: key, nowMs: now()) } catch {
             return .failure(CallerRefusal(error.reason, error.message))
         }
-        guard token.user == user else {
+        guard token.user.isExactly(user) else {
             return .failure(CallerRefusal(.userNotAllowed, "the user token names another user than the request"))
         }
         return .success(())

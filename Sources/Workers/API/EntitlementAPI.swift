@@ -142,7 +142,7 @@ public struct EntitlementAPI: Sendable {
         var byName: [String: (products: Set<String>, endMs: Int64?, endless: Bool)] = [:]
         for entitlement in active {
             let end = entitlement.gracePeriodExpiresAtMs.map { max($0, entitlement.expiresAtMs ?? $0) } ?? entitlement.expiresAtMs
-            for name in catalog.entitlements(app: entitlement.app, product: entitlement.product) {
+            for name in catalog.entitlements(app: entitlement.app, source: entitlement.source, product: entitlement.product) {
                 var held = byName[name] ?? ([], nil, false)
                 held.products.insert(entitlement.product)
                 if let end { held.endMs = max(held.endMs ?? end, end) } else { held.endless = true }

@@ -130,11 +130,11 @@ public struct CheckoutAPI: Sendable {
         guard let found, caller.credential.allows(app: found.app) else {
             return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
         }
+        // Whatever keeps a client from this checkout (no user token, another user's, a bad one) reads as
+        // an unknown id, so the answer says nothing of whether the id exists.
         switch credentials.authorize(caller, app: found.app, user: found.user) {
         case .success: return .success((found, caller))
-        case .failure(let refusal) where refusal.rejection.reason == .userNotAllowed:
-            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
-        case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
+        case .failure: return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
         }
     }
 

@@ -100,7 +100,7 @@ enum EntitlementJSON {
 
     static func value(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> Value {
         let e = change.entitlement
-        let access = catalog.entitlements(app: e.app, product: e.product)
+        let access = catalog.entitlements(app: e.app, source: e.source, product: e.product)
         return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, purchaseId: ids.id(of: e),
                      state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active,
                      transferredFrom: change.transferredFrom, transferredTo: change.transferredTo, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),

@@ -46,7 +46,7 @@ public struct PurchaseService: Sendable {
         let purchases = try await verify(claim, app: app)
         var events: [NormalizedEvent] = []
         for purchase in purchases {
-            if let owner = purchase.owner, owner != user {
+            if let owner = purchase.owner, !owner.isExactly(user) {
                 // Every notification of this purchase names its owner, so a link to anyone else would not hold.
                 throw PurchaseRefusal(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
             }
@@ -59,7 +59,7 @@ public struct PurchaseService: Sendable {
             }
             // Known now: refused at once. The projection decides again when the event applies, so a
             // claim racing this one cannot take the purchase either.
-            if let holder = stored?.user, holder != user, settings.ownership(of: app) == .keep {
+            if let holder = stored?.user, !holder.isExactly(user), settings.ownership(of: app) == .keep {
                 throw PurchaseRefusal(.alreadyOwned, "another user holds this purchase and \(app)'s ownership policy is keep")
             }
             let event = Self.event(for: purchase, user: user, stored: stored, receivedAt: now())
@@ -95,7 +95,7 @@ public struct PurchaseService: Sendable {
         for purchase in purchases {
             let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
                                   subject: purchase.subject)
-            guard let holder = try? await store.purchase(key)?.user, holder != user else { continue }
+            guard let holder = try? await store.purchase(key)?.user, !holder.isExactly(user) else { continue }
             metrics.purchaseReported(store: purchase.source.rawValue, outcome: "already_owned")
             throw PurchaseRefusal(.alreadyOwned, "another user's claim of this purchase applied first and \(purchase.app)'s ownership policy is keep")
         }
@@ -156,7 +156,7 @@ public struct PurchaseService: Sendable {
     /// Whether the stored purchase already says what the event would: same user, and applying the event
     /// would change none of its state.
     static func changesNothing(_ event: NormalizedEvent, _ stored: Purchase) -> Bool {
-        guard stored.user == event.user else { return false }
+        guard let storedUser = stored.user, let eventUser = event.user, storedUser.isExactly(eventUser) else { return stored.user == nil && event.user == nil }
         guard let change = Projector.change(for: event), let next = change.update(stored) else { return true }
         return next.state == stored.state && next.product == stored.product && next.expiresAtMs == stored.expiresAtMs
             && next.kind == stored.kind && next.gracePeriodExpiresAtMs == stored.gracePeriodExpiresAtMs && next.autoRenew == stored.autoRenew

@@ -70,6 +70,7 @@ public struct ValidateAPI: Sendable {
             return refuse(Rejection(.missingApp, "the validator URL names no appName"))
         }
         let caller: Caller
+        let viaValidatorKey = query.get("apiKey") != nil
         switch query.get("apiKey").map({ validatorKeys.caller(presenting: $0, request: request) }) ?? credentials.authenticate(request) {
         case .success(let found): caller = found
         case .failure(let refusal) where refusal.rejection.reason == .unauthorized:
@@ -84,8 +85,10 @@ public struct ValidateAPI: Sendable {
         }
         let parsed: Request
         do { parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
-        // Every claim this route takes proves possession, so a client links it to applicationUsername.
-        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: true) {
+        // Every claim this route takes proves possession, so the validator key (all such a client can be
+        // configured with) links it to applicationUsername; an api.tokens client credential acts, as
+        // everywhere, only for its user token's user.
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey) {
             return refuse(refusal.rejection, headers: refusal.headers)
         }
         let purchases: [VerifiedPurchase]

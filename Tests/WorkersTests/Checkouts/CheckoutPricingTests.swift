@@ -67,7 +67,9 @@ struct CheckoutPricingTests {
             #expect(created.status == 201, "\(created.text)")
             let id = try #require(created.string("id"))
             #expect(try await api.get(id, token: client, userToken: own).status == 200)
-            // Another user's token reads the checkout as unknown, as a wrong id would.
+            // Another user's token, or none, reads the checkout as unknown, as a wrong id would.
+            let anonymous = try await api.get(id, token: client)
+            #expect(anonymous.status == 404 && anonymous.error == "checkout_not_found")
             let mallory = try await api.get(id, token: client, userToken: CheckoutFixture.userToken("mallory", app: account))
             #expect(mallory.status == 404)
             #expect(mallory.error == "checkout_not_found")
