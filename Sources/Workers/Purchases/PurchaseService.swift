@@ -72,7 +72,7 @@ public struct PurchaseService: Sendable {
             // attempt that failed for good, or a purchase that came by notification).
             await acknowledge(purchases)
             metrics.purchaseReported(store: store, outcome: "unchanged")
-            return Outcome(purchases: purchases, eventIds: [], applied: true)
+            return Outcome(purchases: await asStored(purchases), eventIds: [], applied: true)
         }
         do {
             try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: topic) })
@@ -86,7 +86,7 @@ public struct PurchaseService: Sendable {
         let applied = await waitUntilApplied(ids)
         if applied, settings.ownership(of: app) == .keep { try await confirmHeld(purchases, by: user) }
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
-        return Outcome(purchases: purchases, eventIds: ids, applied: applied)
+        return Outcome(purchases: await asStored(purchases), eventIds: ids, applied: applied)
     }
 
     /// Under `keep`, the projection left a purchase with the user who held it when the event applied
@@ -104,6 +104,35 @@ public struct PurchaseService: Sendable {
     private func acknowledge(_ purchases: [VerifiedPurchase]) async {
         guard let acknowledger else { return }
         for acknowledgement in purchases.compactMap(\.acknowledgement) { await acknowledger.acknowledge(acknowledgement) }
+    }
+
+    /// The purchases as the answer states them: where the store's own word on a purchase is newer than
+    /// the claim and ends it (a refund, a revocation, an expiry the store was told of), that word. A
+    /// signed transaction saved before its refund is still Apple's signature, not a paid purchase.
+    func asStored(_ purchases: [VerifiedPurchase]) async -> [VerifiedPurchase] {
+        var answered: [VerifiedPurchase] = []
+        for var purchase in purchases {
+            let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                  subject: purchase.subject)
+            if let stored = try? await store.purchase(key), stored.lastEventAtMs > purchase.occurredAt.millisecondsSince1970,
+               let ended = Self.endingType(stored, kind: purchase.kind) {
+                purchase.type = ended
+                if let expires = stored.expiresAtMs { purchase.transaction?.expiresAt = Timestamp(millisecondsSince1970: expires).rfc3339 }
+            }
+            answered.append(purchase)
+        }
+        return answered
+    }
+
+    /// The event type that states a stored purchase which no longer entitles; nil while it may.
+    static func endingType(_ stored: Purchase, kind: VerifiedPurchase.Kind) -> EventType? {
+        switch stored.state {
+        case .refunded: .purchaseRefunded
+        case .revoked: kind == .subscription ? .subscriptionRevoked : .purchaseRefunded
+        case .canceled: .purchaseCanceled
+        case .expired: .subscriptionExpired
+        default: nil
+        }
     }
 
     /// The purchases the claim proves, each for `app`; nothing is published.

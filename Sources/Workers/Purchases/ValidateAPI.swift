@@ -91,6 +91,11 @@ public struct ValidateAPI: Sendable {
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey) {
             return refuse(refusal.rejection, headers: refusal.headers)
         }
+        // A claim anyone may copy (a shared receipt) must not unlock every install that sends it: from the
+        // app, a purchase is answered only for the user it is linked to, under the app's ownership policy.
+        guard caller.isServer || parsed.user != nil else {
+            return refuse(Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to"))
+        }
         let purchases: [VerifiedPurchase]
         do {
             if let user = parsed.user {

@@ -135,7 +135,7 @@ struct ValidateAPITests {
         let apple = try ApplePurchases()
         defer { apple.stop() }
         let expired = try apple.transaction("820001", signedAgoMs: 0, expiresInMs: -ApplePurchases.day)
-        let json = #"{"id":"pro.monthly","type":"paid subscription","transaction":{"type":"ios-appstore","jwsRepresentation":"\#(expired)"}}"#
+        let json = #"{"id":"pro.monthly","type":"paid subscription","transaction":{"type":"ios-appstore","jwsRepresentation":"\#(expired)"},"additionalData":{"applicationUsername":"user-x"}}"#
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
                 try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
@@ -145,8 +145,6 @@ struct ValidateAPITests {
                     #expect(answer.json?["code"]?.int64 == 6778003)
                     #expect(answer.json?["message"]?.string != nil)
                     #expect(answer.json?["data"]?["collection"]?.array?.first?["isExpired"]?.bool == true)
-                    // No applicationUsername: verified, nothing published.
-                    #expect(try await harness.records(harness.topics.events).isEmpty)
                 }
             }
         }
@@ -211,6 +209,49 @@ struct ValidateGoogleTests {
                     #expect(answer.json?["data"]?["ineligible_for_intro_price"]?.array?.compactMap(\.string) == ["premium_monthly"])
                     #expect(h.fake.acknowledged.count == 1)
                     #expect(try await store.entitlements(app: PlayHarness.package, user: "user-gv")?.map(\.product) == ["premium_monthly"])
+                }
+            }
+        }
+    }
+}
+
+extension ValidateAPITests {
+    /// StoreKit 2's request: the signed transaction, the user as applicationUsername (or none).
+    static func signedBody(_ jws: String, user: String?) -> String {
+        let additional = user.map { #","additionalData":{"applicationUsername":"\#($0)"}"# } ?? ""
+        return #"{"id":"lifetime","type":"application","transaction":{"type":"ios-appstore","id":"lifetime","jwsRepresentation":"\#(jws)"}\#(additional)}"#
+    }
+
+    @Test("a signed transaction saved before its refund answers as refunded, not owned; from the app, a purchase is answered only with its user")
+    func answersAsStored() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
+                    let api = workers.workers.validate
+                    let saved = try apple.transaction("890001", signedAgoMs: 60_000, type: "Non-Consumable", productId: "lifetime")
+                    // Shared without a user (a copied receipt or transaction): nothing is unlocked.
+                    let anonymous = try await Self.validate(api, Self.signedBody(saved, user: nil))
+                    #expect(anonymous.status == 400 && anonymous.json?["ok"] == .bool(false), "\(anonymous.text)")
+                    #expect(anonymous.json?["code"]?.int64 == 6778001 && anonymous.json?["error"]?.string == "missing_user")
+
+                    let owned = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
+                    #expect(owned.status == 200 && owned.json?["ok"] == .bool(true), "\(owned.text)")
+                    #expect(owned.json?["data"]?["collection"]?.array?.first?["isExpired"] == nil)
+
+                    // Apple refunds it: its notification, signed after the saved transaction.
+                    let refunded = try apple.transaction("890001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime", revokedAgoMs: 1_000)
+                    let delivery = try await apple.chain.source(apps: [ApplePurchases.app])
+                        .handle(AppleBodies.request(try apple.notification("REFUND", transactionJWS: refunded)))
+                    let notification = try #require(delivery.events.first)
+                    try await harness.publish(notification)
+                    try await waitUntil("the refund applied") { try await store.hasProcessed(eventId: notification.id) }
+
+                    let replayed = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
+                    #expect(replayed.status == 200, "\(replayed.text)")
+                    let item = try #require(replayed.json?["data"]?["collection"]?.array?.first)
+                    #expect(item["isExpired"] == .bool(true) && item["cancelationReason"]?.string == "Customer", "\(replayed.text)")
                 }
             }
         }
