@@ -92,6 +92,8 @@ public enum ConfigLoader {
             }
             a.ratePerSecond = try s.int("ratePerSecond", default: a.ratePerSecond, range: 1...1_000_000)
             a.rateBurst = try s.int("rateBurst", default: a.rateBurst, range: 1...10_000_000)
+            a.clientStoreCallsPerSecond = try s.int("clientStoreCallsPerSecond", default: a.clientStoreCallsPerSecond, range: 1...100_000)
+            a.clientStoreCallBurst = try s.int("clientStoreCallBurst", default: a.clientStoreCallBurst, range: 1...1_000_000)
             a.port = try s.int("port", default: a.port, range: 0...65_535)
             return a
         }

@@ -94,6 +94,10 @@ public struct APISettings: Sendable {
     /// unless the credential sets its own: one client credential serves every install of its app.
     public var ratePerSecond = 500
     public var rateBurst = 1_000
+    /// Per client credential (and validator key): the requests that call a store's API (a receipt, a
+    /// Play token), so the public credential cannot spend the merchant's App Store and Play quotas.
+    public var clientStoreCallsPerSecond = 50
+    public var clientStoreCallBurst = 200
     /// The port of the workers' own HTTP server in `tollgate work` (health, readiness, metrics, the
     /// entitlement API). `tollgate dev` serves the API on the gateway's port instead.
     public var port = 8081

@@ -104,13 +104,17 @@ public struct EntitlementWorkers: Service {
         public var userTokenKeys: [String: PublicKey]
         public var ratePerSecond: Int
         public var rateBurst: Int
+        public var clientStoreCallsPerSecond: Int
+        public var clientStoreCallBurst: Int
         public var catalog: CatalogSettings
 
         public init(userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
-                    catalog: CatalogSettings = CatalogSettings()) {
+                    clientStoreCallsPerSecond: Int = 50, clientStoreCallBurst: Int = 200, catalog: CatalogSettings = CatalogSettings()) {
             self.userTokenKeys = userTokenKeys
             self.ratePerSecond = ratePerSecond
             self.rateBurst = rateBurst
+            self.clientStoreCallsPerSecond = clientStoreCallsPerSecond
+            self.clientStoreCallBurst = clientStoreCallBurst
             self.catalog = catalog
         }
 
@@ -123,7 +127,8 @@ public struct EntitlementWorkers: Service {
                 keys[app] = key
             }
             return MerchantAPISetup(userTokenKeys: keys, ratePerSecond: config.api.ratePerSecond, rateBurst: config.api.rateBurst,
-                                    catalog: config.catalog)
+                                    clientStoreCallsPerSecond: config.api.clientStoreCallsPerSecond,
+                                    clientStoreCallBurst: config.api.clientStoreCallBurst, catalog: config.catalog)
         }
     }
 
@@ -202,7 +207,8 @@ public struct EntitlementWorkers: Service {
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let credentials = APICredentials(tokens: apiTokens, userTokenKeys: merchantAPI.userTokenKeys, ratePerSecond: merchantAPI.ratePerSecond,
-                                         rateBurst: merchantAPI.rateBurst, now: clock)
+                                         rateBurst: merchantAPI.rateBurst, clientStoreCallsPerSecond: merchantAPI.clientStoreCallsPerSecond,
+                                         clientStoreCallBurst: merchantAPI.clientStoreCallBurst, now: clock)
         let purchaseIds = PurchaseIdSource(store: store)
         let catalog = merchantAPI.catalog
         let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)

@@ -101,4 +101,19 @@ struct APICredentialsTests {
         let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001", userToken: Self.jws(claims: valid))).get()
         #expect(Self.reason(credentials.authorize(client, app: "com.example.other", user: "alice")) == "app_not_allowed")
     }
+
+    @Test("a client credential's requests that call a store's API have a bucket of their own; a server credential's have none")
+    func storeCallsPerClient() throws {
+        let credentials = APICredentials(tokens: [APIToken("server-credential-0001"), APIToken("client-credential-0001", kind: .client, apps: [Self.app])],
+                                         userTokenKeys: [Self.app: Self.key.publicKey!], clientStoreCallsPerSecond: 1, clientStoreCallBurst: 2)
+        let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001")).get()
+        #expect(credentials.takeStoreCall(client) == nil && credentials.takeStoreCall(client) == nil)
+        let refused = try #require(credentials.takeStoreCall(client))
+        #expect(refused.rejection.reason == .rateLimited && refused.headers[.retryAfter] != nil)
+        let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
+        for _ in 0..<10 { #expect(credentials.takeStoreCall(server) == nil) }
+        // A signed transaction is checked offline: it takes nothing from the bucket.
+        #expect(!PurchaseClaim.appleSignedTransaction("a.b.c").callsStore)
+        #expect(PurchaseClaim.google(packageName: "p", productId: "x", purchaseToken: "t").callsStore)
+    }
 }

@@ -9,6 +9,8 @@ import Toolkit
 /// `/v1/validate`, the validator key of its URL), and the user it may act for.
 struct Caller: Sendable {
     let credential: APIToken
+    /// Its place in the credentials (its buckets').
+    let index: Int
     /// The `Tollgate-User-Token` header as sent; verified per app by `APICredentials.authorize`.
     let userToken: String?
 
@@ -36,12 +38,19 @@ struct APICredentials: Sendable {
     let tokens: [APIToken]
     /// One bucket per credential, in `tokens`' order: one customer's flood does not spend another's rate.
     private let limiters: [RateLimiter]
+    /// Per client credential, the requests that make the store's API calls (a receipt, a transaction id,
+    /// a Play token): the merchant's App Store and Play quotas also serve acknowledgements, enrichment and
+    /// reconciliation, which a public credential must not be able to starve.
+    private let storeCallLimiters: [RateLimiter]
     let userTokenKeys: [String: PublicKey]
     let ratePerSecond: Int
     let rateBurst: Int
+    let clientStoreCallsPerSecond: Int
+    let clientStoreCallBurst: Int
     let now: @Sendable () -> Int64
 
     init(tokens: [APIToken], userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
+         clientStoreCallsPerSecond: Int = 50, clientStoreCallBurst: Int = 200,
          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.tokens = tokens
         self.userTokenKeys = userTokenKeys
@@ -49,6 +58,9 @@ struct APICredentials: Sendable {
         self.rateBurst = rateBurst
         self.now = now
         limiters = tokens.map { RateLimiter(perSecond: Double($0.ratePerSecond ?? ratePerSecond), burst: $0.rateBurst ?? rateBurst) }
+        storeCallLimiters = tokens.map { _ in RateLimiter(perSecond: Double(clientStoreCallsPerSecond), burst: clientStoreCallBurst) }
+        self.clientStoreCallsPerSecond = clientStoreCallsPerSecond
+        self.clientStoreCallBurst = clientStoreCallBurst
     }
 
     /// The configured credential the request's one `Authorization: Bearer` header carries (with two, a
@@ -74,7 +86,7 @@ struct APICredentials: Sendable {
         guard userTokens.count <= 1 else {
             return .failure(CallerRefusal(.invalidUserToken, "send at most one Tollgate-User-Token header"))
         }
-        return .success(Caller(credential: tokens[index], userToken: userTokens.first))
+        return .success(Caller(credential: tokens[index], index: index, userToken: userTokens.first))
     }
 
     /// Whether `caller` may act in `app` for `user`: a server credential for any user of its apps; a
@@ -101,6 +113,15 @@ struct APICredentials: Sendable {
             return .failure(CallerRefusal(.userNotAllowed, "the user token names another user than the request"))
         }
         return .success(())
+    }
+
+    /// Takes one of a client credential's store calls (server credentials have none to take): nil when
+    /// admitted, else the 429 that says when to ask again.
+    func takeStoreCall(_ caller: Caller) -> CallerRefusal? {
+        guard !caller.isServer, let seconds = storeCallLimiters[caller.index].take() else { return nil }
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(seconds)
+        return CallerRefusal(.rateLimited, "this credential asks the stores more often than api.clientStoreCallsPerSecond allows", headers: headers)
     }
 
     static var unauthorized: CallerRefusal {

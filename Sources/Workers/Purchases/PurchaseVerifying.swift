@@ -20,6 +20,12 @@ public enum PurchaseClaim: Sendable, Equatable {
         if case .appleTransactionId = self { return false }
         return true
     }
+
+    /// Whether verifying it calls the store's API (a signed transaction is checked offline).
+    public var callsStore: Bool {
+        if case .appleSignedTransaction = self { return false }
+        return true
+    }
 }
 
 /// One purchase as its store confirmed it: what the event published for it says.

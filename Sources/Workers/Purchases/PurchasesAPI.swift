@@ -70,6 +70,7 @@ public struct PurchasesAPI: Sendable {
         if !caller.isServer, !report.claim.provesPossession {
             return refuse(Rejection(.proofRequired, "a client credential reports Apple purchases with signedTransaction or receipt, not transactionId"))
         }
+        if report.claim.callsStore, let refusal = credentials.takeStoreCall(caller) { return refuse(refusal.rejection, headers: refusal.headers) }
         return await answer(report)
     }
 

@@ -31,7 +31,8 @@ public struct ValidateAPI: Sendable {
         self.credentials = credentials
         validatorKeys = APICredentials(tokens: keys.sorted { $0.key < $1.key }.map { APIToken($0.value, kind: .client, apps: [$0.key]) },
                                        userTokenKeys: credentials.userTokenKeys, ratePerSecond: credentials.ratePerSecond,
-                                       rateBurst: credentials.rateBurst, now: credentials.now)
+                                       rateBurst: credentials.rateBurst, clientStoreCallsPerSecond: credentials.clientStoreCallsPerSecond,
+                                       clientStoreCallBurst: credentials.clientStoreCallBurst, now: credentials.now)
         self.metrics = metrics
         self.logger = logger
     }
@@ -96,6 +97,8 @@ public struct ValidateAPI: Sendable {
         guard caller.isServer || parsed.user != nil else {
             return refuse(Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to"))
         }
+        let limits = viaValidatorKey ? validatorKeys : credentials
+        if parsed.claim.callsStore, let refusal = limits.takeStoreCall(caller) { return refuse(refusal.rejection, headers: refusal.headers) }
         let purchases: [VerifiedPurchase]
         do {
             if let user = parsed.user {

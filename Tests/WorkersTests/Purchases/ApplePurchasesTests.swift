@@ -220,6 +220,25 @@ struct ApplePurchasesTests {
         }
     }
 
+    @Test("Apple's history for a receipt's id must hold one of the receipt's transactions: another customer's history is not taken")
+    func historyMustHoldTheReceipt() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        let stranger = try apple.transaction("861001", signedAgoMs: 0)
+        apple.fake.store(#"{"revision":"r1","bundleId":"com.example","appAppleId":1234,"environment":"Production","hasMore":false,"signedTransactions":["\#(stranger)"]}"#,
+                         at: "/production/inApps/v2/history/861900")
+        let receipt = try TestReceipt.make(transactions: [("861900", "861900")], signer: apple.receiptChain)
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                    let answer = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-h", "receipt", receipt))
+                    #expect(answer.status == 422 && answer.error == "purchase_not_found", "\(answer.text)")
+                    #expect(try await store.entitlements(app: ApplePurchases.bundleId, user: "user-h") == nil)
+                }
+            }
+        }
+    }
+
     /// The victim's subscription as Apple's API knows it: its history under `id`, its status.
     static func storeVictim(_ apple: ApplePurchases, original: String, id: String) throws {
         let subscription = try apple.transaction(original, transactionId: id, signedAgoMs: 0)

@@ -42,14 +42,17 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             }
             let client = try client(for: bundleId)
             // An id the verified receipt lists (its first), so Apple is asked only about this customer's purchases.
-            return try await history(of: ids[0], bundleId: bundleId, client: client)
+            return try await history(of: ids[0], listed: Set(ids), bundleId: bundleId, client: client)
         case .google:
             return []
         }
     }
 
     /// Every purchase in the customer's transaction history, each as its latest transaction says.
-    private func history(of transactionId: String, bundleId: String, client: AppStoreAPIClient) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+    /// `listed`: every id the receipt names; Apple's history must hold one of them, so an answer for
+    /// another customer (the same id in the other environment) is never taken for this one's.
+    private func history(of transactionId: String, listed: Set<String>, bundleId: String,
+                         client: AppStoreAPIClient) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
         let (first, environment) = try await call { () async throws(AppStoreAPIError) in
             try await client.productionThenSandbox { (env) async throws(AppStoreAPIError) in try await client.transactionHistory(transactionId, in: env) }
         }
@@ -62,14 +65,19 @@ struct ApplePurchaseVerifier: PurchaseVerifying {
             pages += 1
         }
         var latest: [String: VerifiedAppleTransaction] = [:]
+        var verifiedAll: [VerifiedAppleTransaction] = []
         for jws in signed {
             let verified = try await verifiedTransaction(jws, bundleId: bundleId, environment: environment)
+            verifiedAll.append(verified)
             let original = verified.transaction.originalTransactionId ?? ""
             let purchased = verified.transaction.purchaseDate?.milliseconds ?? 0
             if let held = latest[original], (held.transaction.purchaseDate?.milliseconds ?? 0) >= purchased { continue }
             latest[original] = verified
         }
         guard !latest.isEmpty else { throw PurchaseRefusal(.purchaseNotFound, "Apple lists no transaction for this receipt") }
+        guard verifiedAll.contains(where: { listed.contains($0.transaction.transactionId ?? "") || listed.contains($0.transaction.originalTransactionId ?? "") }) else {
+            throw PurchaseRefusal(.purchaseNotFound, "Apple's history for this receipt holds none of its transactions")
+        }
         // One statuses call for all: Apple answers every subscription group of the customer's app at once.
         var statuses: SubscriptionStatusesResponse?
         var purchases: [VerifiedPurchase] = []
