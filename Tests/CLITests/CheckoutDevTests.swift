@@ -47,19 +47,10 @@ struct CheckoutDevTests {
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
-        let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
-        let result: Result<Void, any Error>
-        do {
-            let base = "http://127.0.0.1:\(try await child.gatewayPort())"
+        try await withOwnDev(configPath: configPath, directory: directory) { base in
             try await Self.antomCheckout(base: base, antom: antom, platform: platform)
             try await Self.citconCheckouts(base: base)
-            result = .success(())
-        } catch {
-            result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
         }
-        child.signal(SIGTERM)
-        if await child.waitForExit(within: .seconds(20)) == nil { await child.crash() }
-        try result.get()
     }
 
     static func antomCheckout(base: String, antom: FakeAntom, platform: PrivateKey) async throws {

@@ -163,6 +163,22 @@ actor DeliveryLog {
     var purchaseEventIds: [String] { notificationUUIDs.filter { !stateless.contains($0) }.map { "apple:\($0)" } }
 }
 
+/// Runs `body` against a `tollgate dev` of its own, started with `configPath` in `directory`, given the
+/// gateway's base URL; the process gets SIGTERM however `body` ends, and a failure carries its output.
+func withOwnDev(configPath: String, directory: URL, _ body: (String) async throws -> Void) async throws {
+    let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
+    let result: Result<Void, any Error>
+    do {
+        try await body("http://127.0.0.1:\(try await child.gatewayPort())")
+        result = .success(())
+    } catch {
+        result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
+    }
+    child.signal(SIGTERM)
+    if await child.waitForExit(within: .seconds(20)) == nil { await child.crash() }
+    try result.get()
+}
+
 struct DevFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

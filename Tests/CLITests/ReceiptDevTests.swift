@@ -65,18 +65,9 @@ struct ReceiptDevTests {
                     serverApi: { issuerId: \(Self.issuerId), keyId: \(Self.keyId), privateKeyFile: \(try file("key.p8", try #require(apiKey.pem))) }
                 serverApi: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
             """
-        let child = try ChildProcess(["dev", "--config", try file("tollgate.yaml", config)], directory: directory, name: "dev")
-        let result: Result<Void, any Error>
-        do {
-            let base = "http://127.0.0.1:\(try await child.gatewayPort())"
+        try await withOwnDev(configPath: try file("tollgate.yaml", config), directory: directory) { base in
             try await Self.walk(base: base, fake: fake, original: original, receiptChain: receiptChain, otherRoot: otherRoot)
-            result = .success(())
-        } catch {
-            result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
         }
-        child.signal(SIGTERM)
-        if await child.waitForExit(within: .seconds(20)) == nil { await child.crash() }
-        try result.get()
     }
 
     static func validate(_ base: String, receipt: String, user: String?) async throws -> HTTP.Response {

@@ -73,19 +73,10 @@ struct SileoDevWalkTests {
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
-        let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
-        let result: Result<Void, any Error>
-        do {
-            let local = "http://127.0.0.1:\(try await child.gatewayPort())"
+        try await withOwnDev(configPath: configPath, directory: directory) { local in
             try await Self.walk(local: local, antom: antom, platform: platform, signInKey: signInKey)
             try await Self.citconWalk(local: local, signInKey: signInKey)
-            result = .success(())
-        } catch {
-            result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))
         }
-        child.signal(SIGTERM)
-        if await child.waitForExit(within: .seconds(20)) == nil { await child.crash() }
-        try result.get()
     }
 
     static func walk(local: String, antom: FakeAntom, platform: PrivateKey, signInKey: PrivateKey) async throws {
