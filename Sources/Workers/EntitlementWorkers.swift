@@ -234,7 +234,7 @@ public struct EntitlementWorkers: Service {
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
         let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
                                         metrics: metrics, logger: logger)
-        let validateAPI = ValidateAPI(service: purchaseService, credentials: credentials, keys: purchases.settings.validatorKeys, metrics: metrics,
+        let validateAPI = ValidateAPI(service: purchaseService, purchaseIds: purchaseIds, credentials: credentials, keys: purchases.settings.validatorKeys, metrics: metrics,
                                       logger: logger)
         let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
         let support = SupportAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, metrics: metrics, logger: logger)

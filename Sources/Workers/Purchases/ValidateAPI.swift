@@ -20,14 +20,17 @@ public struct ValidateAPI: Sendable {
     public static let path = "/v1/validate"
 
     let service: PurchaseService
+    let purchaseIds: PurchaseIdSource
     let credentials: APICredentials
     /// The validator keys, each a client credential of its app.
     let validatorKeys: APICredentials
     let metrics: WorkerMetrics
     let logger: Logger
 
-    init(service: PurchaseService, credentials: APICredentials, keys: [String: String], metrics: WorkerMetrics, logger: Logger) {
+    init(service: PurchaseService, purchaseIds: PurchaseIdSource, credentials: APICredentials, keys: [String: String], metrics: WorkerMetrics,
+         logger: Logger) {
         self.service = service
+        self.purchaseIds = purchaseIds
         self.credentials = credentials
         validatorKeys = APICredentials(tokens: keys.sorted { $0.key < $1.key }.map { APIToken($0.value, kind: .client, apps: [$0.key]) },
                                        userTokenKeys: credentials.userTokenKeys, ratePerSecond: credentials.ratePerSecond,
@@ -112,7 +115,9 @@ public struct ValidateAPI: Sendable {
             return refuse(Rejection(error.reason, error.message), headers: headers)
         }
         let nowMs = service.now().millisecondsSince1970
-        let collection = purchases.map { Self.item($0, nowMs: nowMs) }
+        // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
+        let ids = try? await purchaseIds.ids()
+        let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
         let data = Answer.Data(id: parsed.product ?? app, collection: collection,
                                ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted())
         // The product asked about is an expired subscription: Iaptic's "not owned" answer, with the data.
@@ -189,11 +194,12 @@ public struct ValidateAPI: Sendable {
         var isIntroPeriod: Bool?
         var discountId: String?
         var priceConsentStatus: String?
-        var transactionId: String?
+        /// The purchase's opaque id (the plugin's `purchaseId`), never its transaction id or purchase token.
+        var purchaseId: String?
         var platform: String
     }
 
-    static func item(_ purchase: VerifiedPurchase, nowMs: Int64) -> Item {
+    static func item(_ purchase: VerifiedPurchase, nowMs: Int64, ids: PurchaseIds?) -> Item {
         let ms = { (text: String?) in text.flatMap(Timestamp.init(rfc3339:))?.millisecondsSince1970 }
         let subscription = purchase.kind == .subscription
         let expiresMs = ms(purchase.transaction?.expiresAt)
@@ -213,7 +219,9 @@ public struct ValidateAPI: Sendable {
             isIntroPeriod: subscription ? (purchase.offer?.introductory ?? false) : nil,
             discountId: purchase.offer?.id,
             priceConsentStatus: purchase.priceIncreaseAgreed.map { $0 ? "Agreed" : "Notified" },
-            transactionId: purchase.transaction?.id, platform: purchase.source.rawValue == "apple" ? "ios-appstore" : "android-playstore")
+            purchaseId: ids?.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                subject: purchase.subject),
+            platform: purchase.source.rawValue == "apple" ? "ios-appstore" : "android-playstore")
     }
 
     struct Answer: Encodable {

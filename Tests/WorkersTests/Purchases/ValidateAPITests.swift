@@ -81,11 +81,13 @@ struct ValidateAPITests {
                     let once = try #require(items.first { $0["id"]?.string == "lifetime" })
                     #expect(once["purchaseDate"]?.int64 != nil)
                     #expect(once["expiryDate"] == nil && once["renewalIntent"] == nil)
-                    // The keys are the seed's (and the transaction's id and platform), nothing else.
+                    // The keys are the seed's (and the purchase's opaque id and platform), nothing else: no store id.
                     let seedKeys: Set<String> = ["id", "purchaseDate", "expiryDate", "isExpired", "renewalIntent", "renewalIntentChangeDate",
                                                  "cancelationReason", "isBillingRetryPeriod", "isTrialPeriod", "isIntroPeriod", "discountId",
-                                                 "priceConsentStatus", "transactionId", "platform"]
+                                                 "priceConsentStatus", "purchaseId", "platform"]
                     for item in items { #expect(Set((item.object ?? [:]).keys).isSubset(of: seedKeys)) }
+                    #expect(items.allSatisfy { $0["purchaseId"]?.string?.hasPrefix("pur_") == true })
+                    #expect(!answer.text.contains("810002") && !answer.text.contains("810001"))
                     // applicationUsername linked the purchases: the entitlement API tells the same.
                     let entitled = try await store.entitlements(app: ApplePurchases.bundleId, user: "user-v")?.map(\.product) ?? []
                     #expect(Set(entitled) == ["pro.monthly", "lifetime"])
