@@ -43,9 +43,10 @@ public struct PurchaseService: Sendable {
     }
 
     public func report(_ claim: PurchaseClaim, app: String, user: String) async throws(PurchaseRefusal) -> Outcome {
-        let purchases = try await verify(claim, app: app)
+        let verified = try await verify(claim, app: app)
         var events: [NormalizedEvent] = []
-        for purchase in purchases {
+        var purchases: [VerifiedPurchase] = []
+        for purchase in verified {
             if let owner = purchase.owner, !owner.isExactly(user) {
                 // Every notification of this purchase names its owner, so a link to anyone else would not hold.
                 throw PurchaseRefusal(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
@@ -62,6 +63,7 @@ public struct PurchaseService: Sendable {
             if let holder = stored?.user, !holder.isExactly(user), settings.ownership(of: app) == .keep {
                 throw PurchaseRefusal(.alreadyOwned, "another user holds this purchase and \(app)'s ownership policy is keep")
             }
+            purchases.append(Self.asStored(purchase, stored))
             let event = Self.event(for: purchase, user: user, stored: stored, receivedAt: now())
             if let stored, Self.changesNothing(event, stored) { continue }
             events.append(event)
@@ -72,7 +74,7 @@ public struct PurchaseService: Sendable {
             // attempt that failed for good, or a purchase that came by notification).
             await acknowledge(purchases)
             metrics.purchaseReported(store: store, outcome: "unchanged")
-            return Outcome(purchases: await asStored(purchases), eventIds: [], applied: true)
+            return Outcome(purchases: purchases, eventIds: [], applied: true)
         }
         do {
             try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: topic) })
@@ -86,7 +88,7 @@ public struct PurchaseService: Sendable {
         let applied = await waitUntilApplied(ids)
         if applied, settings.ownership(of: app) == .keep { try await confirmHeld(purchases, by: user) }
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
-        return Outcome(purchases: await asStored(purchases), eventIds: ids, applied: applied)
+        return Outcome(purchases: purchases, eventIds: ids, applied: applied)
     }
 
     /// Under `keep`, the projection left a purchase with the user who held it when the event applied
@@ -106,22 +108,16 @@ public struct PurchaseService: Sendable {
         for acknowledgement in purchases.compactMap(\.acknowledgement) { await acknowledger.acknowledge(acknowledgement) }
     }
 
-    /// The purchases as the answer states them: where the store's own word on a purchase is newer than
-    /// the claim and ends it (a refund, a revocation, an expiry the store was told of), that word. A
+    /// The purchase as the answer states it: where the store's own word on it (read before the claim is
+    /// published) is newer than the claim and ends it (a refund, a revocation, an expiry), that word. A
     /// signed transaction saved before its refund is still Apple's signature, not a paid purchase.
-    func asStored(_ purchases: [VerifiedPurchase]) async -> [VerifiedPurchase] {
-        var answered: [VerifiedPurchase] = []
-        for var purchase in purchases {
-            let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
-                                  subject: purchase.subject)
-            if let stored = try? await store.purchase(key), stored.lastEventAtMs > purchase.occurredAt.millisecondsSince1970,
-               let ended = Self.endingType(stored, kind: purchase.kind) {
-                purchase.type = ended
-                if let expires = stored.expiresAtMs { purchase.transaction?.expiresAt = Timestamp(millisecondsSince1970: expires).rfc3339 }
-            }
-            answered.append(purchase)
-        }
-        return answered
+    static func asStored(_ claimed: VerifiedPurchase, _ stored: Purchase?) -> VerifiedPurchase {
+        guard let stored, stored.lastEventAtMs > claimed.occurredAt.millisecondsSince1970,
+              let ended = endingType(stored, kind: claimed.kind) else { return claimed }
+        var purchase = claimed
+        purchase.type = ended
+        if let expires = stored.expiresAtMs { purchase.transaction?.expiresAt = Timestamp(millisecondsSince1970: expires).rfc3339 }
+        return purchase
     }
 
     /// The event type that states a stored purchase which no longer entitles; nil while it may.
