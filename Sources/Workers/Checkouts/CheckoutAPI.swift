@@ -67,8 +67,11 @@ public struct CheckoutAPI: Sendable {
         case .failure(let refusal): return refuse(refusal.reason, refusal.message)
         }
         let intent: CheckoutIntent
-        do { intent = try Self.intent(bytes, catalog: catalog) } catch { return refuse(error.reason, error.message) }
-        if case .failure(let refusal) = credentials.authorize(caller, app: intent.app, user: intent.user) { return refuse(refusal) }
+        let order: Order
+        do { order = try Self.order(bytes) } catch { return refuse(error.reason, error.message) }
+        // Before the catalog is read: a caller learns nothing of another app's products or prices.
+        if case .failure(let refusal) = credentials.authorize(caller, app: order.app, user: order.user) { return refuse(refusal) }
+        do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error.reason, error.message) }
         do {
             let started = try await service.startOrRepeat(intent)
             return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
@@ -143,6 +146,16 @@ public struct CheckoutAPI: Sendable {
     /// catalog's price of `product` in `currency` for `app`; an `amount` sent must equal it (an app that
     /// showed an old price learns so). Other members are ignored.
     static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+        try intent(try order(bytes), catalog: catalog)
+    }
+
+    /// A checkout's body as sent, before the catalog prices it.
+    struct Order {
+        var app, user, product, currency, provider: String
+        var amount: JSONValue?
+    }
+
+    static func order(_ bytes: [UInt8]) throws(CheckoutRefusal) -> Order {
         guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
         func text(_ name: String) throws(CheckoutRefusal) -> String {
             guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
@@ -161,13 +174,19 @@ public struct CheckoutAPI: Sendable {
         guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
             throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
         }
+        return Order(app: app, user: user, product: product, currency: currency, provider: provider, amount: object["amount"])
+    }
+
+    /// The order priced by the catalog.
+    static func intent(_ order: Order, catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+        let (app, product, currency) = (order.app, order.product, order.currency)
         guard let priced = catalog.product(app: app, id: product) else {
             throw CheckoutRefusal(.unknownProduct, "the catalog has no product \(product) for \(app) (catalog.apps[].products)")
         }
         guard let amount = priced.pricesMinor[currency] else {
             throw CheckoutRefusal(.currencyNotOffered, "the catalog gives \(product) no price in \(currency)")
         }
-        if let sent = object["amount"], sent != .null {
+        if let sent = order.amount, sent != .null {
             // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
             guard case .number(let number) = sent, let value = Double(number.text), value.rounded() == value else {
                 throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units")
@@ -176,7 +195,8 @@ public struct CheckoutAPI: Sendable {
                 throw CheckoutRefusal(.priceMismatch, "\(product) costs \(amount) \(currency) minor units in the catalog, not the amount sent")
             }
         }
-        return CheckoutIntent(app: app, user: user, product: product, amountMinor: amount, currency: currency, provider: SourceName(provider))
+        return CheckoutIntent(app: app, user: order.user, product: product, amountMinor: amount, currency: currency,
+                              provider: SourceName(order.provider))
     }
 
     static func body(_ c: CheckoutRecord) -> Body {

@@ -55,7 +55,7 @@ public struct ValidateAPI: Sendable {
             switch reason {
             case .storeAPIUnavailable: self = .connectionFailed
             case .storeUnavailable, .notDurable: self = .internalError
-            case .unauthorized, .appNotAllowed, .rateLimited, .invalidUserToken, .userTokenExpired, .userNotAllowed: self = .unknown
+            case .unauthorized, .appNotAllowed, .rateLimited, .userTokenRequired, .invalidUserToken, .userTokenExpired, .userNotAllowed: self = .unknown
             default: self = .invalidPayload
             }
         }

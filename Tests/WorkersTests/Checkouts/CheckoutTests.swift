@@ -430,6 +430,8 @@ struct CheckoutTests {
                 (Self.body(app: account, provider: "paypal"), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon", user: ""), CheckoutFixture.token, 400, "invalid_field"),
                 (Self.body(app: account, provider: "citcon"), CheckoutFixture.limitedToken, 403, "app_not_allowed"),
+                // Refused before the catalog is read: another app's products and prices stay unknown to it.
+                (Self.body(app: account, provider: "citcon", product: "not.sold"), CheckoutFixture.limitedToken, 403, "app_not_allowed"),
                 (Self.body(app: "no-such-account", provider: "citcon"), CheckoutFixture.token, 403, "provider_not_configured"),
                 (Self.body(app: account, provider: "alipayplus"), CheckoutFixture.token, 403, "provider_not_configured"),
             ]
