@@ -1287,7 +1287,9 @@ def kcat_records(bootstrap, topic, binary_headers=False):
     above through raw, so the output is read as Latin-1 (one character per byte); with binary_headers
     the header values are returned as the exact bytes, otherwise decoded as UTF-8."""
     result = run(["kcat", "-b", bootstrap, "-C", "-t", topic, "-o", "beginning", "-e", "-q", "-J"], timeout=30)
-    records = [json.loads(line) for line in result.stdout.decode("latin-1").splitlines() if line.strip()]
+    # Split on the newline byte before decoding: str.splitlines also breaks at Latin-1's \x85 and at
+    # \x1c-\x1e, which a raw byte inside a record (a DLT's binary header) can be.
+    records = [json.loads(line.decode("latin-1")) for line in result.stdout.split(b"\n") if line.strip()]
     for record in records:
         for field in ("key", "payload"):
             if isinstance(record.get(field), str):
