@@ -1,6 +1,6 @@
 import Events
 
-/// The keys of issue 7's hardening: HTTP deadlines and head limits, and the `limits` section.
+/// The HTTP hardening's keys: deadlines and head limits, and the `limits` section.
 extension ConfigLoader {
     static func readHTTPHardening(_ s: ConfigReader, into h: inout HTTPSettings) throws(ConfigError) {
         // Hummingbird's idle timer counts only complete request parts, so a trickled head is cut by it

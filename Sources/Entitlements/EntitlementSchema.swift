@@ -33,7 +33,7 @@ enum EntitlementSchema {
                 PRIMARY KEY (dlt_partition, dlt_offset));
             """
         },
-        // Issue 17: the environment joins the purchase's and the entitlement's identity, so a sandbox
+        // The environment joins the purchase's and the entitlement's identity, so a sandbox
         // purchase can neither change a production one nor decide a production entitlement. Purchases
         // already recorded theirs. An existing entitlement (and a change still in the outbox) takes the
         // environment of the purchase that decided it: production unless that purchase was a sandbox one.
@@ -89,7 +89,7 @@ enum EntitlementSchema {
                 """
             }
         },
-        // Issue 17 (item 6): whether each entitlement's last queued change was active, and until when it
+        // Whether each entitlement's last queued change was active, and until when it
         // entitles when nothing else happens, so the expiry sweeper finds those whose time ran out without
         // a notification. An existing active entitlement counts as published active: one whose end has
         // already passed is published inactive once by the first sweep.
@@ -104,7 +104,7 @@ enum EntitlementSchema {
             CREATE INDEX entitlements_active_until ON entitlements (active_until_ms);
             """
         },
-        // Issue 19 (items 1 and 2): where each reconciliation job (a store's history read back page by
+        // Where each reconciliation job (a store's history read back page by
         // page) stands, per job and scope (an app and environment, a package), so a run resumes where
         // the last one stopped (ReconcileCheckpoint.swift).
         Migration(version: 4, name: "reconciliation checkpoints") { _ in
@@ -117,7 +117,7 @@ enum EntitlementSchema {
                 PRIMARY KEY (job, scope));
             """
         },
-        // Issue 18 (Play acknowledgement): a verified Google purchase whose acknowledgement Google did not
+        // A verified Google purchase whose acknowledgement Google did not
         // take at once waits here for the workers' retry loop until it is taken or its three days pass
         // (PlayAcknowledgementRows.swift). One row per purchase and product.
         Migration(version: 5, name: "play acknowledgements awaiting retry") { _ in
@@ -130,7 +130,7 @@ enum EntitlementSchema {
             CREATE INDEX play_acknowledgements_due ON play_acknowledgements (next_attempt_at_ms);
             """
         },
-        // Issue 20 (item 1): checkouts, a user's intent to pay for a product through Alipay+ / Antom or
+        // Checkouts, a user's intent to pay for a product through Alipay+ / Antom or
         // Citcon, matched to the provider's notification by (provider, account, reference)
         // (Sources/Workers/Checkouts/CheckoutRecords.swift).
         Migration(version: 6, name: "checkouts") { _ in
@@ -146,7 +146,7 @@ enum EntitlementSchema {
             CREATE INDEX checkouts_by_user ON checkouts (app, environment, user_id, product);
             """
         },
-        // Issue 20 (item 2): the Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
+        // The Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
         // secret is kept only as its SHA-256 (hex); `vendor` is the vendor's base path.
         Migration(version: 7, name: "sileo sign-in nonces, tokens and download keys") { _ in
             """
@@ -160,7 +160,7 @@ enum EntitlementSchema {
                 expires_at_ms BIGINT NOT NULL);
             """
         },
-        // Issue 20 (item 1, refunds): Antom's refund notification names the merchant's refundRequestId and
+        // Antom's refund notification names the merchant's refundRequestId and
         // not the payment, so a checkout keeps the paymentId its payment notification carried (what a
         // refund call names) and the refundRequestId Tollgate sent (what the notification comes back with).
         Migration(version: 8, name: "checkout payment ids and refund requests") { _ in

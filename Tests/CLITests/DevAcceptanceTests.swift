@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 extension DevEndToEndTests {
-    /// Issue 6's acceptance: a signed App Store notification through the gateway, the projection and the
+    /// A signed App Store notification through the gateway, the projection and the
     /// outbox, seen where a merchant's services see it (the entitlement API and `tollgate.entitlements`).
     @Suite("tollgate dev: Apple notifications to entitlements")
     struct Acceptance {

@@ -7,7 +7,7 @@ import Toolkit
 import Glibc
 #endif
 
-/// Issue 20, item 3: a scripted Sileo client walks the Payment Provider API step by step against a real
+/// A scripted Sileo client walks the Payment Provider API step by step against a real
 /// `tollgate dev`, paying through a real Antom checkout: the purchase answers status 1 with the cashier
 /// page a local Antom returns from `pay` (as Antom documents it), Antom's signed notification comes
 /// through the real webhook route, the projection entitles the user, the package downloads once.

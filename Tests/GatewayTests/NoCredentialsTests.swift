@@ -8,7 +8,7 @@ import TestSupport
 import Testing
 import Toolkit
 
-/// Issue 17 item 3: real deliveries of every sender through the gateway, with Kafka up and with Kafka
+/// Real deliveries of every sender through the gateway, with Kafka up and with Kafka
 /// down (the spool takes them, the relay publishes them later), then a search of every record (key,
 /// value, header names and values) on every topic, of the spool's files on disk and of every line the
 /// gateway logged, for each configured secret, token and key. Apple's configuration holds none (public

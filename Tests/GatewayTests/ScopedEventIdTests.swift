@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 import Toolkit
 
-/// Issue 17 item 2: deduplication (the gateway's window, the workers' `processed_events`) is keyed by
+/// Deduplication (the gateway's window, the workers' `processed_events`) is keyed by
 /// the event id, so each sender's id names who authenticated the delivery. A delivery authenticated as
 /// one account that carries another account's ids is published beside that account's real one, and
 /// never answered "already accepted" in its place.

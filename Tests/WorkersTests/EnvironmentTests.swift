@@ -12,7 +12,7 @@ import Testing
 import Toolkit
 @testable import Workers
 
-/// Issue 17, item 1: sandbox purchases never entitle as production. Deliveries are verified and
+/// Sandbox purchases never entitle as production. Deliveries are verified and
 /// normalized by the real senders (Apple with a generated chain, Citcon signed with the account's
 /// secret), projected into a real store, and read back through the entitlement API.
 @Suite("Sandbox apart from production")

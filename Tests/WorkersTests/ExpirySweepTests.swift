@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import Workers
 
-/// Issue 17, item 6: an expiry or grace period that ends without a notification reaches
+/// An expiry or grace period that ends without a notification reaches
 /// `tollgate.entitlements` (active false), once across replicas, and a late notification still counts.
 @Suite("Expiries on the topic")
 struct ExpirySweepTests {

@@ -6,7 +6,7 @@ import StoreTestSupport
 import Testing
 @testable import Workers
 
-/// Issue 17, item 4: a Google push token is not bound to its message, so whoever holds one valid
+/// A Google push token is not bound to its message, so whoever holds one valid
 /// token can post any notification. With the Play Developer API configured, an event changes a
 /// purchase only to the state Google reports (the local fake answers as Google's reference shows).
 @Suite("Google: the Play API over forgeable notifications")

@@ -4,7 +4,7 @@ import Senders
 /// The results as a table on standard output, with the issue's targets beside the figures.
 enum ResultsTable {
     static let order = SenderCatalog.standard.names.map(\.rawValue)
-    /// Ratio to the raw verify rate each sender should reach (issue 8).
+    /// Ratio to the raw verify rate each sender should reach.
     static let ratioTargets = [AppleSender.name.rawValue: 0.60, GoogleSender.name.rawValue: 0.30]
     static let p99AtHalfLoadTargetMs = 10.0
     static let peakRssTargetMib = 150.0

@@ -2,7 +2,7 @@
 import Testing
 @testable import Toolkit
 
-/// The strict JSON parser against inputs built to hurt it (issue 7). Each ends in a value or a
+/// The strict JSON parser against inputs built to hurt it. Each ends in a value or a
 /// refusal (nil), never a crash; `SenderHostileInputTests` sends the same through the senders.
 @Suite("Hostile JSON")
 struct JSONParserHostileTests {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import Workers
 
-/// Issue 18: a Google purchase an app reports is checked with the Play Developer API (a local Google
+/// A Google purchase an app reports is checked with the Play Developer API (a local Google
 /// answering as its reference shows) and stated as the events the projection applies.
 @Suite("Google purchase verifier")
 struct GooglePurchaseVerifierTests {

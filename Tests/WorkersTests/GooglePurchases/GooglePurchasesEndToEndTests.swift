@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 @testable import Workers
 
-/// Issue 18, item 4 for Google: a purchase token posted to `POST /v1/purchases` is checked with a local
+/// A purchase token posted to `POST /v1/purchases` is checked with a local
 /// Google answering as its reference shows, entitles the user once the workers applied it, and is
 /// acknowledged exactly once; Google down gives 503 with `Retry-After` and publishes nothing.
 @Suite("Purchases API: Google")

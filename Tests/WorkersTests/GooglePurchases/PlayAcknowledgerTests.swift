@@ -9,7 +9,7 @@ import Testing
 import TestSupport
 @testable import Workers
 
-/// Issue 18: a verified Play purchase is acknowledged once; when Google cannot take it, the workers'
+/// A verified Play purchase is acknowledged once; when Google cannot take it, the workers'
 /// loop asks again (the queue in the store, SQLite and PostgreSQL) until Google does, or the three days
 /// pass; a refusal for good is not retried.
 @Suite("Play acknowledgements")

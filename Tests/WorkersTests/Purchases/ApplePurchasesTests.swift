@@ -9,7 +9,7 @@ import Testing
 import Toolkit
 @testable import Workers
 
-/// Issue 18: an app reports its Apple purchase with its user (`POST /v1/purchases`); Apple's signed
+/// An app reports its Apple purchase with its user (`POST /v1/purchases`); Apple's signed
 /// data (made with a chain the test generates; the API a local server answering as Apple documents)
 /// proves it, the workers apply it, and the answer is the user's entitlements.
 @Suite("Purchases API: Apple")

@@ -12,7 +12,7 @@ import Testing
 import Toolkit
 @testable import Workers
 
-/// Issue 18, item 2: Iaptic's `POST /v1/validate`, as cordova-plugin-purchase calls it, answered from
+/// Iaptic's `POST /v1/validate`, as cordova-plugin-purchase calls it, answered from
 /// the purchases machinery in the seed's shapes, field by field.
 @Suite("Purchases API: Iaptic-compatible /v1/validate")
 struct ValidateAPITests {

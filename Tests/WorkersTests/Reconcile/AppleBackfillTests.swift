@@ -13,7 +13,7 @@ import Testing
 import Toolkit
 @testable import Workers
 
-/// Issue 19, items 1 and 6: Apple "sends" notifications while no gateway receives them; its Get
+/// Apple "sends" notifications while no gateway receives them; its Get
 /// Notification History (a local Apple answering as documented, checking the JWT) holds them, signed
 /// with a chain the test generates. The backfill verifies each with the Apple sender, publishes what
 /// was not processed to `tollgate.events`, and the real projection applies each exactly once.

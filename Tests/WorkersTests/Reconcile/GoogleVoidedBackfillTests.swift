@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 @testable import Workers
 
-/// Issue 19, items 2 and 6: Google voids purchases (a refund made in the Play Console sends no
+/// Google voids purchases (a refund made in the Play Console sends no
 /// notification); the backfill reads `purchases.voidedpurchases.list` from a local Google answering as
 /// its reference shows, publishes each void, and the projection, confirming each against the API,
 /// ends each purchase exactly once.
