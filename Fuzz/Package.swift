@@ -3,8 +3,8 @@ import PackageDescription
 
 // libFuzzer targets for Tollgate's parsers (`make fuzz`, docs/fuzzing.md). A package of its own so
 // the root package's `swift build` and `swift test` never build them: they link libFuzzer (`-sanitize=fuzzer`)
-// and hand it their test function, and they import Senders and Toolkit with @testable (`-enable-testing`).
-let fuzzer: [Target.Dependency] = ["FuzzSupport", .product(name: "TollgateSenders", package: "tollgate")]
+// and hand it their test function, and they import Verifiers and Toolkit with @testable (`-enable-testing`).
+let fuzzer: [Target.Dependency] = ["FuzzSupport", .product(name: "TollgateVerifiers", package: "tollgate")]
 
 let package = Package(
     name: "tollgate-fuzz",
@@ -14,7 +14,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "CLibFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", .product(name: "TollgateSenders", package: "tollgate")]),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer", .product(name: "TollgateVerifiers", package: "tollgate")]),
         .executableTarget(name: "FuzzJSON", dependencies: fuzzer),
         .executableTarget(name: "FuzzJWS", dependencies: fuzzer),
         .executableTarget(name: "FuzzPubSub", dependencies: fuzzer),

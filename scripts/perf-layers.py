@@ -17,7 +17,7 @@ LAYERS = [
     ("logging", "log lines", r"JSONLogHandler|JSONLogLine|StandardError|\$s7Logging"),
     ("metrics", "metrics", r"Prometheus|\$s7Metrics|GatewayMetrics|MetricsMiddleware|\$s7Gateway0A7Metrics"),
     ("encoding", "event encoding and CloudEvents headers", r"EventJSONWriter|EventCoding|CloudEventHeaders|DeliveryRecordBuilder"),
-    ("verifiers", "verification and normalization, crypto excluded (the Senders and Toolkit modules)", r"\$s7Senders|\$s7Toolkit"),
+    ("verifiers", "verification and normalization, crypto excluded (the Verifiers and Toolkit modules)", r"\$s9Verifiers|\$s7Toolkit"),
     ("writer", "deduplication window, spool check, delivery writer", r"RecentDeliveries|DeliverySpool|DeliveryWriter|\$s5Spool"),
     ("handler", "gateway handler, admission, connection guard", r"\$s7Gateway"),
     ("http", "HTTP: Hummingbird, SwiftNIO, llhttp, and their socket calls", r"Hummingbird|NIOCore|NIOPosix|NIOHTTP|llhttp|\$s7NIO|NIOAsync"),

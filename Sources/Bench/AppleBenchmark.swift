@@ -1,7 +1,7 @@
 import Config
 import Events
 import Foundation
-import Senders
+import Verifiers
 import Toolkit
 
 /// Apple notifications through the whole verifier (parse, chain cache, ES256, nested JWS, app

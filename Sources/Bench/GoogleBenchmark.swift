@@ -1,6 +1,6 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 import Toolkit
 
 /// Google pushes through the whole verifier (token header, key lookup, RS256, claims, envelope,

@@ -178,7 +178,7 @@ public struct LogSettings: Sendable {
 
 /// Each sender's settings, keyed by sender name. Config knows no sender: each sender's folder reads
 /// its own section `sources.<name>` (a `SenderConfigSection`) and reads its value back with its own
-/// typed accessor (e.g. `sources.apple` in Sources/Senders/Apple).
+/// typed accessor (e.g. `sources.apple` in Sources/Verifiers/Apple).
 public struct SourcesSettings: Sendable {
     /// The senders this configuration was read for, in catalog order.
     public private(set) var names: [SourceName] = []

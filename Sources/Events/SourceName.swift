@@ -1,6 +1,6 @@
 /// A sender's name: its route `/webhooks/<name>`, its raw topic, its configuration section
 /// `sources.<name>` and its metric label. Each sender's folder declares its own (`SourceName.apple`
-/// in Sources/Senders/Apple) and `SenderCatalog` lists the senders, so nothing else enumerates them.
+/// in Sources/Verifiers/Apple) and `SenderCatalog` lists the senders, so nothing else enumerates them.
 public struct SourceName: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
 

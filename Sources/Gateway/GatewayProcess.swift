@@ -6,7 +6,7 @@ import Logging
 import Outbound
 import ServiceHost
 import Spool
-import Senders
+import Verifiers
 import ServiceLifecycle
 import Toolkit
 

@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 
 /// `tollgate-load run`: against a gateway started with `prepare`'s configuration, measures the raw
 /// verify rates on the gateway's core, the client's ceiling on `/healthz`, then for each sender a

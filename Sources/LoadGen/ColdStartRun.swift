@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 import Glibc
 
 /// `tollgate-load cold-start`: the first seconds of a fresh `tollgate serve`. Signs the Apple

@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 
 /// `tollgate-load purchases`: `POST /v1/purchases` with Apple signed transactions against `tollgate work`
 /// pinned to the gateway's core, measured as the webhooks are (warm-up, closed-loop maximum, open loop

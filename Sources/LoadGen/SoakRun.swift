@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 
 /// `tollgate-load soak`: every sender's deliveries interleaved, open loop at one fixed rate for
 /// minutes, sampling the gateway's resident memory, to see whether it stays flat (caches, the

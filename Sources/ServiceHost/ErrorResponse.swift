@@ -1,7 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Senders
+import Verifiers
 
 extension Rejection {
     /// The HTTP answer of a refusal: the reason's status and the `{"error","message"}` body

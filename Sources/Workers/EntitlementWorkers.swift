@@ -1,3 +1,5 @@
+import Merchant
+import ProviderAPIs
 import Config
 import Entitlements
 import Foundation
@@ -7,7 +9,7 @@ import Logging
 import ServiceHost
 import ServiceLifecycle
 import Store
-import Senders
+import Verifiers
 import Toolkit
 
 /// The workers process, composed: the projection of `tollgate.events`, the retry tiers and the outbox
@@ -55,6 +57,11 @@ public struct EntitlementWorkers: Service {
     /// Composed from the configuration, as `tollgate work` and `tollgate dev` run it: the store opened
     /// at `store.url` (and closed last), the Play Developer API client when credentials are configured
     /// (`playAPIFetcher` makes its calls, and the App Store Server API's when an app answers consumption requests).
+    public typealias MerchantAPISetup = Merchant.MerchantAPISetup
+    public typealias PurchasesSetup = Merchant.PurchasesSetup
+    public typealias AppleBackfillSetup = Merchant.AppleBackfillSetup
+    public typealias GoogleBackfillSetup = Merchant.GoogleBackfillSetup
+
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
                             listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
         // The receipt roots are read first, so an unreadable file stops the start, naming its key, before anything opens.
@@ -77,7 +84,8 @@ public struct EntitlementWorkers: Service {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
         let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
-        let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: metrics, logger: logger)
+        let merchantMetrics = MerchantMetrics(factory: metrics.factory)
+        let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: merchantMetrics, logger: logger)
         let purchases = PurchasesSetup(
             verifiers: [ApplePurchaseVerifier(source: try AppleSource(settings: config.sources.apple, fetcher: playAPIFetcher),
                                               clients: appStoreClients, receipts: receipts, logger: logger),
@@ -96,86 +104,6 @@ public struct EntitlementWorkers: Service {
                                           : nil,
                                       purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts,
                                       merchantAPI: merchantAPI, metrics: metrics, logger: logger)
-    }
-
-    /// What the merchant APIs authenticate with beside `api.tokens` (the user token keys, read at start so
-    /// a bad key file stops it with its configuration key), their rate, and the catalog.
-    public struct MerchantAPISetup: Sendable {
-        public var userTokenKeys: [String: PublicKey]
-        public var ratePerSecond: Int
-        public var rateBurst: Int
-        public var clientStoreCallsPerSecond: Int
-        public var clientStoreCallBurst: Int
-        public var catalog: CatalogSettings
-
-        public init(userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
-                    clientStoreCallsPerSecond: Int = 50, clientStoreCallBurst: Int = 200, catalog: CatalogSettings = CatalogSettings()) {
-            self.userTokenKeys = userTokenKeys
-            self.ratePerSecond = ratePerSecond
-            self.rateBurst = rateBurst
-            self.clientStoreCallsPerSecond = clientStoreCallsPerSecond
-            self.clientStoreCallBurst = clientStoreCallBurst
-            self.catalog = catalog
-        }
-
-        static func make(config: TollgateConfig) throws(ConfigError) -> MerchantAPISetup {
-            var keys: [String: PublicKey] = [:]
-            for (app, path) in config.api.userTokenKeys {
-                guard let data = FileManager.default.contents(atPath: path), let key = PublicKey.load(pemOrDER: Array(data)), key.isP256 else {
-                    throw ConfigError(key: "api.userTokenKeys.\(app)", message: "\(path) is not a readable P-256 public key (ES256)")
-                }
-                keys[app] = key
-            }
-            return MerchantAPISetup(userTokenKeys: keys, ratePerSecond: config.api.ratePerSecond, rateBurst: config.api.rateBurst,
-                                    clientStoreCallsPerSecond: config.api.clientStoreCallsPerSecond,
-                                    clientStoreCallBurst: config.api.clientStoreCallBurst, catalog: config.catalog)
-        }
-    }
-
-    /// What `POST /v1/purchases` verifies claims with, and its settings.
-    public struct PurchasesSetup: Sendable {
-        public var verifiers: [any PurchaseVerifying]
-        public var settings: PurchaseSettings
-        /// Google purchases' acknowledgements, once their events are durable.
-        public var acknowledger: (any PlayAcknowledging)?
-
-        public init(verifiers: [any PurchaseVerifying], settings: PurchaseSettings = PurchaseSettings(),
-                    acknowledger: (any PlayAcknowledging)? = nil) {
-            self.verifiers = verifiers
-            self.settings = settings
-            self.acknowledger = acknowledger
-        }
-    }
-
-    /// What the Apple backfill job needs, when some app has a `serverApi` key and the job is on: the
-    /// API clients and the Apple sender's verification, built at start so a bad key stops the process.
-    public struct AppleBackfillSetup: Sendable {
-        public let clients: [String: AppStoreAPIClient]
-        public let apps: [AppleSettings.App]
-        public let source: any WebhookSource
-        public let firstRunDays: Int
-        public let interval: Duration
-
-        public init(clients: [String: AppStoreAPIClient], apps: [AppleSettings.App], source: any WebhookSource, firstRunDays: Int,
-                    interval: Duration) {
-            self.clients = clients
-            self.apps = apps
-            self.source = source
-            self.firstRunDays = firstRunDays
-            self.interval = interval
-        }
-    }
-
-    /// The Google voided purchases job: the packages it polls (with the Play Developer API client the
-    /// enrichment uses, so it runs only when `sources.google.playApi.credentialsFile` is set).
-    public struct GoogleBackfillSetup: Sendable {
-        public let packages: [String]
-        public let interval: Duration
-
-        public init(packages: [String], interval: Duration) {
-            self.packages = packages
-            self.interval = interval
-        }
     }
 
     static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient]) throws -> AppleBackfillSetup? {
@@ -206,40 +134,20 @@ public struct EntitlementWorkers: Service {
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
-        let credentials = APICredentials(tokens: apiTokens, userTokenKeys: merchantAPI.userTokenKeys, ratePerSecond: merchantAPI.ratePerSecond,
-                                         rateBurst: merchantAPI.rateBurst, clientStoreCallsPerSecond: merchantAPI.clientStoreCallsPerSecond,
-                                         clientStoreCallBurst: merchantAPI.clientStoreCallBurst, now: clock)
-        let purchaseIds = PurchaseIdSource(store: store)
-        let catalog = merchantAPI.catalog
-        let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)
+        let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
+                                        merchantAPI: merchantAPI, purchases: purchases, consumption: consumption, playAPI: playAPI,
+                                        appleBackfill: appleBackfill, googleBackfill: googleBackfill,
+                                        playAcknowledgementRetry: playAcknowledgementRetry, sileo: sileo, sileoCheckouts: sileoCheckouts,
+                                        checkouts: checkouts, clock: clock, metrics: MerchantMetrics(factory: metrics.factory), logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let ownership = purchases.settings
         processor.ownership = { app in ownership.ownership(of: app) == .keep ? .keep : .transfer }
-        if let consumption {
-            processor.consumption = ConsumptionAnswerer(apps: consumption.apps, store: store, metrics: metrics, logger: logger,
-                                                        now: { Timestamp.now.millisecondsSince1970 })
-        }
-        let eventsTopic = topics.events
-        let checkoutService = checkouts.map {
-            CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
-                            publish: { events in try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: eventsTopic) }) })
-        }
-        if let checkoutService {
-            processor.checkouts = CheckoutMatcher(records: checkoutService.records, metrics: metrics, logger: logger, now: clock)
-        }
+        processor.consumption = merchant.consumption
+        processor.checkouts = merchant.checkoutMatcher
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: topics.events,
-                                              settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
-        let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
-                                        metrics: metrics, logger: logger)
-        let validateAPI = ValidateAPI(service: purchaseService, purchaseIds: purchaseIds, credentials: credentials, keys: purchases.settings.validatorKeys, metrics: metrics,
-                                      logger: logger)
-        let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
-        let support = SupportAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, metrics: metrics, logger: logger)
-        let routes = RouteGroup.combined([api.routes, support.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map(\.routes)
-            + (checkoutService.map { [CheckoutAPI(service: $0, credentials: credentials, catalog: catalog, metrics: metrics, logger: logger).routes] } ?? []))
+        let routes = merchant.routes
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -252,32 +160,12 @@ public struct EntitlementWorkers: Service {
                 steps.append(.stop("metrics server", metricsServer.makeApplication(onListening: metricsListener.onListening)))
             }
         }
-        if let appleBackfill {
-            // Before the producer: a page in hand is published before it closes.
-            let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
-                                                     store: store, producer: producer, topic: topics.events,
-                                                     firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
-            steps.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, logger: logger)))
-        }
-        if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
-            let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
-                                                         producer: producer, topic: topics.events, metrics: metrics, logger: logger)
-            steps.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
-        }
-        if let playAcknowledgementRetry {
-            // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.
-            steps.append(.stop("play acknowledgements", playAcknowledgementRetry))
-        }
-        if let checkoutService {
-            steps.append(.stop("checkout expiry sweeper", CheckoutExpirySweeper(records: checkoutService.records, metrics: metrics,
-                                                                                logger: logger, now: clock,
-                                                                                retentionDays: checkoutService.setup.settings.retentionDays)))
-        }
+        steps += merchant.jobs
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
             .stop("expiry sweeper", ExpirySweeper(store: store, delayMs: expiryPublishDelayMs, metrics: metrics, logger: logger, now: clock)),
-            .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, purchaseIds: purchaseIds,
-                                                 catalog: catalog, metrics: metrics, logger: logger)),
+            .stop("outbox relay", OutboxRelay(store: store, producer: producer, topic: topics.entitlements, purchaseIds: merchant.purchaseIds,
+                                                 catalog: merchant.catalog, metrics: metrics, logger: logger)),
             // Each consumer finishes and commits the batch in hand, then leaves the group.
             .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,
                                               logger: logger)),
@@ -289,9 +177,9 @@ public struct EntitlementWorkers: Service {
 
         self.store = store
         self.producer = producer
-        self.api = api
-        self.purchases = purchasesAPI
-        self.validate = validateAPI
+        self.api = merchant.api
+        self.purchases = merchant.purchases
+        self.validate = merchant.validate
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger

@@ -1,6 +1,6 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 
 /// One auto-renewable subscription of a fresh user (appAccountToken), and its App Store notifications
 /// signed with the dev process's test chain, each with a notificationUUID of its own.

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 import Toolkit

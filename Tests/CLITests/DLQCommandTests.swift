@@ -3,6 +3,8 @@ import Foundation
 import Kafka
 import Testing
 import Workers
+import Merchant
+import ProviderAPIs
 
 extension DevEndToEndTests {
     /// `tollgate dlq` against the running dev broker and store, run in the dev process's directory as an

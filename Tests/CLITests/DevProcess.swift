@@ -1,9 +1,11 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 import TestSupport
 import Toolkit
 import Workers
+import Merchant
+import ProviderAPIs
 #if canImport(Glibc)
 import Glibc
 #endif

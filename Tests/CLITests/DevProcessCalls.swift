@@ -4,6 +4,8 @@ import Kafka
 import Logging
 import TestSupport
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// What the tests ask of a running `tollgate dev`: deliveries, the entitlement API, metrics, topics, store.
 extension DevProcess {

@@ -1,6 +1,6 @@
 import Foundation
 import Kafka
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 #if canImport(Glibc)

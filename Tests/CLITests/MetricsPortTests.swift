@@ -1,7 +1,7 @@
 import Events
 import Foundation
 import Kafka
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 #if canImport(Glibc)

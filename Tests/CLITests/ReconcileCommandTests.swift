@@ -1,6 +1,6 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 import Toolkit

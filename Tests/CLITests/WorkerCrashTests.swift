@@ -3,7 +3,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Senders
+import Verifiers
 import Store
 import TestSupport
 import Testing

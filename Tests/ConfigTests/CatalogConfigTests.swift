@@ -1,5 +1,5 @@
 import Config
-import Senders
+import Verifiers
 import Testing
 
 /// `catalog` and the credential kinds of `api.tokens` (docs/catalog.md, docs/security.md).

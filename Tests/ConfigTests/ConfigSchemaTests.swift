@@ -1,5 +1,5 @@
 import Config
-import Senders
+import Verifiers
 import Testing
 
 /// `ConfigLoader.schema` (what `tollgate describe` prints for docs/configuration.md and the deploy

@@ -1,5 +1,5 @@
 import Config
-import Senders
+import Verifiers
 import Testing
 
 @Suite("Configuration: spool, deduplication, shutdown")

@@ -1,6 +1,6 @@
 import Config
 import Events
-import Senders
+import Verifiers
 import Testing
 
 @Suite("Configuration: limits and HTTP deadlines")

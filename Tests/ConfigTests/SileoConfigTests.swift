@@ -1,5 +1,5 @@
 import Config
-import Senders
+import Verifiers
 import Testing
 
 /// `sileo.vendors` (docs/configuration.md#sileo): read as written, and refused where a value could

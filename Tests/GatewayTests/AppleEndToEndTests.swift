@@ -1,7 +1,7 @@
 import Config
 import Events
 import Foundation
-import Senders
+import Verifiers
 import Testing
 
 enum SharedFolder {

@@ -3,7 +3,7 @@ import Events
 import Foundation
 import Gateway
 import Kafka
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 import Toolkit

@@ -2,7 +2,7 @@ import Config
 import Events
 import Foundation
 import Gateway
-import Senders
+import Verifiers
 import Testing
 import Toolkit
 

@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 import Toolkit
 
 /// A DER app receipt as Apple makes one: bundle id, creation date and in-app purchase receipts with

@@ -6,6 +6,8 @@ import Hummingbird
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// How every merchant API authenticates (docs/security.md): credentials, their rates, and the user
 /// tokens a client credential acts with.

@@ -3,6 +3,8 @@ import Events
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// `EntitlementStore.apply` takes a batch in a few set-based phases; these cases hold it to the result of
 /// applying the same changes one per call: outcomes, purchases, entitlements and the outbox's rows (their

@@ -4,6 +4,8 @@ import Events
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Two stores writing to one PostgreSQL database at the same time, as two worker instances do: what
 /// READ COMMITTED lets one transaction see of the other's uncommitted work must not lose a change.

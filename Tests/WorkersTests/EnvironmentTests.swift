@@ -5,12 +5,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Senders
+import Verifiers
 import StoreTestSupport
 import Synchronization
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Sandbox purchases never entitle as production. Deliveries are verified and
 /// normalized by the real senders (Apple with a generated chain, Citcon signed with the account's
@@ -94,7 +96,7 @@ struct EnvironmentTests {
     func invalidEnvironment() async throws {
         try await TestDatabases.withStore(.sqlite) { store async throws in
             let recorded = RecordingMetrics()
-            let api = EntitlementAPI(store: store, tokens: [APIToken(Self.token)], metrics: WorkerMetrics(factory: recorded), logger: TestDatabases.logger)
+            let api = EntitlementAPI(store: store, tokens: [APIToken(Self.token)], metrics: MerchantMetrics(factory: recorded), logger: TestDatabases.logger)
             for value in ["Sandbox", "live", "", "production,sandbox"] {
                 let answer = try await Self.get(api, "?app=com.example&environment=\(value)", nowMs: 0)
                 #expect(answer.status == 400, "\(value)")

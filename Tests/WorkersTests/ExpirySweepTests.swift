@@ -6,6 +6,8 @@ import StoreTestSupport
 import Synchronization
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// An expiry or grace period that ends without a notification reaches
 /// `tollgate.entitlements` (active false), once across replicas, and a late notification still counts.

@@ -2,6 +2,8 @@ import Entitlements
 import Events
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Google events take their purchase state from the Play Developer API (a local fake that answers as
 /// Google's reference shows).

@@ -5,6 +5,8 @@ import Logging
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A Google push token is not bound to its message, so whoever holds one valid
 /// token can post any notification. With the Play Developer API configured, an event changes a

@@ -4,6 +4,8 @@ import Foundation
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Events projected into a real store, the same cases on SQLite and PostgreSQL.
 @Suite("Projection into the store")

@@ -1,6 +1,6 @@
 import Events
 import FuzzSupport
-@testable import Senders
+@testable import Verifiers
 @testable import Toolkit
 
 /// The program's entry (main.swift). Converting `fuzzJSON` to a C pointer here, not in main.swift,

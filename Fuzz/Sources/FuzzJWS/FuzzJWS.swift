@@ -1,5 +1,5 @@
 import FuzzSupport
-@testable import Senders
+@testable import Verifiers
 @testable import Toolkit
 
 /// The program's entry (main.swift). Converting `fuzzJWS` to a C pointer here, not in main.swift,

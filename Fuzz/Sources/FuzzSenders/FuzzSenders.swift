@@ -1,7 +1,7 @@
 import Config
 import Events
 import FuzzSupport
-@testable import Senders
+@testable import Verifiers
 @testable import Toolkit
 
 /// The program's entry (main.swift). Converting `fuzzSenders` to a C pointer here, not in main.swift,

@@ -1,6 +1,6 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 import Toolkit
 
 /// Invariants of a normalized event, whatever the sender: its times are RFC 3339 (years 0000-9999) that

@@ -1,5 +1,5 @@
 import Logging
-import Senders
+import Verifiers
 import Synchronization
 
 /// Logs a sender's admission refusals at most once a second, with how many there were since the

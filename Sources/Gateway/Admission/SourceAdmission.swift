@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Metrics
-import Senders
+import Verifiers
 import ServiceHost
 import Toolkit
 

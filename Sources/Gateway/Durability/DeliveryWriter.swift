@@ -1,7 +1,7 @@
 import Events
 import Kafka
 import Logging
-import Senders
+import Verifiers
 import Spool
 
 /// Makes an accepted delivery durable before its sender hears 2xx: Kafka with `acks=all` within

@@ -1,6 +1,6 @@
 import Events
 import Kafka
-import Senders
+import Verifiers
 
 /// Builds the Kafka records of one accepted delivery: the raw body for `raw.<source>` and each event
 /// for `events`, or a quarantined one for `quarantine` alone. It sends nothing: `DeliveryWriter`

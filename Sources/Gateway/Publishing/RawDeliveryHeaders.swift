@@ -1,5 +1,5 @@
 import Events
-import Senders
+import Verifiers
 import Toolkit
 
 /// The headers of a raw record besides its CloudEvents ones: the kept request headers (`http_<name>`),

@@ -5,7 +5,7 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Senders
+import Verifiers
 import ServiceHost
 import Toolkit
 

@@ -1,5 +1,5 @@
 import Events
-import Senders
+import Verifiers
 
 /// The webhook paths the registry's senders are served on, and the `source` label of a rejection
 /// from the path it was addressed to: the sender of `/webhooks/<source>` (or `/webhooks/<source>/<account>`

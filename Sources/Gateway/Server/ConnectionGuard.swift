@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
-import Senders
+import Verifiers
 
 /// Guards one HTTP/1 connection where Hummingbird's own handling is bare or missing:
 /// - a request head must arrive within `headerTimeout` of its first byte (slow-loris clients), else

@@ -6,7 +6,7 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Senders
+import Verifiers
 import ServiceHost
 
 /// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics` (`HealthRoutes`).

@@ -1,7 +1,7 @@
 import Events
 import Foundation
 import Kafka
-import Senders
+import Verifiers
 import ServiceLifecycle
 import Spool
 import Synchronization

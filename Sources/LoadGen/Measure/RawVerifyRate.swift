@@ -1,6 +1,6 @@
 import CLinux
 import Glibc
-import Senders
+import Verifiers
 import Toolkit
 
 /// The bare OpenSSL verify rates the gateway's figures are compared with: ES256 (P-256) and RS256

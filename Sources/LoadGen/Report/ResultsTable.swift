@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 
 /// The results as a table on standard output, with the targets beside the figures.
 enum ResultsTable {

@@ -1,6 +1,6 @@
 import Events
 import Foundation
-import Senders
+import Verifiers
 
 /// `tollgate-load prepare`: every sender generates its keys and identities into one directory (each in
 /// its own folder's `prepareLoad`), and the gateway configuration that trusts them is written beside

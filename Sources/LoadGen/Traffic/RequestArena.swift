@@ -1,4 +1,4 @@
-import Senders
+import Verifiers
 import Dispatch
 
 /// Pre-serialized HTTP/1.1 requests back to back in one buffer. The driver writes slices of it, so

@@ -1,4 +1,4 @@
-import Senders
+import Verifiers
 
 /// A sender's load traffic (defined in the sender's folder, `SenderDefinition.loadTraffic`) with the
 /// name the results use.

@@ -1,3 +1,4 @@
+import Merchant
 import Entitlements
 import Events
 import Kafka
@@ -90,7 +91,7 @@ struct EventProcessor: Sendable {
         do {
             kept = try await store.environments(source: Projector.sourceName(of: event), app: event.app, subject: event.subject)
         } catch {
-            throw Self.failure(error)
+            throw WorkerFailure.store(error)
         }
         if kept == [NormalizedEvent.Environment.sandbox.rawValue] { snapshot.environment = .sandbox }
         return snapshot
@@ -110,14 +111,9 @@ struct EventProcessor: Sendable {
         await store.applyIsolatingRejections(changes, nowMs: now()).map { result in
             switch result {
             case .success(let outcome): .done(outcome)
-            case .failure(let error): .failed(Self.failure(error))
+            case .failure(let error): .failed(WorkerFailure.store(error))
             }
         }
-    }
-
-    static func failure(_ error: StoreError) -> WorkerFailure {
-        WorkerFailure(error.isTransient ? .storeUnavailable : .storeRejected,
-                      message: error.message, isTransient: error.isTransient)
     }
 
     /// Records decoded per batch in two halves side by side: JSON decoding is the projection's largest

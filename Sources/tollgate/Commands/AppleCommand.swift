@@ -1,3 +1,5 @@
+import Merchant
+import ProviderAPIs
 import ArgumentParser
 import Config
 import Events
@@ -5,7 +7,7 @@ import Foundation
 import Kafka
 import Logging
 import Outbound
-import Senders
+import Verifiers
 import Toolkit
 import Workers
 

@@ -1,10 +1,11 @@
+import Merchant
 import ArgumentParser
 import Config
 import Entitlements
 import Events
 import Foundation
 import Gateway
-import Senders
+import Verifiers
 import Toolkit
 import ServiceHost
 import Workers
@@ -61,7 +62,7 @@ struct DescribeCommand: AsyncParsableCommand {
             "entitlementStates": PurchaseState.allCases.map(\.rawValue),
             "deadLetterHeaders": SpringHeaders.all.union([SpringHeaders.replayCount]).sorted(),
             "workerFailures": WorkerFailure.Kind.allCases.map(\.rawValue),
-            "metrics": (GatewayMetrics.families + WorkerMetrics.families).map { family -> [String: Any] in
+            "metrics": (GatewayMetrics.families + WorkerMetrics.all).map { family -> [String: Any] in
                 ["name": family.name, "type": family.kind.rawValue, "labels": family.labels, "help": family.help]
             },
             "config": schema.map { key -> [String: Any] in

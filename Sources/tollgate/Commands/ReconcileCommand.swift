@@ -1,3 +1,5 @@
+import Merchant
+import ProviderAPIs
 import ArgumentParser
 import Config
 import Entitlements
@@ -6,7 +8,7 @@ import Foundation
 import Kafka
 import Logging
 import Outbound
-import Senders
+import Verifiers
 import Workers
 
 struct ReconcileCommand: AsyncParsableCommand {
@@ -70,7 +72,7 @@ struct ReconcileApple: AsyncParsableCommand {
         let backfill = AppleNotificationBackfill(clients: clients, apps: config.sources.apple.apps, source: source, store: store,
                                                  producer: producer, topic: config.topicNames.events,
                                                  firstRunDays: config.workers.reconcileAppleFirstRunDays,
-                                                 metrics: WorkerMetrics(), logger: logger)
+                                                 metrics: MerchantMetrics(), logger: logger)
         let options = AppleNotificationBackfill.Options(apps: app.map { [$0] }, sinceMs: since?.milliseconds, untilMs: until?.milliseconds,
                                                         onlyFailures: onlyFailures, dryRun: dryRun)
         let onTerminal = isatty(STDERR_FILENO) == 1
@@ -140,7 +142,7 @@ struct ReconcileGoogle: AsyncParsableCommand {
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let backfill = GoogleVoidedPurchasesBackfill(client: playAPI, packages: packages, store: store, producer: producer,
-                                                     topic: config.topicNames.events, metrics: WorkerMetrics(), logger: logger)
+                                                     topic: config.topicNames.events, metrics: MerchantMetrics(), logger: logger)
         let onTerminal = isatty(STDERR_FILENO) == 1
         let results: [ReconcileProgress]
         do {

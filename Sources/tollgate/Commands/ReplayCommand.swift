@@ -4,7 +4,7 @@ import Events
 import Gateway
 import Kafka
 import Outbound
-import Senders
+import Verifiers
 import Toolkit
 
 struct ReplayCommand: AsyncParsableCommand {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Events
 import Foundation
 import Toolkit
-import Workers
+import Merchant
 
 /// Signs a user token as the merchant's backend would (docs/security.md): for trying the client
 /// credential's routes by hand with `tollgate dev`. A backend signs its own with any JWT library.

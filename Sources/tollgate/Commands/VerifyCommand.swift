@@ -2,7 +2,7 @@ import ArgumentParser
 import Config
 import Events
 import Foundation
-import Senders
+import Verifiers
 import Toolkit
 
 struct VerifyCommand: AsyncParsableCommand {

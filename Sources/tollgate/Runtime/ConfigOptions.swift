@@ -2,7 +2,7 @@ import ArgumentParser
 import Config
 import Events
 import Foundation
-import Senders
+import Verifiers
 
 struct ConfigOptions: ParsableArguments {
     @Option(name: .long, help: "YAML configuration file (default: ./tollgate.yaml if present).")

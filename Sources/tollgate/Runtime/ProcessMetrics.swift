@@ -11,7 +11,7 @@ enum ProcessMetrics {
 
     /// The factory over `registry`, installed as the global one the first time it is asked for.
     static let factory: PrometheusFamiliesFactory = {
-        let factory = PrometheusFamiliesFactory(registry: registry, families: GatewayMetrics.families + WorkerMetrics.families)
+        let factory = PrometheusFamiliesFactory(registry: registry, families: GatewayMetrics.families + WorkerMetrics.all)
         MetricsSystem.bootstrap(factory)
         return factory
     }()

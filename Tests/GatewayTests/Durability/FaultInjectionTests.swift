@@ -2,7 +2,7 @@ import Config
 import Foundation
 import Gateway
 import Kafka
-import Senders
+import Verifiers
 import Spool
 import TestSupport
 import Testing

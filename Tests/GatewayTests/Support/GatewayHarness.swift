@@ -4,7 +4,7 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Senders
+import Verifiers
 import ServiceLifecycle
 import Spool
 import TestSupport

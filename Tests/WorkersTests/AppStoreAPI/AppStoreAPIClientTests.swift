@@ -3,11 +3,13 @@ import TestSupport
 import Logging
 import Outbound
 import Prometheus
-import Senders
+import Verifiers
 import ServiceHost
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// The App Store Server API client against a local Apple: the JWT Apple checks, the paths and bodies
 /// it sends, production then sandbox, Apple's error codes, 429 and `Retry-After`, timeouts.

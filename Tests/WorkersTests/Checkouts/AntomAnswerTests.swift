@@ -7,6 +7,8 @@ import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Antom's answers as someone between Tollgate and Antom could replay them (docs/checkouts.md): genuine,
 /// signed with the platform key, so they verify, but older (or dated further ahead) than
@@ -33,7 +35,7 @@ struct AntomAnswerTests {
         let metrics = RecordingMetrics()
         let published = Published()
         try await TestDatabases.withStore(.sqlite) { store in
-            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics),
+            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics),
                                       publish: { events in published.events.withLock { $0 += events } })
             try await body(antom, fixture, store, api, metrics, published)
         }
@@ -97,7 +99,7 @@ struct AntomAnswerTests {
             let created = try await api.post(Self.body)
             let id = try #require(created.string("id"))
             let reference = try #require(created.string("reference"))
-            let matcher = CheckoutMatcher(records: api.service.records, metrics: WorkerMetrics(factory: metrics), logger: api.logger,
+            let matcher = CheckoutMatcher(records: api.service.records, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
                                           now: { Timestamp.now.millisecondsSince1970 })
             let payment = try #require(try await fixture.antomNotification(reference: reference, amount: "1999").first)
             _ = try await matcher.match(payment)

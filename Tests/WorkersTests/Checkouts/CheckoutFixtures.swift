@@ -6,12 +6,14 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Outbound
-import Senders
+import Verifiers
 import Store
 import Synchronization
 import TestSupport
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Keys, configuration and signed notifications for the checkout tests.
 struct CheckoutFixture: Sendable {
@@ -80,7 +82,7 @@ struct CheckoutFixture: Sendable {
 
     func setup() throws -> CheckoutSetup { try CheckoutSetup.make(config: config, fetcher: URLSessionFetcher()) }
 
-    func api(store: EntitlementStore, metrics: WorkerMetrics = WorkerMetrics(factory: RecordingMetrics()),
+    func api(store: EntitlementStore, metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
              now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
              publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) throws -> CheckoutAPI {
         let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now, publish: publish)
@@ -112,8 +114,8 @@ struct CheckoutFixture: Sendable {
 
     private func antomSigned(_ body: String) async throws -> [NormalizedEvent] {
         let time = Timestamp.now.rfc3339
-        let content = AlipayPlusSource.signedContent(path: "/webhooks/alipayplus", clientId: Self.clientId, time: time, body: Array(body.utf8))
-        let signature = AlipayPlusSignature.header(signature: platformKey.signRSASHA256(content) ?? [], keyVersion: 1)
+        let content = AntomSignature.signedContent(path: "/webhooks/alipayplus", clientId: Self.clientId, time: time, body: Array(body.utf8))
+        let signature = AntomSignature.header(signature: platformKey.signRSASHA256(content) ?? [], keyVersion: 1)
         let source = try AlipayPlusSource(settings: config.sources.alipayplus)
         let request = WebhookRequest(path: "/webhooks/alipayplus",
                                      headers: HeaderFields([("Content-Type", "application/json"), ("Client-Id", Self.clientId),

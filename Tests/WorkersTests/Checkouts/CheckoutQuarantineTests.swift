@@ -7,6 +7,8 @@ import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A payment that names a checkout but does not match it is quarantined itself, not the checkout
 /// (docs/checkouts.md): whoever knows a reference can no longer lock the owner's checkout by paying it
@@ -43,8 +45,8 @@ struct CheckoutQuarantineTests {
         let fixture = try await CheckoutFixture.make(antomBaseURL: "http://127.0.0.1:9")
         try await TestDatabases.withStore(backend) { store in
             let metrics = RecordingMetrics()
-            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics))
-            let matcher = CheckoutMatcher(records: api.service.records, metrics: WorkerMetrics(factory: metrics), logger: api.logger,
+            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics))
+            let matcher = CheckoutMatcher(records: api.service.records, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
                                           now: { Timestamp.now.millisecondsSince1970 })
             try await body(Scene(fixture: fixture, store: store, api: api, matcher: matcher, metrics: metrics))
         }

@@ -7,6 +7,8 @@ import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Checkouts end to end (docs/checkouts.md): `POST /v1/checkouts` against Antom's `pay` on a local
 /// server answering as Antom documents, or for Citcon; the provider's signed notification verified by
@@ -309,11 +311,11 @@ struct CheckoutTests {
             let offset = Atomic<Int64>(0)
             let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
             let metrics = RecordingMetrics()
-            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
+            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics), now: clock)
             let created = try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon"))
             let id = try #require(created.string("id"))
             let records = CheckoutRecords(store: store)
-            let sweeper = CheckoutExpirySweeper(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            let sweeper = CheckoutExpirySweeper(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
             #expect(try await sweeper.sweepOnce() == 0)
             offset.store(Int64(fixture.config.checkouts.expirySeconds) * 1000 + 1, ordering: .relaxed)
             #expect(try await sweeper.sweepOnce() == 1)
@@ -321,7 +323,7 @@ struct CheckoutTests {
             // A new checkout for the same product is no longer held back by the expired one.
             #expect(try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", currency: "EUR")).status == 201)
 
-            let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            let matcher = CheckoutMatcher(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
             let reference = try #require(created.string("reference"))
             let events = try await fixture.citconIPN(reference: reference, id: "ch_3", amount: "1999")
             let event = try #require(events.first)
@@ -342,9 +344,9 @@ struct CheckoutTests {
             let offset = Atomic<Int64>(0)
             let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
             let metrics = RecordingMetrics()
-            let api = try fixture.api(store: store, metrics: WorkerMetrics(factory: metrics), now: clock)
+            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics), now: clock)
             let records = CheckoutRecords(store: store)
-            let matcher = CheckoutMatcher(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock)
+            let matcher = CheckoutMatcher(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
             // One checkout per product, each left as its role says (products a shop's catalog would sell at 19.99 USD).
             var checkouts: [String: (id: String, reference: String)] = [:]
             for (role, product) in [("unpaid", "pro.lifetime"), ("paid", "other"), ("refunded", "other.product")] {
@@ -359,7 +361,7 @@ struct CheckoutTests {
                                                                                  amount: "1999").first))
             #expect(try await api.get(refunded.id).string("state") == "refunded")
 
-            let sweeper = CheckoutExpirySweeper(records: records, metrics: WorkerMetrics(factory: metrics), logger: api.logger, now: clock,
+            let sweeper = CheckoutExpirySweeper(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock,
                                                 retentionDays: 7)
             let expiryMs = Int64(fixture.config.checkouts.expirySeconds) * 1000
             let retentionMs = Int64(7 * 86_400_000)

@@ -5,6 +5,8 @@ import Kafka
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Events that cannot be applied end in tollgate.events-dlt with Spring Kafka's dead-letter headers,
 /// and the events consumer carries on behind them.

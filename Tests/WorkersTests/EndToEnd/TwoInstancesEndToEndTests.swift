@@ -5,6 +5,8 @@ import Store
 import StoreTestSupport
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Two worker instances in one consumer group on one PostgreSQL database, as two replicas of
 /// `tollgate work` run: the partitions are shared, every event is applied exactly once, and when one

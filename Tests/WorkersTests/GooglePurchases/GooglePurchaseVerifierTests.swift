@@ -3,6 +3,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A Google purchase an app reports is checked with the Play Developer API (a local Google
 /// answering as its reference shows) and stated as the events the projection applies.

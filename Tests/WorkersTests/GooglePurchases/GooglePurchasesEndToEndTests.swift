@@ -6,6 +6,8 @@ import StoreTestSupport
 import Testing
 import TestSupport
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A purchase token posted to `POST /v1/purchases` is checked with a local
 /// Google answering as its reference shows, entitles the user once the workers applied it, and is
@@ -17,7 +19,7 @@ struct GooglePurchasesEndToEndTests {
 
     static func setup(_ h: PlayHarness, store: EntitlementStore) -> (EntitlementWorkers.PurchasesSetup, RecordingMetrics) {
         let metrics = RecordingMetrics()
-        let acknowledger = PlayAcknowledger(client: h.client, store: store, metrics: WorkerMetrics(factory: metrics), logger: ApplePurchases.logger)
+        let acknowledger = PlayAcknowledger(client: h.client, store: store, metrics: MerchantMetrics(factory: metrics), logger: ApplePurchases.logger)
         // Long enough for the workers' first consumer-group join.
         var settings = PurchaseSettings()
         settings.waitMs = 20_000

@@ -8,6 +8,8 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A verified Play purchase is acknowledged once; when Google cannot take it, the workers'
 /// loop asks again (the queue in the store, SQLite and PostgreSQL) until Google does, or the three days
@@ -27,7 +29,7 @@ struct PlayAcknowledgerTests {
     static func acknowledger(_ h: PlayHarness, store: EntitlementStore, metrics: RecordingMetrics, clock: Clock) -> PlayAcknowledger {
         var logger = Logger(label: "play-ack-test")
         logger.logLevel = .critical
-        return PlayAcknowledger(client: h.client, store: store, metrics: WorkerMetrics(factory: metrics), logger: logger,
+        return PlayAcknowledger(client: h.client, store: store, metrics: MerchantMetrics(factory: metrics), logger: logger,
                                 backoff: PlayAcknowledgementBackoff(initialMs: 10, maxMs: 40, lastAttemptBeforeDeadlineMs: 0),
                                 now: { clock.now })
     }

@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// How the client's failures are classed: transient ones go to the retry path, permanent ones are
 /// given up on; none of their messages shows a credential.

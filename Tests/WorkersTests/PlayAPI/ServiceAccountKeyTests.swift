@@ -1,8 +1,10 @@
 import Foundation
-import Senders
+import Verifiers
 import Testing
 import Toolkit
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// Reading the service-account key file: a usable key, or an error that says what is wrong with
 /// the file without repeating its secret.

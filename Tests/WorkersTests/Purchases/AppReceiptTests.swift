@@ -1,10 +1,12 @@
 import Config
 import Foundation
-import Senders
+import Verifiers
 import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A legacy app receipt is believed only once it is shown to be Apple's for the app: its PKCS#7
 /// signature, its signer's chain to the configured root at its creation date, the receipt-signing

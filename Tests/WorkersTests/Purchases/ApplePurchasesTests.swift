@@ -2,12 +2,14 @@ import Config
 import Entitlements
 import Events
 import Foundation
-import Senders
+import Verifiers
 import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// An app reports its Apple purchase with its user (`POST /v1/purchases`); Apple's signed
 /// data (made with a chain the test generates; the API a local server answering as Apple documents)

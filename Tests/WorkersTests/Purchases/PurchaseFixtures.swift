@@ -7,12 +7,14 @@ import Hummingbird
 import Logging
 import NIOCore
 import Outbound
-import Senders
+import Verifiers
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Apple's side of the purchases tests: the chain it signs with, its App Store Server API (a local
 /// server answering as Apple documents, checking the JWT), and the transactions it signs.

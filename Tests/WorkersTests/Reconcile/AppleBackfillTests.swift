@@ -5,13 +5,15 @@ import Foundation
 import Kafka
 import Logging
 import Outbound
-import Senders
+import Verifiers
 import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Apple "sends" notifications while no gateway receives them; its Get
 /// Notification History (a local Apple answering as documented, checking the JWT) holds them, signed
@@ -88,7 +90,7 @@ struct AppleBackfillTests {
     }
 
     static func backfill(_ apple: Apple, store: EntitlementStore, producer: KafkaProducer?, topic: String,
-                         environments: [String] = ["Production"], metrics: WorkerMetrics = WorkerMetrics(factory: RecordingMetrics()),
+                         environments: [String] = ["Production"], metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
                          slept: Sleeps = Sleeps()) -> AppleNotificationBackfill {
         let app = AppleSettings.App(bundleId: bundleId, appAppleId: 1234, environments: environments)
         var logger = Logger(label: "apple-backfill-test")
@@ -134,7 +136,7 @@ struct AppleBackfillTests {
 
                     let recorded = RecordingMetrics()
                     let backfill = Self.backfill(apple, store: store, producer: harness.producer, topic: harness.topics.events,
-                                                 metrics: WorkerMetrics(factory: recorded))
+                                                 metrics: MerchantMetrics(factory: recorded))
                     let before = Timestamp.now.millisecondsSince1970
                     let first = try await backfill.run(.init())
                     #expect(first.count == 1)
@@ -278,7 +280,7 @@ struct AppleBackfillTests {
             try await WorkerHarness.with { harness async throws in
                 let recorded = RecordingMetrics()
                 let backfill = Self.backfill(apple, store: store, producer: harness.producer, topic: harness.topics.events,
-                                             metrics: WorkerMetrics(factory: recorded))
+                                             metrics: MerchantMetrics(factory: recorded))
                 let result = try await backfill.run(.init())
                 let failure = try #require(result.first?.failure)
                 #expect(failure.contains("http_401"), "\(failure)")

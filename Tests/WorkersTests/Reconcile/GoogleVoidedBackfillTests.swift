@@ -6,6 +6,8 @@ import StoreTestSupport
 import Synchronization
 import Testing
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// Google voids purchases (a refund made in the Play Console sends no
 /// notification); the backfill reads `purchases.voidedpurchases.list` from a local Google answering as
@@ -20,7 +22,7 @@ struct GoogleVoidedBackfillTests {
         return #"{"kind":"androidpublisher#subscriptionPurchaseV2","lineItems":[{"productId":"premium_monthly","expiryTime":"\#(expires)","autoRenewingPlan":{"autoRenewEnabled":true}}],"startTime":"2026-01-01T00:00:00Z","subscriptionState":"\#(state)","latestOrderId":"GPA.3345-0001","externalAccountIdentifiers":{"obfuscatedExternalAccountId":"\#(user)"}}"#
     }
 
-    static func backfill(_ h: PlayHarness, store: EntitlementStore, harness: WorkerHarness, metrics: WorkerMetrics = WorkerMetrics(factory: RecordingMetrics()),
+    static func backfill(_ h: PlayHarness, store: EntitlementStore, harness: WorkerHarness, metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
                          sleeps: AppleBackfillTests.Sleeps = .init(),
                          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) -> GoogleVoidedPurchasesBackfill {
         GoogleVoidedPurchasesBackfill(client: h.client, packages: [PlayHarness.package], store: store, producer: harness.producer,
@@ -62,7 +64,7 @@ struct GoogleVoidedBackfillTests {
                     h.fake.storeVoided(voids.map { GoogleForgedClaimsTests.voided($0.0, atMs: $0.1) })
 
                     let recorded = RecordingMetrics()
-                    let backfill = Self.backfill(h, store: store, harness: harness, metrics: WorkerMetrics(factory: recorded))
+                    let backfill = Self.backfill(h, store: store, harness: harness, metrics: MerchantMetrics(factory: recorded))
                     let first = try await backfill.run(.init())
                     #expect(first.first?.failure == nil)
                     #expect(first.first?.pages == 3)

@@ -6,6 +6,8 @@ import TestSupport
 import Testing
 import Toolkit
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// A scripted Sileo client and what it talks to: the vendor's configuration (a package file in a
 /// temporary download directory, the sign-in page's public key in a file), a local merchant sign-in

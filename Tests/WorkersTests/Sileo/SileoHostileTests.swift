@@ -6,6 +6,8 @@ import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// What an attacker tries against the Sileo vendor API, each refused with its reason code, counted.
 @Suite("Sileo: hostile clients")

@@ -6,6 +6,8 @@ import TestSupport
 import Testing
 import Toolkit
 @testable import Workers
+@testable import Merchant
+@testable import ProviderAPIs
 
 /// A scripted Sileo client walks the Payment Provider API (docs/sileo.md) against the workers' own
 /// server as `tollgate work` runs it: a real store, the real projection of `tollgate.events` on the

@@ -1,6 +1,6 @@
 import Foundation
 import TestSupport
-import Senders
+import Verifiers
 import Toolkit
 
 /// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which

@@ -1,10 +1,12 @@
 import Foundation
 import Logging
 import Outbound
-import Senders
+import Verifiers
 import TestSupport
 import Toolkit
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// A `PlayAPIClient` on the real `URLSessionFetcher`, talking to a `FakeGooglePlay`, with a clock the
 /// test moves. The key file is written and read back as the workers do.

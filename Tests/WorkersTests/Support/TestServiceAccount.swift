@@ -1,5 +1,5 @@
 import Foundation
-import Senders
+import Verifiers
 import TestSupport
 import Toolkit
 

@@ -5,11 +5,13 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Senders
+import Verifiers
 import Store
 import Synchronization
 import TestSupport
 import Workers
+import Merchant
+import ProviderAPIs
 
 /// An in-process mock cluster holding every topic the workers use (3 partitions each), a producer for
 /// the test's own records (published as the gateway publishes them), and readers for what the workers

@@ -1,0 +1,183 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Verifiers
+import ServiceHost
+import Store
+import Toolkit
+
+/// `GET /v1/users/{user}/entitlements?app=...[&environment=sandbox]`: the user's active entitlements in
+/// one environment (production unless asked). A server credential asks for any user of its apps; a
+/// client credential only for the user its user token names, and learns nothing of whether other users
+/// exist (docs/security.md). Purchases are named by opaque ids, never by their purchase tokens or
+/// transaction ids. `{user}` is percent-decoded, as `app` is.
+public struct EntitlementAPI: Sendable {
+    public static let path = "/v1/users/:user/entitlements"
+
+    let store: EntitlementStore
+    let credentials: APICredentials
+    let purchaseIds: PurchaseIdSource
+    let catalog: CatalogSettings
+    let metrics: MerchantMetrics
+    let logger: Logger
+
+    public init(store: EntitlementStore, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+         metrics: MerchantMetrics, logger: Logger) {
+        self.store = store
+        self.credentials = credentials
+        self.purchaseIds = purchaseIds
+        self.catalog = catalog
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public init(store: EntitlementStore, tokens: [APIToken], catalog: CatalogSettings = CatalogSettings(), metrics: MerchantMetrics = MerchantMetrics(),
+                logger: Logger) {
+        self.init(store: store, credentials: APICredentials(tokens: tokens), purchaseIds: PurchaseIdSource(store: store), catalog: catalog,
+                  metrics: metrics, logger: logger)
+    }
+
+    /// Its one route, for the server that carries it (the workers' own, or the gateway's in `tollgate dev`).
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.path: [.get]]) { router in
+            router.get(RouterPath(Self.path)) { request, context in
+                await respond(request, user: context.parameters.get("user"))
+            }
+        }
+    }
+
+    struct Body: Encodable {
+        /// One active product.
+        struct Item: Encodable, Equatable {
+            var product, source, purchaseId, state: String
+            var expiresAt: String?
+            var gracePeriodExpiresAt: String?
+        }
+        /// One active entitlement (access level) of the catalog, with the products granting it now.
+        struct Access: Encodable, Equatable {
+            var name: String
+            var products: [String]
+            /// The latest end among those products; absent when one of them does not end.
+            var expiresAt: String?
+        }
+        var user: String
+        var app: String
+        var environment: String
+        var access: [Access]
+        var entitlements: [Item]
+    }
+
+    func respond(_ request: Request, user encodedUser: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal)
+        }
+        let user: String, app: String, environment: NormalizedEvent.Environment
+        switch Self.userQuery(request, user: encodedUser) {
+        case .success(let query): (user, app, environment) = query
+        case .failure(let rejection): return refuse(rejection.reason, rejection.message)
+        }
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
+        let found: [Entitlement]?
+        let ids: PurchaseIds
+        do {
+            found = try await store.entitlements(app: app, user: user, environment: environment.rawValue)
+            ids = try await purchaseIds.ids()
+        } catch {
+            logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return refuse(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
+        }
+        // A client learns no more than its own user's entitlements: unknown and entitled to nothing answer alike.
+        guard let found = found ?? (caller.isServer ? nil : []) else {
+            return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
+        }
+        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: nowMs, ids: ids, catalog: catalog)
+        let data = (try? Self.encoder.encode(body)) ?? Data()
+        return Self.json(.ok, data)
+    }
+
+    /// The user of the path (percent-decoded, as the query's app arrives), the `app` and the
+    /// `environment` (production unless asked: a sandbox purchase must never read as a paid one).
+    static func userQuery(_ request: Request, user encodedUser: String?) -> Result<(String, String, NormalizedEvent.Environment), Rejection> {
+        guard let encodedUser, !encodedUser.isEmpty else { return .failure(Rejection(.missingUser, "the path names no user")) }
+        // A control character (NUL above all) names nobody and would only reach the store to fail there.
+        guard let user = encodedUser.removingPercentEncoding, !user.isEmpty,
+              !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return .failure(Rejection(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters"))
+        }
+        guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
+            return .failure(Rejection(.missingApp, "the query parameter app is required"))
+        }
+        guard let text = request.uri.queryParameters.get("environment") else { return .success((user, app, .production)) }
+        guard let environment = NormalizedEvent.Environment(rawValue: text) else {
+            return .failure(Rejection(.invalidEnvironment, "the query parameter environment must be production or sandbox"))
+        }
+        return .success((user, app, environment))
+    }
+
+    /// What the API answers for these entitlements at `nowMs`: the active ones, and the catalog's
+    /// access levels they grant.
+    static func body(user: String, app: String, environment: String, _ entitlements: [Entitlement], nowMs: Int64, ids: PurchaseIds,
+                     catalog: CatalogSettings) -> Body {
+        let active = entitlements.filter { $0.isActive(atMs: nowMs) }
+        return Body(user: user, app: app, environment: environment, access: access(active, catalog: catalog),
+                    entitlements: active.map { item($0, ids: ids) })
+    }
+
+    static func item(_ e: Entitlement, ids: PurchaseIds) -> Body.Item {
+        Body.Item(product: e.product, source: e.source, purchaseId: ids.id(of: e), state: e.state.rawValue,
+                  expiresAt: e.expiresAtMs.map(EntitlementJSON.rfc3339),
+                  gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(EntitlementJSON.rfc3339))
+    }
+
+    /// The access levels the active entitlements grant, by name, each with its products and the latest end.
+    static func access(_ active: [Entitlement], catalog: CatalogSettings) -> [Body.Access] {
+        var byName: [String: (products: Set<String>, endMs: Int64?, endless: Bool)] = [:]
+        for entitlement in active {
+            let end = entitlement.gracePeriodExpiresAtMs.map { max($0, entitlement.expiresAtMs ?? $0) } ?? entitlement.expiresAtMs
+            for name in catalog.entitlements(app: entitlement.app, source: entitlement.source, product: entitlement.product) {
+                var held = byName[name] ?? ([], nil, false)
+                held.products.insert(entitlement.product)
+                if let end { held.endMs = max(held.endMs ?? end, end) } else { held.endless = true }
+                byName[name] = held
+            }
+        }
+        return byName.keys.sorted().compactMap { name in
+            guard let held = byName[name] else { return nil }
+            return Body.Access(name: name, products: held.products.sorted(), expiresAt: held.endless ? nil : held.endMs.map(EntitlementJSON.rfc3339))
+        }
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A refusal, counted by reason.
+    func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: reason.rawValue)
+        return Self.error(reason, message, headers: headers)
+    }
+
+    func refuse(_ refusal: CallerRefusal) -> Response {
+        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
+    }
+
+    static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        Rejection(reason, message).response(extraHeaders: headers)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

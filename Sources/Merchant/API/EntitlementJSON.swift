@@ -1,0 +1,43 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+
+/// The value of a `tollgate.entitlements` record (docs/asyncapi.yaml).
+public enum EntitlementJSON {
+    public struct Value: Encodable {
+        var app, environment, user, product, source, purchaseId, state: String
+        /// The catalog's entitlements (access levels) this product grants; absent when it names none.
+        var access: [String]?
+        var active: Bool
+        /// A purchase that moved between users: the other side of the move.
+        var transferredFrom: String?
+        var transferredTo: String?
+        var expiresAt: String?
+        var gracePeriodExpiresAt: String?
+        var changedAt: String
+        var eventId: String
+        var sequence: Int64
+    }
+
+    public static func value(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> Value {
+        let e = change.entitlement
+        let access = catalog.entitlements(app: e.app, source: e.source, product: e.product)
+        return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, purchaseId: ids.id(of: e),
+                     state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active,
+                     transferredFrom: change.transferredFrom, transferredTo: change.transferredTo, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
+                     changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
+    }
+
+    public static func encode(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> [UInt8] {
+        (try? encoder.encode(value(change, ids: ids, catalog: catalog))).map(Array.init) ?? []
+    }
+
+    public static func rfc3339(_ ms: Int64) -> String { Timestamp(millisecondsSince1970: ms).rfc3339 }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

@@ -1,0 +1,82 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Verifiers
+import ServiceHost
+import Toolkit
+
+/// `GET /v1/users/{user}/purchases?app=...[&environment=sandbox]`: what the merchant's support staff
+/// need to find a user's purchases at the store (the Google purchase token, the Apple original
+/// transaction id) beside the opaque ids the other APIs answer. Server credentials only: a client
+/// credential, public by assumption, is refused 403 `server_credential_required` (docs/security.md).
+public struct SupportAPI: Sendable {
+    public static let path = "/v1/users/:user/purchases"
+
+    let store: EntitlementStore
+    let credentials: APICredentials
+    let purchaseIds: PurchaseIdSource
+    let metrics: MerchantMetrics
+    let logger: Logger
+
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.path: [.get]]) { router in
+            router.get(RouterPath(Self.path)) { request, context in await respond(request, user: context.parameters.get("user")) }
+        }
+    }
+
+    struct Body: Encodable {
+        struct Item: Encodable {
+            var purchaseId, store, subject, kind, state: String
+            var product: String?
+            var expiresAt: String?
+            var lastEventId, lastEventType, lastEventAt: String
+        }
+        var user, app, environment: String
+        var purchases: [Item]
+    }
+
+    func respond(_ request: Request, user encodedUser: String?) async -> Response {
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
+        }
+        guard caller.isServer else {
+            return refuse(Rejection(.serverCredentialRequired, "purchase credentials are for the merchant's servers: use a server credential"))
+        }
+        let user: String, app: String, environment: NormalizedEvent.Environment
+        switch EntitlementAPI.userQuery(request, user: encodedUser) {
+        case .success(let query): (user, app, environment) = query
+        case .failure(let rejection): return refuse(rejection)
+        }
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal.rejection, headers: refusal.headers) }
+        let purchases: [Purchase]
+        let ids: PurchaseIds
+        do {
+            purchases = try await store.purchases(app: app, user: user, environment: environment.rawValue)
+            ids = try await purchaseIds.ids()
+        } catch {
+            logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now"), headers: headers)
+        }
+        let items = purchases.map { p in
+            Body.Item(purchaseId: ids.id(source: p.key.source, app: p.key.app, environment: p.key.environment, subject: p.key.subject),
+                      store: p.key.source, subject: p.key.subject, kind: p.kind.rawValue, state: p.state.rawValue, product: p.product,
+                      expiresAt: p.expiresAtMs.map(EntitlementJSON.rfc3339), lastEventId: p.lastEventId, lastEventType: p.lastEventType,
+                      lastEventAt: EntitlementJSON.rfc3339(p.lastEventAtMs))
+        }
+        let data = (try? EntitlementAPI.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, purchases: items))) ?? Data()
+        return EntitlementAPI.json(.ok, data)
+    }
+
+    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: rejection.reason.rawValue)
+        return rejection.response(extraHeaders: headers)
+    }
+}

@@ -1,0 +1,246 @@
+import Config
+import Entitlements
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Verifiers
+import ServiceHost
+import Toolkit
+
+/// `POST /v1/checkouts`, `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
+/// (docs/checkouts.md, docs/openapi.yaml): credentials from `api.tokens` as every merchant API checks
+/// them; a client credential starts and reads checkouts only for the user its user token names;
+/// refunds are for server credentials configured `refunds: true`. A checkout names a catalog product
+/// and a currency: its amount is the catalog's price, never the caller's. Every refusal is counted in
+/// `tollgate_api_rejections_total{reason}`.
+public struct CheckoutAPI: Sendable {
+    public static let collectionPath = "/v1/checkouts"
+    public static let itemPath = "/v1/checkouts/:id"
+    public static let refundPath = "/v1/checkouts/:id/refund"
+    static let maxBodyBytes = 16_384
+    static let maxTextLength = 200
+
+    let service: CheckoutService
+    let credentials: APICredentials
+    let catalog: CatalogSettings
+    let metrics: MerchantMetrics
+    let logger: Logger
+
+    public init(service: CheckoutService, credentials: APICredentials, catalog: CatalogSettings, metrics: MerchantMetrics, logger: Logger) {
+        self.service = service
+        self.credentials = credentials
+        self.catalog = catalog
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.collectionPath: [.post], Self.itemPath: [.get], Self.refundPath: [.post]]) { router in
+            router.post(RouterPath(Self.collectionPath)) { request, _ in await create(request) }
+            router.get(RouterPath(Self.itemPath)) { request, context in await show(request, id: context.parameters.get("id")) }
+            router.post(RouterPath(Self.refundPath)) { request, context in await refund(request, id: context.parameters.get("id")) }
+        }
+    }
+
+    struct Body: Encodable {
+        var id, app, user, product: String
+        var amount: Int64
+        var currency, provider, environment, state, reference: String
+        var paymentUrl: String?
+        var ipnUrl: String?
+        var paymentId: String?
+        var refundRequestId: String?
+        var createdAt, expiresAt: String
+    }
+
+    func create(_ request: Request) async -> Response {
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return refuse(refusal)
+        }
+        let bytes: [UInt8]
+        switch await readBody(request) {
+        case .success(let read): bytes = read
+        case .failure(let refusal): return refuse(refusal.reason, refusal.message)
+        }
+        let intent: CheckoutIntent
+        let order: Order
+        do { order = try Self.order(bytes) } catch { return refuse(error.reason, error.message) }
+        // Before the catalog is read: a caller learns nothing of another app's products or prices.
+        if case .failure(let refusal) = credentials.authorize(caller, app: order.app, user: order.user) { return refuse(refusal) }
+        do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error.reason, error.message) }
+        do {
+            let started = try await service.startOrRepeat(intent)
+            return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
+        } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return refuse(error.reason, error.message, headers: headers)
+        }
+    }
+
+    func show(_ request: Request, id: String?) async -> Response {
+        switch await lookUp(request, id: id) {
+        case .success(let found): Self.json(.ok, Self.body(found.checkout))
+        case .failure(let refused): refused.response
+        }
+    }
+
+    /// Asks Antom to refund a paid checkout in full: 202 with the checkout (still `paid`, with its
+    /// `refundRequestId`) until Antom's notification makes it `refunded`; 200 when it already is. The
+    /// body, if any, is not read.
+    func refund(_ request: Request, id: String?) async -> Response {
+        let checkout: CheckoutRecord
+        switch await lookUp(request, id: id) {
+        case .success(let found) where found.caller.isServer && found.caller.credential.refunds: checkout = found.checkout
+        case .success: return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
+        case .failure(let refused): return refused.response
+        }
+        do {
+            let requested = try await service.refund(checkout)
+            let current = (try? await service.records.find(id: checkout.id)) ?? checkout
+            return Self.json(requested ? .accepted : .ok, Self.body(current))
+        } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return refuse(error.reason, error.message, headers: headers)
+        }
+    }
+
+    struct Refused: Error { var response: Response }
+
+    /// The checkout `id` names, for this request's caller: another app's checkout, or for a client
+    /// credential another user's, reads as unknown, so a caller learns nothing of checkouts not its own.
+    private func lookUp(_ request: Request, id: String?) async -> Result<(checkout: CheckoutRecord, caller: Caller), Refused> {
+        let caller: Caller
+        switch credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
+        }
+        guard let id, !id.isEmpty, id.utf8.count <= 64 else {
+            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        }
+        let found: CheckoutRecord?
+        do { found = try await service.records.find(id: id) } catch {
+            logger.error("checkout lookup failed", metadata: ["error": .string("\(error)")])
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return .failure(Refused(response: refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)))
+        }
+        guard let found, caller.credential.allows(app: found.app) else {
+            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        }
+        // Whatever keeps a client from this checkout (no user token, another user's, a bad one) reads as
+        // an unknown id, so the answer says nothing of whether the id exists.
+        switch credentials.authorize(caller, app: found.app, user: found.user) {
+        case .success: return .success((found, caller))
+        case .failure: return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        }
+    }
+
+    /// `{app, user, product, currency, provider[, amount]}`: texts of 1 to 200 characters without control
+    /// characters, currency three upper-case letters, provider alipayplus or citcon. The amount is the
+    /// catalog's price of `product` in `currency` for `app`; an `amount` sent must equal it (an app that
+    /// showed an old price learns so). Other members are ignored.
+    static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+        try intent(try order(bytes), catalog: catalog)
+    }
+
+    /// A checkout's body as sent, before the catalog prices it.
+    struct Order {
+        var app, user, product, currency, provider: String
+        var amount: JSONValue?
+    }
+
+    static func order(_ bytes: [UInt8]) throws(CheckoutRefusal) -> Order {
+        guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
+        func text(_ name: String) throws(CheckoutRefusal) -> String {
+            guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
+            guard let text = value.string, (1...maxTextLength).contains(text.unicodeScalars.count),
+                  !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw CheckoutRefusal(.invalidField, "\(name) must be a string of 1 to \(maxTextLength) characters without control characters")
+            }
+            return text
+        }
+        let app = try text("app"), user = try text("user"), product = try text("product")
+        let currency = try text("currency")
+        guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
+            throw CheckoutRefusal(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
+        }
+        let provider = try text("provider")
+        guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
+            throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
+        }
+        return Order(app: app, user: user, product: product, currency: currency, provider: provider, amount: object["amount"])
+    }
+
+    /// The order priced by the catalog.
+    static func intent(_ order: Order, catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+        let (app, product, currency) = (order.app, order.product, order.currency)
+        guard let priced = catalog.product(app: app, id: product) else {
+            throw CheckoutRefusal(.unknownProduct, "the catalog has no product \(product) for \(app) (catalog.apps[].products)")
+        }
+        guard let amount = priced.pricesMinor[currency] else {
+            throw CheckoutRefusal(.currencyNotOffered, "the catalog gives \(product) no price in \(currency)")
+        }
+        if let sent = order.amount, sent != .null {
+            // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
+            guard case .number(let number) = sent, let value = Double(number.text), value.rounded() == value else {
+                throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units")
+            }
+            guard value == Double(amount) else {
+                throw CheckoutRefusal(.priceMismatch, "\(product) costs \(amount) \(currency) minor units in the catalog, not the amount sent")
+            }
+        }
+        return CheckoutIntent(app: app, user: order.user, product: product, amountMinor: amount, currency: currency,
+                              provider: SourceName(order.provider))
+    }
+
+    static func body(_ c: CheckoutRecord) -> Body {
+        Body(id: c.id, app: c.app, user: c.user, product: c.product, amount: c.amountMinor, currency: c.currency,
+             provider: c.provider.rawValue, environment: c.environment.rawValue, state: c.state.rawValue, reference: c.reference,
+             paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil, paymentId: c.paymentId,
+             refundRequestId: c.state == .paid ? c.refundRequestId : nil,
+             createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
+    }
+
+    private func readBody(_ request: Request) async -> Result<[UInt8], CheckoutRefusal> {
+        let tooLarge = CheckoutRefusal(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes")
+        if let announced = request.headers[.contentLength].flatMap(Int.init), announced > Self.maxBodyBytes { return .failure(tooLarge) }
+        var bytes: [UInt8] = []
+        do {
+            for try await chunk in request.body {
+                guard bytes.count + chunk.readableBytes <= Self.maxBodyBytes else { return .failure(tooLarge) }
+                bytes += chunk.readableBytesView
+            }
+        } catch {
+            return .failure(CheckoutRefusal(.unreadableBody, "the body could not be read to its end"))
+        }
+        return .success(bytes)
+    }
+
+    private func refuse(_ refusal: CallerRefusal) -> Response {
+        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
+    }
+
+    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: reason.rawValue)
+        return Rejection(reason, message).response(extraHeaders: headers)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func json(_ status: HTTPResponse.Status, _ body: Body) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        let data = (try? encoder.encode(body)) ?? Data()
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,93 @@
+import CoreMetrics
+import Events
+import Metrics
+import Toolkit
+
+/// The merchant features' metrics: the merchant APIs, purchases, checkouts, Sileo, consumption answers,
+/// Play acknowledgements, reconciliation. The factory is injected so several workers in one process
+/// (tests) keep separate counts.
+public struct MerchantMetrics: Sendable {
+    let factory: any MetricsFactory
+
+    public init(factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
+    }
+
+    /// A purchase an app reported (`POST /v1/purchases`, `/v1/validate`), by store and outcome.
+    func purchaseReported(store: String, outcome: String) {
+        Counter(label: "tollgate_purchases_total", dimensions: [("store", store), ("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// A call of the entitlement API refused, by reason code.
+    func apiRejected(reason: String) {
+        Counter(label: "tollgate_api_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    /// A consumption request from Apple handled, by outcome (sent, skipped_disabled, skipped_unknown_purchase, expired, failed).
+    func consumptionAnswer(outcome: String) {
+        Counter(label: "tollgate_worker_consumption_answers_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// A page of a store's history read by a reconciliation job (`apple`, `google`).
+    func reconcilePage(job: String) {
+        Counter(label: "tollgate_reconcile_pages_total", dimensions: [("job", job)], factory: factory).increment()
+    }
+
+    /// Items a reconciliation job found, by outcome: `new` (published), `known` (already processed),
+    /// `rejected` (did not verify or normalize: not published).
+    func reconcileItems(job: String, outcome: String, count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "tollgate_reconcile_items_total", dimensions: [("job", job), ("outcome", outcome)], factory: factory)
+            .increment(by: count)
+    }
+
+    /// A 429 from the store's API that the job waited out.
+    func reconcileRateLimited(job: String) {
+        Counter(label: "tollgate_reconcile_rate_limited_total", dimensions: [("job", job)], factory: factory).increment()
+    }
+
+    /// A scope (an app and environment, a package) reconciled to the end (`ok`) or stopped by an error (`failed`).
+    func reconcileRun(job: String, outcome: String) {
+        Counter(label: "tollgate_reconcile_runs_total", dimensions: [("job", job), ("outcome", outcome)], factory: factory).increment()
+        if outcome == "ok" {
+            Gauge(label: "tollgate_reconcile_last_success_timestamp_seconds", dimensions: [("job", job)], factory: factory)
+                .record(Double(Timestamp.now.millisecondsSince1970) / 1000)
+        }
+    }
+
+    /// A Sileo vendor API call refused, by vendor (its base path) and reason code.
+    func sileoRejected(vendor: String, reason: String) {
+        Counter(label: "tollgate_sileo_rejections_total", dimensions: [("vendor", vendor), ("reason", reason)], factory: factory).increment()
+    }
+
+    /// A package download served through a single-use key, by vendor and how (`file`, `redirect`).
+    func sileoDownload(vendor: String, delivery: String) {
+        Counter(label: "tollgate_sileo_downloads_total", dimensions: [("vendor", vendor), ("delivery", delivery)], factory: factory).increment()
+    }
+
+    /// Every family the merchant features emit (the checkouts' in CheckoutMetrics.swift).
+    public static let families: [MetricFamily] = [
+        MetricFamily("tollgate_api_rejections_total", .counter, labels: ["reason"], help: "Entitlement API calls refused, by reason code."),
+        MetricFamily("tollgate_purchases_total", .counter, labels: ["store", "outcome"],
+                     help: "Purchases apps reported (POST /v1/purchases, /v1/validate), by store and outcome: applied (answered with the entitlements), pending (202: not applied within purchases.waitMs), unchanged (nothing new to publish)."),
+        MetricFamily("tollgate_worker_consumption_answers_total", .counter, labels: ["outcome"],
+                     help: "Apple consumption requests handled, by outcome (sent, skipped_disabled, skipped_unknown_purchase, expired, failed)."),
+        MetricFamily("tollgate_reconcile_pages_total", .counter, labels: ["job"], help: "Pages of a store's history read by a reconciliation job (apple: Get Notification History)."),
+        MetricFamily("tollgate_reconcile_items_total", .counter, labels: ["job", "outcome"],
+                     help: "Items reconciliation found, by job and outcome: new (published to tollgate.events), known (already processed), rejected (did not verify)."),
+        MetricFamily("tollgate_reconcile_rate_limited_total", .counter, labels: ["job"], help: "429 answers a reconciliation job waited out (Retry-After)."),
+        MetricFamily("tollgate_reconcile_runs_total", .counter, labels: ["job", "outcome"],
+                     help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
+        MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
+                     help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
+        MetricFamily("tollgate_sileo_rejections_total", .counter, labels: ["vendor", "reason"],
+                     help: "Sileo Payment Provider API calls refused, by vendor base path and reason code."),
+        MetricFamily("tollgate_sileo_downloads_total", .counter, labels: ["vendor", "delivery"],
+                     help: "Sileo package downloads served through a single-use key, by vendor base path and delivery (file, redirect)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_total", .counter, labels: ["outcome"],
+                     help: "Play purchase acknowledgements, by outcome: acknowledged (at once), queued (Google unreachable: left to the retry loop), already (queued before), retried (taken on a retry), expired (three days passed first: Google refunds it), failed (refused for good)."),
+        MetricFamily("tollgate_worker_play_acknowledgements_pending", .gauge, help: "Play purchase acknowledgements waiting for the retry loop."),
+        MetricFamily("tollgate_worker_play_acknowledgement_oldest_age_seconds", .gauge,
+                     help: "How long the oldest Play acknowledgement waiting for the retry loop has waited (0 when none waits)."),
+    ] + checkoutFamilies
+}

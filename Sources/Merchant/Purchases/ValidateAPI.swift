@@ -1,0 +1,269 @@
+import Config
+import Events
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Verifiers
+import ServiceHost
+import Toolkit
+
+/// `POST /v1/validate`: Iaptic's Validate API on the purchases machinery, so an app using
+/// cordova-plugin-purchase points its validator URL at Tollgate (docs/purchases.md). The request and
+/// answer keep Iaptic's shapes and codes; the key is the app's `purchases.validatorKeys` entry, carried
+/// in the validator URL (`?appName=<app>&apiKey=<key>`) since that URL is all such a client knows, or an
+/// `api.tokens` bearer token with `appName` in the URL. A validator key is a client credential of its
+/// app: every claim it accepts proves possession (a signed transaction, a receipt whose signature
+/// chains to Apple, a Play purchase token), and a `Tollgate-User-Token`, when sent, must name the
+/// `applicationUsername`.
+public struct ValidateAPI: Sendable {
+    public static let path = "/v1/validate"
+
+    let service: PurchaseService
+    let purchaseIds: PurchaseIdSource
+    let credentials: APICredentials
+    /// The validator keys, each a client credential of its app.
+    let validatorKeys: APICredentials
+    let metrics: MerchantMetrics
+    let logger: Logger
+
+    public init(service: PurchaseService, purchaseIds: PurchaseIdSource, credentials: APICredentials, keys: [String: String], metrics: MerchantMetrics,
+         logger: Logger) {
+        self.service = service
+        self.purchaseIds = purchaseIds
+        self.credentials = credentials
+        validatorKeys = APICredentials(tokens: keys.sorted { $0.key < $1.key }.map { APIToken($0.value, kind: .client, apps: [$0.key]) },
+                                       userTokenKeys: credentials.userTokenKeys, ratePerSecond: credentials.ratePerSecond,
+                                       rateBurst: credentials.rateBurst, clientStoreCallsPerSecond: credentials.clientStoreCallsPerSecond,
+                                       clientStoreCallBurst: credentials.clientStoreCallBurst, now: credentials.now)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public var routes: RouteGroup {
+        RouteGroup(methods: [Self.path: [.post]]) { router in
+            router.post(RouterPath(Self.path)) { request, _ in await respond(request) }
+        }
+    }
+
+    /// Iaptic's error codes.
+    enum Code: Int {
+        case invalidPayload = 6778001, connectionFailed = 6778002, subscriptionExpired = 6778003, purchaseConsumed = 6778004
+        case internalError = 6778005, needMoreData = 6778006, unknown = 6778007
+
+        init(_ reason: RejectionReason) {
+            switch reason {
+            case .storeAPIUnavailable: self = .connectionFailed
+            case .storeUnavailable, .notDurable: self = .internalError
+            case .unauthorized, .appNotAllowed, .rateLimited, .userTokenRequired, .invalidUserToken, .userTokenExpired, .userNotAllowed: self = .unknown
+            default: self = .invalidPayload
+            }
+        }
+    }
+
+    struct Request: Equatable {
+        var app: String
+        var user: String?
+        var product: String?
+        var claim: PurchaseClaim
+    }
+
+    func respond(_ request: Hummingbird.Request) async -> Response {
+        let query = request.uri.queryParameters
+        guard let app = query.get("appName"), !app.isEmpty else {
+            return refuse(Rejection(.missingApp, "the validator URL names no appName"))
+        }
+        let caller: Caller
+        let viaValidatorKey = query.get("apiKey") != nil
+        switch query.get("apiKey").map({ validatorKeys.caller(presenting: $0, request: request) }) ?? credentials.authenticate(request) {
+        case .success(let found): caller = found
+        case .failure(let refusal) where refusal.rejection.reason == .unauthorized:
+            return refuse(Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required"),
+                          headers: refusal.headers)
+        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
+        }
+        let body: [UInt8]
+        let maxBodyBytes = PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
+        do { body = Array(buffer: try await request.body.collect(upTo: maxBodyBytes)) } catch {
+            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes"))
+        }
+        let parsed: Request
+        do { parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
+        // Every claim this route takes proves possession, so the validator key (all such a client can be
+        // configured with) links it to applicationUsername; an api.tokens client credential acts, as
+        // everywhere, only for its user token's user.
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey) {
+            return refuse(refusal.rejection, headers: refusal.headers)
+        }
+        // A claim anyone may copy (a shared receipt) must not unlock every install that sends it: from the
+        // app, a purchase is answered only for the user it is linked to, under the app's ownership policy.
+        guard caller.isServer || parsed.user != nil else {
+            return refuse(Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to"))
+        }
+        let limits = viaValidatorKey ? validatorKeys : credentials
+        if parsed.claim.callsStore, let refusal = limits.takeStoreCall(caller) { return refuse(refusal.rejection, headers: refusal.headers) }
+        let purchases: [VerifiedPurchase]
+        do {
+            if let user = parsed.user {
+                purchases = try await service.report(parsed.claim, app: app, user: user).purchases
+            } else {
+                purchases = try await service.verify(parsed.claim, app: app)
+            }
+        } catch {
+            var headers = HTTPFields()
+            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+            return refuse(Rejection(error.reason, error.message), headers: headers)
+        }
+        let nowMs = service.now().millisecondsSince1970
+        // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
+        let ids = try? await purchaseIds.ids()
+        let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
+        let data = Answer.Data(id: parsed.product ?? app, collection: collection,
+                               ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted())
+        // The product asked about is an expired subscription: Iaptic's "not owned" answer, with the data.
+        if let product = parsed.product, let asked = collection.first(where: { $0.id == product }), asked.isExpired == true,
+           !collection.contains(where: { $0.id == product && $0.isExpired != true }) {
+            return PurchasesAPI.json(.ok, Failure(code: Code.subscriptionExpired.rawValue, message: "Subscription expired",
+                                                  error: nil, data: data))
+        }
+        return PurchasesAPI.json(.ok, Answer(data: data))
+    }
+
+    /// The seed's request: `id`, `type`, `transaction` (`ios-appstore` with `appStoreReceipt` or a
+    /// StoreKit 2 `jwsRepresentation`; `android-playstore` with `purchaseToken`, `receipt`, `signature`),
+    /// `additionalData.applicationUsername`. Fields the plugin adds beside these are ignored. A receipt
+    /// longer than `maxReceiptBytes` is refused as too large.
+    static func parse(_ body: [UInt8], app: String, maxReceiptBytes: Int) throws(Rejection) -> Request {
+        guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
+        guard let transaction = object["transaction"]?.object else { throw Rejection(.missingField, "transaction is missing or not an object") }
+        let product = try optionalText(object["id"], "id")
+        var user: String?
+        if let additional = object["additionalData"] {
+            guard let fields = additional.object else { throw Rejection(.invalidField, "additionalData is not an object") }
+            user = try optionalText(fields["applicationUsername"], "additionalData.applicationUsername")
+            if let user, user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw Rejection(.invalidField, "additionalData.applicationUsername contains a control character")
+            }
+        }
+        switch try optionalText(transaction["type"], "transaction.type") {
+        case "ios-appstore":
+            if let jws = try optionalText(transaction["jwsRepresentation"], "transaction.jwsRepresentation", max: 65_536) {
+                return Request(app: app, user: user, product: product, claim: .appleSignedTransaction(jws))
+            }
+            try PurchasesAPI.checkReceiptSize(transaction["appStoreReceipt"], "transaction.appStoreReceipt", maxBytes: maxReceiptBytes)
+            guard let receipt = try optionalText(transaction["appStoreReceipt"], "transaction.appStoreReceipt", max: maxReceiptBytes) else {
+                throw Rejection(.missingField, "transaction.appStoreReceipt is missing")
+            }
+            return Request(app: app, user: user, product: product, claim: .appleReceipt(receipt, bundleId: app))
+        case "android-playstore":
+            guard let token = try optionalText(transaction["purchaseToken"], "transaction.purchaseToken", max: 4_096) else {
+                throw Rejection(.missingField, "transaction.purchaseToken is missing")
+            }
+            guard let product else { throw Rejection(.missingField, "id (the product) is missing") }
+            // Google's purchase JSON, when sent, names the product; it is not needed otherwise.
+            var productId = product
+            if let receipt = transaction["receipt"]?.string, let purchase = JSONValue.parse(Array(receipt.utf8))?.object,
+               let named = purchase["productId"]?.string, !named.isEmpty {
+                productId = named
+            }
+            return Request(app: app, user: user, product: product, claim: .google(packageName: app, productId: productId, purchaseToken: token))
+        case nil:
+            throw Rejection(.missingField, "transaction.type is missing")
+        default:
+            throw Rejection(.invalidField, "transaction.type must be ios-appstore or android-playstore")
+        }
+    }
+
+    private static func optionalText(_ value: JSONValue?, _ name: String, max: Int = 256) throws(Rejection) -> String? {
+        guard let value else { return nil }
+        guard let text = value.string else { throw Rejection(.invalidField, "\(name) is not a string") }
+        guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(name) must be 1 to \(max) characters") }
+        return text
+    }
+
+    /// One Purchase object of Iaptic's collection.
+    struct Item: Encodable, Equatable {
+        var id: String
+        var purchaseDate: Int64?
+        var expiryDate: Int64?
+        var isExpired: Bool?
+        var renewalIntent: String?
+        var cancelationReason: String?
+        var isBillingRetryPeriod: Bool?
+        var isTrialPeriod: Bool?
+        var isIntroPeriod: Bool?
+        var discountId: String?
+        var priceConsentStatus: String?
+        /// The purchase's opaque id (the plugin's `purchaseId`), never its transaction id or purchase token.
+        var purchaseId: String?
+        var platform: String
+    }
+
+    static func item(_ purchase: VerifiedPurchase, nowMs: Int64, ids: PurchaseIds?) -> Item {
+        let ms = { (text: String?) in text.flatMap(Timestamp.init(rfc3339:))?.millisecondsSince1970 }
+        let subscription = purchase.kind == .subscription
+        let expiresMs = ms(purchase.transaction?.expiresAt)
+        let ended: Bool = switch purchase.type {
+        case .subscriptionExpired, .subscriptionRevoked, .purchaseRefunded, .purchaseChargeback, .purchaseCanceled: true
+        default: false
+        }
+        let revoked = purchase.type == .subscriptionRevoked || purchase.type == .purchaseRefunded || purchase.type == .purchaseChargeback
+        let autoRenew = purchase.subscription?.autoRenew
+        return Item(
+            id: purchase.product, purchaseDate: ms(purchase.transaction?.purchasedAt), expiryDate: expiresMs,
+            isExpired: subscription ? (ended || (expiresMs.map { $0 <= nowMs } ?? false)) : (revoked ? true : nil),
+            renewalIntent: subscription ? autoRenew.map { $0 ? "Renew" : "Lapse" } : nil,
+            cancelationReason: revoked ? "Customer" : nil,
+            isBillingRetryPeriod: subscription ? (purchase.subscription?.billingRetry ?? false) : nil,
+            isTrialPeriod: subscription ? (purchase.offer?.trial ?? false) : nil,
+            isIntroPeriod: subscription ? (purchase.offer?.introductory ?? false) : nil,
+            discountId: purchase.offer?.id,
+            priceConsentStatus: purchase.priceIncreaseAgreed.map { $0 ? "Agreed" : "Notified" },
+            purchaseId: ids?.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                subject: purchase.subject),
+            platform: purchase.source.rawValue == "apple" ? "ios-appstore" : "android-playstore")
+    }
+
+    struct Answer: Encodable {
+        struct Data: Encodable {
+            var id: String
+            var latest_receipt = true
+            var collection: [Item]
+            var ineligible_for_intro_price: [String]
+
+            init(id: String, collection: [Item], ineligible_for_intro_price: [String]) {
+                self.id = id
+                self.collection = collection
+                self.ineligible_for_intro_price = ineligible_for_intro_price
+            }
+        }
+        var ok = true
+        var data: Data
+    }
+
+    /// Iaptic's error shape, with Tollgate's reason code beside its number.
+    struct Failure: Encodable {
+        var ok = false
+        var code: Int
+        var message: String
+        var error: String?
+        var data: Answer.Data?
+
+        init(code: Int, message: String, error: String?, data: Answer.Data? = nil) {
+            self.code = code
+            self.message = message
+            self.error = error
+            self.data = data
+        }
+    }
+
+    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
+        metrics.apiRejected(reason: rejection.reason.rawValue)
+        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.reason.rawValue),
+                                                   "status": .stringConvertible(rejection.reason.httpStatus), "detail": .string(rejection.message)])
+        let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.reason.rawValue)
+        var response = PurchasesAPI.json(HTTPResponse.Status(code: rejection.reason.httpStatus), failure)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+}

@@ -1,0 +1,80 @@
+import ProviderAPIs
+import Entitlements
+import Events
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// A reconciliation as a periodic job of the workers: one run at start, then one per interval
+/// (`workers.reconcileAppleIntervalSeconds`, `workers.reconcileGoogleIntervalSeconds`). One replica runs
+/// it at a time: its own lease in the store (`reconcile-apple`, `reconcile-google`), renewed before
+/// every page, so a run that outlives its holder is taken over from the checkpoint, never run twice at once.
+public struct ReconcileJob: Service {
+    typealias Run = @Sendable (_ beforePage: @escaping @Sendable () async throws -> Void) async throws -> [ReconcileProgress]
+
+    /// Renewed before each page; a page and its 429 waits take far less.
+    static let leaseTTLMs: Int64 = 15 * 60_000
+
+    let job: String
+    let store: EntitlementStore
+    let interval: Duration
+    let logger: Logger
+    let reconcile: Run
+    let holder = UUID().uuidString
+
+    var leaseName: String { Self.leaseName(job) }
+    static func leaseName(_ job: String) -> String { "reconcile-\(job)" }
+
+    public static func apple(_ backfill: AppleNotificationBackfill, interval: Duration, logger: Logger) -> ReconcileJob {
+        ReconcileJob(job: AppleNotificationBackfill.job, store: backfill.store, interval: interval, logger: logger) { beforePage in
+            try await backfill.run(.init(), beforePage: beforePage)
+        }
+    }
+
+    public static func google(_ backfill: GoogleVoidedPurchasesBackfill, interval: Duration, logger: Logger) -> ReconcileJob {
+        ReconcileJob(job: GoogleVoidedPurchasesBackfill.job, store: backfill.store, interval: interval, logger: logger) { beforePage in
+            try await backfill.run(.init(), beforePage: beforePage)
+        }
+    }
+
+    struct LeaseLost: Error {}
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await runOnce()
+                do { try await Task.sleep(for: interval) } catch { return }
+            }
+        }
+    }
+
+    /// One run when this replica holds the lease; false when another does.
+    @discardableResult
+    func runOnce() async -> Bool {
+        let store = store, holder = holder, leaseName = leaseName
+        do {
+            guard try await store.acquireLease(leaseName, holder: holder, ttlMs: Self.leaseTTLMs,
+                                               nowMs: Timestamp.now.millisecondsSince1970) else { return false }
+            let results = try await reconcile {
+                guard try await store.acquireLease(leaseName, holder: holder, ttlMs: Self.leaseTTLMs,
+                                                   nowMs: Timestamp.now.millisecondsSince1970) else { throw LeaseLost() }
+            }
+            for result in results {
+                logger.info("reconciliation", metadata: [
+                    "job": .string(job), "scope": .string(result.scope), "pages": .stringConvertible(result.pages),
+                    "items": .stringConvertible(result.items), "new": .stringConvertible(result.new),
+                    "rejected": .stringConvertible(result.rejected), "failure": .string(result.failure ?? "none")])
+            }
+            return true
+        } catch is CancellationError {
+            return true
+        } catch is LeaseLost {
+            logger.warning("reconciliation: another replica took the lease; it continues from the checkpoint", metadata: ["job": .string(job)])
+            return false
+        } catch {
+            logger.warning("reconciliation failed; the next run continues from the checkpoint",
+                           metadata: ["job": .string(job), "error": .string("\(error)")])
+            return true
+        }
+    }
+}

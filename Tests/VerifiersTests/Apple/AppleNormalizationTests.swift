@@ -1,0 +1,154 @@
+import Config
+import Events
+import Foundation
+@testable import Verifiers
+import Testing
+@testable import Toolkit
+
+@Suite("Apple: normalization")
+struct AppleNormalizationTests {
+    @Test("every notification type and subtype maps to the vocabulary", arguments: [
+        ("SUBSCRIBED", "INITIAL_BUY", EventType.subscriptionStarted),
+        ("SUBSCRIBED", "RESUBSCRIBE", .subscriptionResubscribed),
+        ("DID_RENEW", nil, .subscriptionRenewed),
+        ("DID_RENEW", "BILLING_RECOVERY", .subscriptionRecovered),
+        ("DID_FAIL_TO_RENEW", nil, .subscriptionBillingIssue),
+        ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", .subscriptionBillingIssue),
+        ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", .subscriptionAutoRenewDisabled),
+        ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED", .subscriptionAutoRenewEnabled),
+        ("DID_CHANGE_RENEWAL_PREF", "UPGRADE", .subscriptionPlanChanged),
+        ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", .subscriptionPlanChanged),
+        ("DID_CHANGE_RENEWAL_PREF", nil, .subscriptionPlanChanged),
+        ("EXPIRED", "VOLUNTARY", .subscriptionExpired),
+        ("EXPIRED", "BILLING_RETRY", .subscriptionExpired),
+        ("EXPIRED", "PRICE_INCREASE", .subscriptionExpired),
+        ("EXPIRED", "PRODUCT_NOT_FOR_SALE", .subscriptionExpired),
+        ("GRACE_PERIOD_EXPIRED", nil, .subscriptionExpired),
+        ("REVOKE", nil, .subscriptionRevoked),
+        ("RENEWAL_EXTENDED", nil, .subscriptionExtended),
+        ("RENEWAL_EXTENSION", "SUMMARY", .subscriptionExtended),
+        ("RENEWAL_EXTENSION", "FAILURE", .subscriptionExtended),
+        ("PRICE_INCREASE", "PENDING", .subscriptionPriceChange),
+        ("PRICE_INCREASE", "ACCEPTED", .subscriptionPriceChange),
+        ("OFFER_REDEEMED", "UPGRADE", .subscriptionOfferRedeemed),
+        ("ONE_TIME_CHARGE", nil, .purchaseCompleted),
+        ("REFUND", nil, .purchaseRefunded),
+        ("REFUND_DECLINED", nil, .purchaseRefundDeclined),
+        ("REFUND_REVERSED", nil, .purchaseRefundReversed),
+        ("CONSUMPTION_REQUEST", nil, .purchaseConsumptionRequested),
+        ("TEST", nil, .storeTest),
+        ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", .storeOther),
+        ("METADATA_UPDATE", nil, .storeOther),
+        ("MIGRATION", nil, .storeOther),
+        ("PRICE_CHANGE", nil, .storeOther),
+        ("RESCIND_CONSENT", nil, .storeOther),
+        ("SOMETHING_APPLE_ADDS_LATER", nil, .storeOther),
+    ] as [(String, String?, EventType)])
+    func mapping(type: String, subtype: String?, expected: EventType) async throws {
+        #expect(AppleEventType.of(AppleNotificationType(rawValue: type), subtype.map(AppleSubtype.init(rawValue:))) == expected)
+    }
+
+    @Test("the vocabulary test covers all 23 types and 17 subtypes Apple documents")
+    func knownValues() async {
+        #expect(AppleNotificationType.known.count == 23)
+        #expect(AppleSubtype.known.count == 17)
+    }
+
+    @Test("an unknown type or subtype decodes and is kept as store.other with its name")
+    func unknownValues() async throws {
+        let chain = try AppleTestChain()
+        let jws = try chain.sign(AppleBodies.notification(type: "BRAND_NEW", subtype: "SHINY"))
+        let event = try #require(try await chain.source().handle(AppleBodies.request(jws)).events.first)
+        #expect(event.type == .storeOther)
+        #expect(event.sourceType == "BRAND_NEW/SHINY")
+    }
+
+    @Test("a summary notification is keyed by its request identifier")
+    func summary() async throws {
+        let chain = try AppleTestChain()
+        let payload = #"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"u-summary","signedDate":\#(AppleBodies.signedDate),"summary":{"requestIdentifier":"req-1","environment":"Sandbox","appAppleId":1234,"bundleId":"com.example","productId":"pro.monthly","storefrontCountryCodes":["USA"],"failedCount":0,"succeededCount":5}}"#
+        let event = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first)
+        #expect(event.subject == "summary:req-1")
+        #expect(event.type == .subscriptionExtended)
+        #expect(event.product == "pro.monthly")
+    }
+
+    @Test("an external purchase token takes its environment from the id's prefix")
+    func externalPurchaseToken() async throws {
+        let chain = try AppleTestChain()
+        func payload(_ id: String) -> String {
+            #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","subtype":"UNREPORTED","notificationUUID":"u-ext","signedDate":\#(AppleBodies.signedDate),"externalPurchaseToken":{"externalPurchaseId":"\#(id)","tokenCreationDate":1698148900000,"appAppleId":1234,"bundleId":"com.example"}}"#
+        }
+        let sandbox = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload("SANDBOX_b2158121")))).events.first)
+        #expect(sandbox.subject == "external:SANDBOX_b2158121")
+        #expect(sandbox.environment == .sandbox)
+        let production = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload("b2158121")))).events.first)
+        #expect(production.environment == .production)
+    }
+
+    @Test("an appData notification is checked against the app like the others")
+    func appData() async throws {
+        let chain = try AppleTestChain()
+        let payload = #"{"notificationType":"RESCIND_CONSENT","notificationUUID":"u-app","signedDate":\#(AppleBodies.signedDate),"appData":{"appAppleId":1234,"bundleId":"com.example","environment":"Sandbox"}}"#
+        #expect(await chain.source().reason(AppleBodies.request(try chain.sign(payload))) == nil)
+        let other = payload.replacingOccurrences(of: "com.example", with: "com.nope")
+        #expect(await chain.source().reason(AppleBodies.request(try chain.sign(other))) == .unknownApp)
+    }
+
+    @Test("Xcode payloads may carry fractional millisecond dates")
+    func fractionalDates() async throws {
+        let chain = try AppleTestChain()
+        let apps = [AppleSettings.App(bundleId: "com.example", appAppleId: nil, environments: ["Xcode"])]
+        let payload = AppleBodies.notification(environment: "Xcode", appAppleId: nil).replacingOccurrences(
+            of: "\"signedDate\":\(AppleBodies.signedDate)", with: "\"signedDate\":\(AppleBodies.signedDate).5")
+        let event = try #require(try await chain.source(apps: apps).handle(AppleBodies.request(try chain.sign(payload))).events.first)
+        #expect(event.occurredAt == "2023-11-14T22:13:20.000Z")
+    }
+
+    @Test("the same notification always gets the same ce_id")
+    func deterministicId() async throws {
+        let chain = try AppleTestChain()
+        let request = AppleBodies.request(try chain.sign(AppleBodies.notification()))
+        let first = try await chain.source().handle(request).events.map(\.id)
+        let second = try await chain.source().handle(request).events.map(\.id)
+        #expect(first == second)
+        #expect(first == ["apple:0b7a1b2c-3d4e-5f60-7182-93a4b5c6d7e8"])
+    }
+}
+
+@Suite("Apple: roots")
+struct AppleRootsTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/fixtures/apple")
+
+    @Test("a root that calls itself Apple Root CA - G3 must have Apple's fingerprint")
+    func impostorRoot() async throws {
+        let key = try #require(PrivateKey.generateP256())
+        var builder = CertificateBuilder(subject: "Apple Root CA - G3", notBefore: AppleTestChain.y2020, notAfter: AppleTestChain.y2040)
+        builder.isCA = true
+        let impostor = try #require(builder.issue(key: key, issuer: nil, issuerKey: key))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("impostor-\(UUID().uuidString).der").path
+        try Data(impostor.der).write(to: URL(fileURLWithPath: path))
+        #expect(throws: ConfigError.self) { _ = try AppleRoots.load(paths: [path]) }
+    }
+
+    @Test("the real Apple Root CA - G3 (from ../shared) loads, PEM or DER", .enabled(if: FileManager.default.fileExists(atPath: fixtures.path)))
+    func realRoot() async throws {
+        let pem = Self.fixtures.appendingPathComponent("AppleRootCA-G3.pem").path
+        let roots = try AppleRoots.load(paths: [pem])
+        #expect(roots.first?.commonName == "Apple Root CA - G3")
+        let der = FileManager.default.temporaryDirectory.appendingPathComponent("g3-\(UUID().uuidString).cer")
+        try Data(try #require(roots.first).der).write(to: der)
+        #expect(try AppleRoots.load(paths: [der.path]).count == 1)
+    }
+
+    @Test("a missing root file fails start-up only when Apple apps are configured")
+    func missingRoot() async throws {
+        var settings = AppleSettings()
+        settings.roots = ["/nonexistent/root.pem"]
+        #expect(throws: Never.self) { _ = try AppleSource(settings: settings) }
+        settings.apps = AppleTestChain.apps
+        #expect(throws: ConfigError.self) { _ = try AppleSource(settings: settings) }
+    }
+}
