@@ -53,17 +53,16 @@ build-tests: deps
 run: build
 	.build/debug/tollgate dev --config $(CONFIG)
 
-## Every test: Kafka against the embedded broker, verifiers, HTTP status codes, CLI, the
-## conformance checks against ../shared/conformance when it is present (as it is in CI), then the
-## deployment artifacts and interface documents against the built binary (validate-deploy), then the
-## interfaces held by the tools their users run (schemathesis, promtool, aiokafka + CloudEvents SDK).
-## Serial: each test starts its own brokers, gateways and child processes, and on two cores the
-## parallel run's timing depended on what else the machine was doing (about 90 s either way).
+## Every test: the module imports against docs/architecture.md, the conformance checks against
+## ../shared/conformance when it is present (as it is in CI), then the Swift tests (Kafka against the
+## embedded broker, verifiers, HTTP status codes, CLI; four at a time) while, beside them, the deployment
+## artifacts and interface documents are checked against the built binary (validate-deploy) and the
+## interfaces held by the tools their users run (schemathesis, promtool, aiokafka + CloudEvents SDK):
+## scripts/run-tests.sh. docs/architecture.md's testing section says where the time goes.
 test: build-tests deploy-tools
+	python3 scripts/check-imports.py
 	scripts/conformance.sh
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --no-parallel
-	$(DEPLOY_VENV)/bin/python scripts/validate-deploy.py
-	$(DEPLOY_VENV)/bin/python scripts/check-interfaces.py
+	scripts/run-tests.sh
 
 ## deploy/ (compose, Kubernetes, Dockerfile, alerts) and docs/openapi.yaml, docs/asyncapi.yaml against
 ## the real `tollgate` (scripts/validate-deploy.py says what each check does).

@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "tollgate-bench", targets: ["Bench"]),
         .executable(name: "tollgate-load", targets: ["LoadGen"]),
         // For the fuzz package in Fuzz/ (`make fuzz`), which builds the parsers with libFuzzer.
-        .library(name: "TollgateVerifiers", targets: ["Verifiers", "Toolkit"]),
+        .library(name: "TollgateVerifiers", targets: ["Verifiers", "Rejections", "Toolkit"]),
     ],
     dependencies: [
         // traits: [] drops swift-configuration and the full-Foundation extras we do not use.
@@ -45,6 +45,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "Events", swiftSettings: strict),
+        // Why a request is refused: `Rejection`, the `ReasonCode` protocol each domain's enum conforms to, the
+        // reasons common to every route. Each domain (Verifiers, Merchant) owns its enum.
+        .target(name: "Rejections", dependencies: ["Events"], swiftSettings: strict),
         .target(
             name: "Config",
             dependencies: ["Events", .product(name: "Yams", package: "Yams")],
@@ -55,7 +58,7 @@ let package = Package(
         // One folder per sender (settings, routes, verification, normalization, load traffic) and the seam they share.
         .target(
             name: "Verifiers",
-            dependencies: ["Toolkit", "Events", "Config", "ProviderAPIs"],
+            dependencies: ["Toolkit", "Events", "Config", "ProviderAPIs", "Rejections"],
             swiftSettings: strict
         ),
         // The server APIs Tollgate calls (the App Store Server API, the Play Developer API, Antom's API): each
@@ -77,7 +80,7 @@ let package = Package(
         .target(
             name: "ServiceHost",
             dependencies: [
-                "Verifiers", "Toolkit",
+                "Rejections", "Toolkit",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "ServiceHost", "Spool",
+                "Kafka", "Events", "Config", "Verifiers", "Rejections", "Toolkit", "Outbound", "ServiceHost", "Spool",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -140,7 +143,7 @@ let package = Package(
         .target(
             name: "Merchant",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Verifiers", "Toolkit", "ServiceHost", "Entitlements", "ProviderAPIs",
+                "Kafka", "Events", "Config", "Store", "Verifiers", "Rejections", "Toolkit", "ServiceHost", "Entitlements", "ProviderAPIs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -152,7 +155,7 @@ let package = Package(
         .target(
             name: "Workers",
             dependencies: [
-                "Kafka", "Events", "Config", "Store", "Verifiers", "Toolkit", "ServiceHost", "Entitlements", "Merchant", "ProviderAPIs",
+                "Kafka", "Events", "Config", "Store", "Verifiers", "Rejections", "Toolkit", "ServiceHost", "Entitlements", "Merchant", "ProviderAPIs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -164,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "Workers", "Merchant", "ProviderAPIs", "Store", "ServiceHost", "Entitlements", "Spool",
+                "Kafka", "Events", "Config", "Verifiers", "Rejections", "Toolkit", "Outbound", "Gateway", "Workers", "Merchant", "ProviderAPIs", "Store", "ServiceHost", "Entitlements", "Spool",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -181,19 +184,19 @@ let package = Package(
         // and the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop.
         .executableTarget(
             name: "Bench",
-            dependencies: ["Verifiers", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Merchant", "Gateway", "Entitlements", "Spool",
+            dependencies: ["Verifiers", "Rejections", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Merchant", "Gateway", "Entitlements", "Spool",
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),
         // `make bench`: signs realistic traffic for every sender and drives a running gateway over HTTP/1.1
         // keep-alive connections, closed-loop and open-loop, reading the gateway's CPU time and memory from /proc.
-        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Verifiers", "Toolkit", "Events"], swiftSettings: strict),
+        .executableTarget(name: "LoadGen", dependencies: ["CLinux", "Verifiers", "Rejections", "Toolkit", "Events"], swiftSettings: strict),
         // Shared by the test targets: child processes and other blocking work kept off the pool.
-        .target(name: "TestSupport", dependencies: ["Kafka", "Toolkit", "Verifiers"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Kafka", "Toolkit", "Verifiers", "Rejections"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it (and imports
         // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Entitlements reads the outbox.
-        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Verifiers", "Toolkit", "Kafka", "Events", "Workers", "Merchant", "ProviderAPIs", "Store", "Entitlements", "Gateway",
+        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Verifiers", "Rejections", "Toolkit", "Kafka", "Events", "Workers", "Merchant", "ProviderAPIs", "Store", "Entitlements", "Gateway",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.
@@ -202,7 +205,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements",
+            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -212,12 +215,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers", "Rejections"], swiftSettings: strict),
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",
-            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "TestSupport", "Spool", "Store", "ServiceHost",
+            dependencies: ["Gateway", "Kafka", "Events", "Config", "Verifiers", "Rejections", "Toolkit", "TestSupport", "Spool", "Store", "ServiceHost",
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict

@@ -1,6 +1,6 @@
+import Rejections
 import HTTPTypes
 import Hummingbird
-import Verifiers
 
 /// The one place a server answers what its router alone would answer bare: 405 with `Allow` for a
 /// known path called with another method, and a JSON 404 for unknown paths, both reported through
@@ -9,11 +9,11 @@ import Verifiers
 /// entitlement API's `RouteGroup`).
 public struct ProtocolErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     private let routes: RouteMethods
-    private let refused: @Sendable (_ path: String, _ reason: RejectionReason) -> Void
+    private let refused: @Sendable (_ path: String, _ reason: CommonReason) -> Void
 
     /// `methods`: path -> the methods it answers; a `:name` segment matches any one non-empty segment.
     public init(methods: [String: [HTTPRequest.Method]],
-                refused: @escaping @Sendable (_ path: String, _ reason: RejectionReason) -> Void = { _, _ in }) {
+                refused: @escaping @Sendable (_ path: String, _ reason: CommonReason) -> Void = { _, _ in }) {
         routes = RouteMethods(methods)
         self.refused = refused
     }

@@ -22,7 +22,7 @@ struct SileoDevWalkTests {
 
     @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download, refunded through Antom; a wrong secret, another user, a wrong amount; then through Citcon, refunded")
     func walk() async throws {
-        let (merchant, platform) = try await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
+        let (merchant, platform) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let signInKey = try #require(PrivateKey.generateP256())
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
         let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)

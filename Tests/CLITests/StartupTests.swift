@@ -72,7 +72,7 @@ struct StartupTests {
         #expect(read == "k|why=test|hello")
 
         process.terminate()
-        try await offPool { process.waitUntilExit() }
+        await offPool { process.waitUntilExit() }
         #expect(process.terminationReason == .exit)
     }
 

@@ -19,7 +19,7 @@ struct AlipayPlusEndToEndTests {
     static func harness() async throws -> GatewayHarness {
         // Key generation and the openssl process run off the Swift pool (two threads on this machine),
         // so the gateways of tests running beside this one keep answering.
-        let merchantPEM = try await offPool { Self.merchantPEM }
+        let merchantPEM = await offPool { Self.merchantPEM }
         let platformPEM = try #require(try await offPool { Self.platformKey.publicKeyPEM })
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-alipay-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

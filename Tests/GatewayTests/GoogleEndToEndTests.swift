@@ -1,3 +1,4 @@
+import TestSupport
 import Config
 import Events
 import Foundation
@@ -18,17 +19,14 @@ struct GoogleEndToEndTests {
     }
 
     static let keys = Task { () -> Keys? in
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+        await offPool { () -> Keys? in
                 guard let key = PrivateKey.generateRSA(), let components = key.publicKey?.rsaComponents else {
-                    continuation.resume(returning: nil)
-                    return
+                    return nil
                 }
                 let jwks = #"{"keys":[{"e":"\#(Base64.encodeURL(components.exponent))","use":"sig","kty":"RSA","alg":"RS256","n":"\#(Base64.encodeURL(components.modulus))","kid":"e2e-key"}]}"#
                 let path = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-e2e-jwks-\(UUID().uuidString).json").path
                 _ = FileManager.default.createFile(atPath: path, contents: Data(jwks.utf8))
-                continuation.resume(returning: Keys(key: key, jwksPath: path))
-            }
+                return Keys(key: key, jwksPath: path)
         }
     }
 

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Foundation
@@ -31,7 +32,7 @@ struct NoCredentialsTests {
         let rootPath = folder.appendingPathComponent("root.pem")
         try Data(chain.root.pem.utf8).write(to: rootPath)
         let platformPEM = try #require(try await offPool { AlipayPlusEndToEndTests.platformKey.publicKeyPEM })
-        let merchantPEM = try await offPool { AlipayPlusEndToEndTests.merchantPEM }
+        let merchantPEM = await offPool { AlipayPlusEndToEndTests.merchantPEM }
         let platformPath = folder.appendingPathComponent("platform.pem")
         let merchantPath = folder.appendingPathComponent("merchant.pem")
         try Data(platformPEM.utf8).write(to: platformPath)

@@ -1,12 +1,27 @@
 import Foundation
 
-/// Runs blocking work on a Dispatch queue and awaits it. All test targets share one process
-/// whose concurrency pool has as many threads as cores (two here): a test that blocks a pool
-/// thread (a child process, a blocking socket) starves the gateways other tests are talking to.
+/// Runs blocking work on a thread of its own and awaits it. All test targets share one process
+/// whose concurrency pool has as many threads as cores (two here), and Dispatch's global queues
+/// share those threads: a test that blocks one (a child process, a blocking socket) starves the
+/// gateways the tests running beside it (`make test` runs them in parallel) are talking to.
 public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        onOwnThread { continuation.resume(with: Result { try work() }) }
     }
+}
+
+/// The same, for work that cannot fail.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        onOwnThread { continuation.resume(returning: work()) }
+    }
+}
+
+/// Starts `work` on a new thread, never on the concurrency pool or a Dispatch queue.
+public func onOwnThread(_ work: @escaping @Sendable () -> Void) {
+    let thread = Thread { work() }
+    thread.stackSize = 1 << 20
+    thread.start()
 }
 
 /// Child processes for tests (openssl, kcat, the built `tollgate`), run off the pool.
@@ -42,7 +57,7 @@ public enum Subprocess {
             let errors = ErrorCollector()
             let drained = DispatchGroup()
             drained.enter()
-            DispatchQueue.global().async {
+            onOwnThread {
                 errors.data = err.fileHandleForReading.readDataToEndOfFile()
                 drained.leave()
             }

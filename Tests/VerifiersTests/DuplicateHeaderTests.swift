@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Events
 @testable import Verifiers
 import Testing
@@ -12,7 +14,7 @@ struct DuplicateHeaderTests {
         #expect(await IapticFixtures.source.reason(request) == nil)
         request.headers.append(name: "content-type", value: "text/xml")
         #expect(await IapticFixtures.source.reason(request) == .duplicateHeader)
-        #expect(RejectionReason.duplicateHeader.httpStatus == 400)
+        #expect(WebhookReason.duplicateHeader.httpStatus == 400)
     }
 
     @Test("Alipay+: a second Signature, Client-Id or Request-Time is refused even when the first verifies")

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Events
 import Foundation
 import Verifiers
@@ -7,7 +9,7 @@ import Testing
 struct IapticVerificationTests {
     let source = IapticFixtures.source
 
-    func reject(_ body: String, contentType: String? = "application/json") async -> RejectionReason? {
+    func reject(_ body: String, contentType: String? = "application/json") async -> (any ReasonCode)? {
         do {
             _ = try await source.handle(IapticFixtures.request(body, contentType: contentType))
             return nil
@@ -34,7 +36,7 @@ struct IapticVerificationTests {
         #expect(await reject(IapticFixtures.updated(password: "")) == .missingPassword)
         #expect(await reject(#"{"type":"test"}"#) == .missingPassword)
         #expect(await reject(#"{"type":"test","password":42}"#) == .missingPassword)
-        #expect(RejectionReason.wrongPassword.httpStatus == 401)
+        #expect(WebhookReason.wrongPassword.httpStatus == 401)
     }
 
     @Test("the password is checked before anything else is read")
@@ -47,7 +49,7 @@ struct IapticVerificationTests {
     ])
     func malformed(body: String) async {
         #expect(await reject(body) == .malformedJSON)
-        #expect(RejectionReason.malformedJSON.httpStatus == 400)
+        #expect(CommonReason.malformedJSON.httpStatus == 400)
     }
 
     @Test("shape errors are 400 and say where")
@@ -85,7 +87,7 @@ struct IapticVerificationTests {
         #expect(await reject(body, contentType: nil) == nil)
         #expect(await reject(body, contentType: "text/plain; charset=utf-8") == nil)
         #expect(await reject(body, contentType: "application/json; charset=UTF-8") == nil)
-        #expect(RejectionReason.unsupportedMediaType.httpStatus == 415)
+        #expect(CommonReason.unsupportedMediaType.httpStatus == 415)
     }
 }
 

@@ -1,3 +1,5 @@
+import Rejections
+import TestSupport
 import Config
 import Events
 import Foundation
@@ -35,8 +37,8 @@ struct APICredentialsTests {
         return input + "." + Base64.encodeURL(key.signES256(Array(input.utf8)) ?? [])
     }
 
-    static func reason(_ result: Result<Void, CallerRefusal>) -> String? {
-        if case .failure(let refusal) = result { return refusal.rejection.reason.rawValue }
+    static func reason(_ result: Result<Void, Rejection>) -> String? {
+        if case .failure(let refusal) = result { return refusal.code }
         return nil
     }
 
@@ -48,8 +50,8 @@ struct APICredentialsTests {
             Issue.record("the third request within a second was admitted")
             return
         }
-        #expect(refused.rejection.reason == .rateLimited)
-        #expect(refused.rejection.reason.httpStatus == 429)
+        #expect(refused.reason == .rateLimited)
+        #expect(refused.reason.httpStatus == 429)
         #expect(refused.headers[.retryAfter].flatMap(Int.init).map { $0 >= 1 } == true)
         // Another credential has its own bucket, here with a burst of its own.
         for _ in 0..<5 { #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0002")).get()) != nil) }
@@ -58,7 +60,7 @@ struct APICredentialsTests {
             Issue.record("an unknown credential was admitted")
             return
         }
-        #expect(unknown.rejection.reason == .unauthorized && unknown.headers[.wwwAuthenticate] == "Bearer")
+        #expect(unknown.reason == .unauthorized && unknown.headers[.wwwAuthenticate] == "Bearer")
     }
 
     @Test("a client credential acts for the user token's user only; alg, signature, aud, exp and lifetime are enforced")
@@ -96,7 +98,7 @@ struct APICredentialsTests {
             Issue.record("two user tokens were accepted")
             return
         }
-        #expect(twice.rejection.reason == .invalidUserToken)
+        #expect(twice.reason == .invalidUserToken)
         // A server credential needs no user token; a client credential cannot reach another app.
         let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
         #expect(Self.reason(credentials.authorize(server, app: Self.app, user: "anyone")) == nil)
@@ -111,7 +113,7 @@ struct APICredentialsTests {
         let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001")).get()
         #expect(credentials.takeStoreCall(client) == nil && credentials.takeStoreCall(client) == nil)
         let refused = try #require(credentials.takeStoreCall(client))
-        #expect(refused.rejection.reason == .rateLimited && refused.headers[.retryAfter] != nil)
+        #expect(refused.reason == .rateLimited && refused.headers[.retryAfter] != nil)
         let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
         for _ in 0..<10 { #expect(credentials.takeStoreCall(server) == nil) }
         // A signed transaction is checked offline: it takes nothing from the bucket.

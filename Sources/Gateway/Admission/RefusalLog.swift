@@ -1,3 +1,4 @@
+import Rejections
 import Logging
 import Verifiers
 import Synchronization
@@ -29,7 +30,7 @@ final class RefusalLog: Sendable {
         }
         guard let refusals else { return }
         logger.notice("delivery rejected", metadata: [
-            "source": .string(source), "reason": .string(rejection.reason.rawValue), "detail": .string(rejection.message),
+            "source": .string(source), "reason": .string(rejection.code), "detail": .string(rejection.message),
             "refusals": .stringConvertible(refusals)])
     }
 }

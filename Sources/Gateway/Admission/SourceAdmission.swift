@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import HTTPTypes
@@ -71,7 +72,7 @@ final class SourceAdmission: Sendable {
     }
 
     private func refuse(_ rejection: Rejection, retryAfter: Int) -> AdmissionTicket {
-        metrics.rejection(source: source.rawValue, reason: rejection.reason.rawValue)
+        metrics.rejection(source: source.rawValue, reason: rejection.code)
         refusals.record(rejection)
         var headers = HTTPFields()
         headers[.retryAfter] = String(retryAfter)

@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Foundation
 import HTTPTypes
@@ -29,13 +30,13 @@ struct WebhookHandler: Sendable {
         do {
             return try await accept(request)
         } catch {
-            metrics.rejection(source: name.rawValue, reason: error.reason.rawValue)
+            metrics.rejection(source: name.rawValue, reason: error.code)
             var headers = HTTPFields()
-            if error.reason.httpStatus == 503 { headers[.retryAfter] = "5" }
+            if error.httpStatus == 503 { headers[.retryAfter] = "5" }
             // The rest of an oversize body is not worth reading: end the connection.
-            if error.reason == .bodyTooLarge { headers[.connection] = "close" }
+            if error.is(CommonReason.bodyTooLarge) { headers[.connection] = "close" }
             logger.notice("delivery rejected", metadata: [
-                "source": .string(name.rawValue), "reason": .string(error.reason.rawValue), "detail": .string(error.message)])
+                "source": .string(name.rawValue), "reason": .string(error.code), "detail": .string(error.message)])
             return error.response(extraHeaders: headers)
         }
     }

@@ -1,3 +1,4 @@
+import Rejections
 import HTTPTypes
 import Logging
 import NIOCore
@@ -246,15 +247,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Writes a JSON refusal for a request no route saw, counts it like every rejection, and closes.
     private func answer(_ rejection: Rejection, context: ChannelHandlerContext) {
         let source = settings.routes.sourceLabel(path: target.path ?? "")
-        let status = rejection.reason.httpStatus
-        metrics.rejection(source: source, reason: rejection.reason.rawValue)
+        let status = rejection.httpStatus
+        metrics.rejection(source: source, reason: rejection.code)
         if case .head(let since) = phase {
             metrics.request(route: "unmatched", status: status, duration: .nanoseconds((NIODeadline.now() - since).nanoseconds))
         } else {
             metrics.request(route: "unmatched", status: status, duration: .zero)
         }
         logger.notice("request refused", metadata: [
-            "source": .string(source), "reason": .string(rejection.reason.rawValue), "detail": .string(rejection.message)])
+            "source": .string(source), "reason": .string(rejection.code), "detail": .string(rejection.message)])
         phase = .closing
         arm(.now() + settings.linger)
         let body = ByteBuffer(bytes: rejection.jsonBody)

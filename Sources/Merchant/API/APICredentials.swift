@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import HTTPTypes
@@ -15,17 +16,6 @@ struct Caller: Sendable {
     let userToken: String?
 
     var isServer: Bool { credential.kind == .server }
-}
-
-/// Why a caller was refused, with the headers its answer needs (`WWW-Authenticate`, `Retry-After`).
-struct CallerRefusal: Error, Sendable {
-    var rejection: Rejection
-    var headers: HTTPFields = [:]
-
-    init(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) {
-        rejection = Rejection(reason, message)
-        self.headers = headers
-    }
 }
 
 /// How every merchant API authenticates (docs/security.md): the credentials of `api.tokens` (and the
@@ -65,7 +55,7 @@ public struct APICredentials: Sendable {
 
     /// The configured credential the request's one `Authorization: Bearer` header carries (with two, a
     /// proxy and this check could each read a different one), within its rate.
-    func authenticate(_ request: Request) -> Result<Caller, CallerRefusal> {
+    func authenticate(_ request: Request) -> Result<Caller, Rejection> {
         let credentials = request.headers[values: .authorization]
         guard credentials.count == 1, let header = credentials.first, header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             return .failure(Self.unauthorized)
@@ -74,17 +64,16 @@ public struct APICredentials: Sendable {
     }
 
     /// The caller presenting `secret` (a bearer token or a validator key).
-    func caller(presenting secret: String, request: Request) -> Result<Caller, CallerRefusal> {
+    func caller(presenting secret: String, request: Request) -> Result<Caller, Rejection> {
         guard let index = ConstantTime.firstMatch(secret, in: tokens.map(\.token)) else { return .failure(Self.unauthorized) }
         if let seconds = limiters[index].take() {
-            var headers = HTTPFields()
-            headers[.retryAfter] = String(seconds)
-            return .failure(CallerRefusal(.rateLimited, "this credential sends more requests than its rate allows (api.ratePerSecond)", headers: headers))
+            return .failure(Rejection(.rateLimited, "this credential sends more requests than its rate allows (api.ratePerSecond)",
+                                      retryAfterSeconds: seconds))
         }
         // Two tokens could each be read by a different hop: one or none.
         let userTokens = request.headers[values: Self.userTokenHeader]
         guard userTokens.count <= 1 else {
-            return .failure(CallerRefusal(.invalidUserToken, "send at most one Tollgate-User-Token header"))
+            return .failure(Rejection(.invalidUserToken, "send at most one Tollgate-User-Token header"))
         }
         return .success(Caller(credential: tokens[index], index: index, userToken: userTokens.first))
     }
@@ -92,41 +81,36 @@ public struct APICredentials: Sendable {
     /// Whether `caller` may act in `app` for `user`: a server credential for any user of its apps; a
     /// client credential only for the user its user token names (`requireUser`), or, where the claim
     /// itself proves possession and no token is sent (`/v1/validate`), for the user the request names.
-    func authorize(_ caller: Caller, app: String, user: String?, userTokenOptional: Bool = false) -> Result<Void, CallerRefusal> {
+    func authorize(_ caller: Caller, app: String, user: String?, userTokenOptional: Bool = false) -> Result<Void, Rejection> {
         guard caller.credential.allows(app: app) else {
-            return .failure(CallerRefusal(.appNotAllowed, "this credential is limited to other apps (api.tokens)"))
+            return .failure(Rejection(.appNotAllowed, "this credential is limited to other apps (api.tokens)"))
         }
         guard !caller.isServer, let user else { return .success(()) }
         guard let text = caller.userToken else {
             if userTokenOptional { return .success(()) }
-            return .failure(CallerRefusal(.userTokenRequired,
+            return .failure(Rejection(.userTokenRequired,
                                           "a client credential acts for a user only with that user's token in Tollgate-User-Token (docs/security.md)"))
         }
         guard let key = userTokenKeys[app] else {
-            return .failure(CallerRefusal(.invalidUserToken, "no user token key is configured for \(app) (api.userTokenKeys)"))
+            return .failure(Rejection(.invalidUserToken, "no user token key is configured for \(app) (api.userTokenKeys)"))
         }
         let token: UserToken
         do { token = try UserToken.verify(text, app: app, key: key, nowMs: now()) } catch {
-            return .failure(CallerRefusal(error.reason, error.message))
+            return .failure(error)
         }
         guard token.user.isExactly(user) else {
-            return .failure(CallerRefusal(.userNotAllowed, "the user token names another user than the request"))
+            return .failure(Rejection(.userNotAllowed, "the user token names another user than the request"))
         }
         return .success(())
     }
 
     /// Takes one of a client credential's store calls (server credentials have none to take): nil when
     /// admitted, else the 429 that says when to ask again.
-    func takeStoreCall(_ caller: Caller) -> CallerRefusal? {
+    func takeStoreCall(_ caller: Caller) -> Rejection? {
         guard !caller.isServer, let seconds = storeCallLimiters[caller.index].take() else { return nil }
-        var headers = HTTPFields()
-        headers[.retryAfter] = String(seconds)
-        return CallerRefusal(.rateLimited, "this credential asks the stores more often than api.clientStoreCallsPerSecond allows", headers: headers)
+        return Rejection(.rateLimited, "this credential asks the stores more often than api.clientStoreCallsPerSecond allows",
+                         retryAfterSeconds: seconds)
     }
 
-    static var unauthorized: CallerRefusal {
-        var headers = HTTPFields()
-        headers[.wwwAuthenticate] = "Bearer"
-        return CallerRefusal(.unauthorized, "a valid bearer token from api.tokens is required", headers: headers)
-    }
+    static let unauthorized = Rejection(.unauthorized, "a valid bearer token from api.tokens is required", challenge: "Bearer")
 }

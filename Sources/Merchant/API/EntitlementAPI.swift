@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -80,7 +81,7 @@ public struct EntitlementAPI: Sendable {
         let user: String, app: String, environment: NormalizedEvent.Environment
         switch Self.userQuery(request, user: encodedUser) {
         case .success(let query): (user, app, environment) = query
-        case .failure(let rejection): return refuse(rejection.reason, rejection.message)
+        case .failure(let rejection): return refuse(rejection)
         }
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
         let found: [Entitlement]?
@@ -90,13 +91,11 @@ public struct EntitlementAPI: Sendable {
             ids = try await purchaseIds.ids()
         } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
-            var headers = HTTPFields()
-            headers[.retryAfter] = "5"
-            return refuse(.storeUnavailable, "the entitlement store cannot answer now", headers: headers)
+            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5))
         }
         // A client learns no more than its own user's entitlements: unknown and entitled to nothing answer alike.
         guard let found = found ?? (caller.isServer ? nil : []) else {
-            return refuse(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
+            return refuse(Rejection(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))"))
         }
         let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: nowMs, ids: ids, catalog: catalog)
         let data = (try? Self.encoder.encode(body)) ?? Data()
@@ -162,17 +161,9 @@ public struct EntitlementAPI: Sendable {
     }()
 
     /// A refusal, counted by reason.
-    func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
-        metrics.apiRejected(reason: reason.rawValue)
-        return Self.error(reason, message, headers: headers)
-    }
-
-    func refuse(_ refusal: CallerRefusal) -> Response {
-        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
-    }
-
-    static func error(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
-        Rejection(reason, message).response(extraHeaders: headers)
+    func refuse(_ rejection: Rejection) -> Response {
+        metrics.apiRejected(reason: rejection.code)
+        return rejection.response()
     }
 
     static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -43,7 +44,7 @@ public struct SupportAPI: Sendable {
         let caller: Caller
         switch credentials.authenticate(request) {
         case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
+        case .failure(let refusal): return refuse(refusal)
         }
         guard caller.isServer else {
             return refuse(Rejection(.serverCredentialRequired, "purchase credentials are for the merchant's servers: use a server credential"))
@@ -53,7 +54,7 @@ public struct SupportAPI: Sendable {
         case .success(let query): (user, app, environment) = query
         case .failure(let rejection): return refuse(rejection)
         }
-        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal.rejection, headers: refusal.headers) }
+        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
         let purchases: [Purchase]
         let ids: PurchaseIds
         do {
@@ -61,9 +62,7 @@ public struct SupportAPI: Sendable {
             ids = try await purchaseIds.ids()
         } catch {
             logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
-            var headers = HTTPFields()
-            headers[.retryAfter] = "5"
-            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now"), headers: headers)
+            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5))
         }
         let items = purchases.map { p in
             Body.Item(purchaseId: ids.id(source: p.key.source, app: p.key.app, environment: p.key.environment, subject: p.key.subject),
@@ -75,8 +74,8 @@ public struct SupportAPI: Sendable {
         return EntitlementAPI.json(.ok, data)
     }
 
-    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
-        metrics.apiRejected(reason: rejection.reason.rawValue)
-        return rejection.response(extraHeaders: headers)
+    private func refuse(_ rejection: Rejection) -> Response {
+        metrics.apiRejected(reason: rejection.code)
+        return rejection.response()
     }
 }

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -64,21 +65,19 @@ public struct CheckoutAPI: Sendable {
         let bytes: [UInt8]
         switch await readBody(request) {
         case .success(let read): bytes = read
-        case .failure(let refusal): return refuse(refusal.reason, refusal.message)
+        case .failure(let refusal): return refuse(refusal)
         }
         let intent: CheckoutIntent
         let order: Order
-        do { order = try Self.order(bytes) } catch { return refuse(error.reason, error.message) }
+        do { order = try Self.order(bytes) } catch { return refuse(error) }
         // Before the catalog is read: a caller learns nothing of another app's products or prices.
         if case .failure(let refusal) = credentials.authorize(caller, app: order.app, user: order.user) { return refuse(refusal) }
-        do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error.reason, error.message) }
+        do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error) }
         do {
             let started = try await service.startOrRepeat(intent)
             return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
         } catch {
-            var headers = HTTPFields()
-            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            return refuse(error.reason, error.message, headers: headers)
+            return refuse(error)
         }
     }
 
@@ -96,7 +95,7 @@ public struct CheckoutAPI: Sendable {
         let checkout: CheckoutRecord
         switch await lookUp(request, id: id) {
         case .success(let found) where found.caller.isServer && found.caller.credential.refunds: checkout = found.checkout
-        case .success: return refuse(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
+        case .success: return refuse(Rejection(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)"))
         case .failure(let refused): return refused.response
         }
         do {
@@ -104,9 +103,7 @@ public struct CheckoutAPI: Sendable {
             let current = (try? await service.records.find(id: checkout.id)) ?? checkout
             return Self.json(requested ? .accepted : .ok, Self.body(current))
         } catch {
-            var headers = HTTPFields()
-            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            return refuse(error.reason, error.message, headers: headers)
+            return refuse(error)
         }
     }
 
@@ -121,23 +118,21 @@ public struct CheckoutAPI: Sendable {
         case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
         }
         guard let id, !id.isEmpty, id.utf8.count <= 64 else {
-            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+            return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
         }
         let found: CheckoutRecord?
         do { found = try await service.records.find(id: id) } catch {
             logger.error("checkout lookup failed", metadata: ["error": .string("\(error)")])
-            var headers = HTTPFields()
-            headers[.retryAfter] = "5"
-            return .failure(Refused(response: refuse(.storeUnavailable, "the checkout store cannot answer now", headers: headers)))
+            return .failure(Refused(response: refuse(Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5))))
         }
         guard let found, caller.credential.allows(app: found.app) else {
-            return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+            return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
         }
         // Whatever keeps a client from this checkout (no user token, another user's, a bad one) reads as
         // an unknown id, so the answer says nothing of whether the id exists.
         switch credentials.authorize(caller, app: found.app, user: found.user) {
         case .success: return .success((found, caller))
-        case .failure: return .failure(Refused(response: refuse(.checkoutNotFound, "no checkout has this id")))
+        case .failure: return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
         }
     }
 
@@ -145,7 +140,7 @@ public struct CheckoutAPI: Sendable {
     /// characters, currency three upper-case letters, provider alipayplus or citcon. The amount is the
     /// catalog's price of `product` in `currency` for `app`; an `amount` sent must equal it (an app that
     /// showed an old price learns so). Other members are ignored.
-    static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+    static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(Rejection) -> CheckoutIntent {
         try intent(try order(bytes), catalog: catalog)
     }
 
@@ -155,44 +150,44 @@ public struct CheckoutAPI: Sendable {
         var amount: JSONValue?
     }
 
-    static func order(_ bytes: [UInt8]) throws(CheckoutRefusal) -> Order {
-        guard let object = JSONValue.parse(bytes)?.object else { throw CheckoutRefusal(.malformedJSON, "the body is not a JSON object") }
-        func text(_ name: String) throws(CheckoutRefusal) -> String {
-            guard let value = object[name], value != .null else { throw CheckoutRefusal(.missingField, "\(name) is required") }
+    static func order(_ bytes: [UInt8]) throws(Rejection) -> Order {
+        guard let object = JSONValue.parse(bytes)?.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
+        func text(_ name: String) throws(Rejection) -> String {
+            guard let value = object[name], value != .null else { throw Rejection(.missingField, "\(name) is required") }
             guard let text = value.string, (1...maxTextLength).contains(text.unicodeScalars.count),
                   !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw CheckoutRefusal(.invalidField, "\(name) must be a string of 1 to \(maxTextLength) characters without control characters")
+                throw Rejection(.invalidField, "\(name) must be a string of 1 to \(maxTextLength) characters without control characters")
             }
             return text
         }
         let app = try text("app"), user = try text("user"), product = try text("product")
         let currency = try text("currency")
         guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-            throw CheckoutRefusal(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
+            throw Rejection(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
         }
         let provider = try text("provider")
         guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
-            throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
+            throw Rejection(.invalidField, "provider must be alipayplus or citcon")
         }
         return Order(app: app, user: user, product: product, currency: currency, provider: provider, amount: object["amount"])
     }
 
     /// The order priced by the catalog.
-    static func intent(_ order: Order, catalog: CatalogSettings) throws(CheckoutRefusal) -> CheckoutIntent {
+    static func intent(_ order: Order, catalog: CatalogSettings) throws(Rejection) -> CheckoutIntent {
         let (app, product, currency) = (order.app, order.product, order.currency)
         guard let priced = catalog.product(app: app, id: product) else {
-            throw CheckoutRefusal(.unknownProduct, "the catalog has no product \(product) for \(app) (catalog.apps[].products)")
+            throw Rejection(.unknownProduct, "the catalog has no product \(product) for \(app) (catalog.apps[].products)")
         }
         guard let amount = priced.pricesMinor[currency] else {
-            throw CheckoutRefusal(.currencyNotOffered, "the catalog gives \(product) no price in \(currency)")
+            throw Rejection(.currencyNotOffered, "the catalog gives \(product) no price in \(currency)")
         }
         if let sent = order.amount, sent != .null {
             // JSON Schema's integer is any number without a fraction, `1999.0` and `2e3` included.
             guard case .number(let number) = sent, let value = Double(number.text), value.rounded() == value else {
-                throw CheckoutRefusal(.invalidField, "amount must be a whole number of minor units")
+                throw Rejection(.invalidField, "amount must be a whole number of minor units")
             }
             guard value == Double(amount) else {
-                throw CheckoutRefusal(.priceMismatch, "\(product) costs \(amount) \(currency) minor units in the catalog, not the amount sent")
+                throw Rejection(.priceMismatch, "\(product) costs \(amount) \(currency) minor units in the catalog, not the amount sent")
             }
         }
         return CheckoutIntent(app: app, user: order.user, product: product, amountMinor: amount, currency: currency,
@@ -207,8 +202,8 @@ public struct CheckoutAPI: Sendable {
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
     }
 
-    private func readBody(_ request: Request) async -> Result<[UInt8], CheckoutRefusal> {
-        let tooLarge = CheckoutRefusal(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes")
+    private func readBody(_ request: Request) async -> Result<[UInt8], Rejection> {
+        let tooLarge = Rejection(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes")
         if let announced = request.headers[.contentLength].flatMap(Int.init), announced > Self.maxBodyBytes { return .failure(tooLarge) }
         var bytes: [UInt8] = []
         do {
@@ -217,18 +212,14 @@ public struct CheckoutAPI: Sendable {
                 bytes += chunk.readableBytesView
             }
         } catch {
-            return .failure(CheckoutRefusal(.unreadableBody, "the body could not be read to its end"))
+            return .failure(Rejection(.unreadableBody, "the body could not be read to its end"))
         }
         return .success(bytes)
     }
 
-    private func refuse(_ refusal: CallerRefusal) -> Response {
-        refuse(refusal.rejection.reason, refusal.rejection.message, headers: refusal.headers)
-    }
-
-    private func refuse(_ reason: RejectionReason, _ message: String, headers: HTTPFields = [:]) -> Response {
-        metrics.apiRejected(reason: reason.rawValue)
-        return Rejection(reason, message).response(extraHeaders: headers)
+    private func refuse(_ rejection: Rejection) -> Response {
+        metrics.apiRejected(reason: rejection.code)
+        return rejection.response()
     }
 
     private static let encoder: JSONEncoder = {

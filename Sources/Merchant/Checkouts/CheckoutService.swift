@@ -1,3 +1,4 @@
+import Rejections
 import ProviderAPIs
 import Config
 import Entitlements
@@ -88,36 +89,36 @@ public struct CheckoutService: CheckoutStarting {
     }
 
     /// The environment of the account `app` names for `provider`, or why none can take a checkout.
-    func account(provider: SourceName, app: String) throws(CheckoutRefusal) -> NormalizedEvent.Environment {
+    func account(provider: SourceName, app: String) throws(Rejection) -> NormalizedEvent.Environment {
         guard setup.settings.publicBaseUrl != nil else {
-            throw CheckoutRefusal(.providerNotConfigured, "checkouts.publicBaseUrl is not set, so no notification URL can be given")
+            throw Rejection(.providerNotConfigured, "checkouts.publicBaseUrl is not set, so no notification URL can be given")
         }
         switch provider {
         case .alipayplus:
             guard let environment = setup.alipayClients[app] else {
-                throw CheckoutRefusal(.providerNotConfigured, "no Alipay+ client \(app) is configured (sources.alipayplus.clients)")
+                throw Rejection(.providerNotConfigured, "no Alipay+ client \(app) is configured (sources.alipayplus.clients)")
             }
             guard setup.merchants[app] != nil else {
-                throw CheckoutRefusal(.providerNotConfigured, "Alipay+ client \(app) has no merchantPrivateKey to sign the pay call")
+                throw Rejection(.providerNotConfigured, "Alipay+ client \(app) has no merchantPrivateKey to sign the pay call")
             }
             return environment
         case .citcon:
             guard let environment = setup.citconAccounts[app] else {
-                throw CheckoutRefusal(.providerNotConfigured, "no Citcon account \(app) is configured (sources.citcon.accounts)")
+                throw Rejection(.providerNotConfigured, "no Citcon account \(app) is configured (sources.citcon.accounts)")
             }
             return environment
         default:
-            throw CheckoutRefusal(.invalidField, "provider must be alipayplus or citcon")
+            throw Rejection(.invalidField, "provider must be alipayplus or citcon")
         }
     }
 
-    public func start(_ intent: CheckoutIntent) async throws(CheckoutRefusal) -> StartedCheckout {
+    public func start(_ intent: CheckoutIntent) async throws(Rejection) -> StartedCheckout {
         try await startOrRepeat(intent).checkout
     }
 
     /// The checkout started, or the same pending one again when this user already asked for this
     /// product with this amount (`repeated`); 409 when the pending one differs.
-    func startOrRepeat(_ intent: CheckoutIntent) async throws(CheckoutRefusal) -> (checkout: StartedCheckout, record: CheckoutRecord, repeated: Bool) {
+    func startOrRepeat(_ intent: CheckoutIntent) async throws(Rejection) -> (checkout: StartedCheckout, record: CheckoutRecord, repeated: Bool) {
         let environment = try account(provider: intent.provider, app: intent.app)
         let nowMs = now()
         let pending: [CheckoutRecord]
@@ -130,7 +131,7 @@ public struct CheckoutService: CheckoutStarting {
         if let existing = pending.first {
             guard existing.amountMinor == intent.amountMinor, existing.currency == intent.currency else {
                 metrics.checkoutStarted(provider: intent.provider.rawValue, outcome: "conflict")
-                throw CheckoutRefusal(.checkoutConflict,
+                throw Rejection(.checkoutConflict,
                                       "checkout \(existing.id) for this user and product is pending with another amount or currency")
             }
             if existing.provider == .citcon || existing.paymentURL != nil {
@@ -157,10 +158,10 @@ public struct CheckoutService: CheckoutStarting {
                 await removeHalfMade(record.id)
                 if case .refused(let code) = outcome {
                     metrics.checkoutStarted(provider: intent.provider.rawValue, outcome: "refused")
-                    throw CheckoutRefusal(.paymentRefused, "Antom refused the payment: \(code)")
+                    throw Rejection(.paymentRefused, "Antom refused the payment: \(code)")
                 }
                 metrics.checkoutStarted(provider: intent.provider.rawValue, outcome: "unavailable")
-                throw CheckoutRefusal(.paymentProviderUnavailable, "Antom cannot start the payment now", retryAfterSeconds: 30)
+                throw Rejection(.paymentProviderUnavailable, "Antom cannot start the payment now", retryAfterSeconds: 30)
             }
             do throws(StoreError) {
                 try await records.setPaymentURL(page, id: record.id, nowMs: now())
@@ -183,20 +184,20 @@ public struct CheckoutService: CheckoutStarting {
     /// Antom's notification would give (same id), so the refund applies even if the notification never
     /// comes; until the projection applies it the checkout stays `paid`. True when the refund is under
     /// way, false when the checkout was already refunded.
-    func refund(_ checkout: CheckoutRecord) async throws(CheckoutRefusal) -> Bool {
+    func refund(_ checkout: CheckoutRecord) async throws(Rejection) -> Bool {
         if checkout.state == .refunded { return false }
         guard checkout.state == .paid else {
-            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout is \(checkout.state.rawValue); only a paid checkout can be refunded")
+            throw Rejection(.checkoutNotRefundable, "the checkout is \(checkout.state.rawValue); only a paid checkout can be refunded")
         }
         guard checkout.provider == .alipayplus else {
-            throw CheckoutRefusal(.checkoutNotRefundable,
+            throw Rejection(.checkoutNotRefundable,
                                   "a \(checkout.provider.rawValue) refund is started at \(checkout.provider.rawValue); its refund notification takes the checkout back")
         }
         guard let merchant = setup.merchants[checkout.account] else {
-            throw CheckoutRefusal(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the refund call")
+            throw Rejection(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the refund call")
         }
         guard let paymentId = checkout.paymentId else {
-            throw CheckoutRefusal(.checkoutNotRefundable, "Antom's paymentId for this checkout is not known, so Antom cannot be asked to refund it")
+            throw Rejection(.checkoutNotRefundable, "Antom's paymentId for this checkout is not known, so Antom cannot be asked to refund it")
         }
         let recorded: String?
         do throws(StoreError) {
@@ -208,7 +209,7 @@ public struct CheckoutService: CheckoutStarting {
             // No longer paid: refunded meanwhile (answered as such), or something else.
             let current = try? await records.find(id: checkout.id)
             if current?.state == .refunded { return false }
-            throw CheckoutRefusal(.checkoutNotRefundable, "the checkout is no longer paid; only a paid checkout can be refunded")
+            throw Rejection(.checkoutNotRefundable, "the checkout is no longer paid; only a paid checkout can be refunded")
         }
         switch await antom.refund(refundRequestId: refundRequestId, paymentId: paymentId, currency: checkout.currency,
                                   amountMinor: checkout.amountMinor, notifyURL: checkout.notifyURL ?? "", merchant: merchant) {
@@ -229,10 +230,10 @@ public struct CheckoutService: CheckoutStarting {
             } catch {
                 logger.error("a refused refund request could not be cleared", metadata: ["checkout": .string(checkout.id)])
             }
-            throw CheckoutRefusal(.refundRefused, "Antom refused the refund: \(code)")
+            throw Rejection(.refundRefused, "Antom refused the refund: \(code)")
         case .unavailable:
             metrics.checkoutRefund(outcome: "unavailable")
-            throw CheckoutRefusal(.paymentProviderUnavailable, "Antom cannot take the refund now; ask again", retryAfterSeconds: 30)
+            throw Rejection(.paymentProviderUnavailable, "Antom cannot take the refund now; ask again", retryAfterSeconds: 30)
         }
     }
 
@@ -259,9 +260,9 @@ public struct CheckoutService: CheckoutStarting {
         }
     }
 
-    private func storeUnavailable(_ error: StoreError) -> CheckoutRefusal {
+    private func storeUnavailable(_ error: StoreError) -> Rejection {
         logger.error("checkout store call failed", metadata: ["error": .string("\(error)")])
-        return CheckoutRefusal(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
+        return Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
     }
 
     /// `bytes` from the system's cryptographically secure generator (getrandom on Linux), as hex: ids

@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Verifiers
 
@@ -39,10 +40,7 @@ public struct StartedCheckout: Sendable, Equatable {
     }
 }
 
-/// Why a checkout was not started (`ServiceRefusal`).
-public typealias CheckoutRefusal = ServiceRefusal
-
 /// Records a checkout and starts its payment with the provider; nothing is left half-made on failure.
 public protocol CheckoutStarting: Sendable {
-    func start(_ intent: CheckoutIntent) async throws(CheckoutRefusal) -> StartedCheckout
+    func start(_ intent: CheckoutIntent) async throws(Rejection) -> StartedCheckout
 }

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -42,26 +43,26 @@ public struct PurchaseService: Sendable {
         self.logger = logger
     }
 
-    public func report(_ claim: PurchaseClaim, app: String, user: String) async throws(PurchaseRefusal) -> Outcome {
+    public func report(_ claim: PurchaseClaim, app: String, user: String) async throws(Rejection) -> Outcome {
         let verified = try await verify(claim, app: app)
         var events: [NormalizedEvent] = []
         var purchases: [VerifiedPurchase] = []
         for purchase in verified {
             if let owner = purchase.owner, !owner.isExactly(user) {
                 // Every notification of this purchase names its owner, so a link to anyone else would not hold.
-                throw PurchaseRefusal(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
+                throw Rejection(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
             }
             let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
                                   subject: purchase.subject)
             let stored: Purchase?
             do { stored = try await store.purchase(key) } catch {
                 logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
-                throw PurchaseRefusal(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
+                throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
             }
             // Known now: refused at once. The projection decides again when the event applies, so a
             // claim racing this one cannot take the purchase either.
             if let holder = stored?.user, !holder.isExactly(user), settings.ownership(of: app) == .keep {
-                throw PurchaseRefusal(.alreadyOwned, "another user holds this purchase and \(app)'s ownership policy is keep")
+                throw Rejection(.alreadyOwned, "another user holds this purchase and \(app)'s ownership policy is keep")
             }
             purchases.append(Self.asStored(purchase, stored))
             let event = Self.event(for: purchase, user: user, stored: stored, receivedAt: now())
@@ -80,7 +81,7 @@ public struct PurchaseService: Sendable {
             try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: topic) })
         } catch {
             logger.error("publishing a reported purchase failed", metadata: ["error": .string("\(error)")])
-            throw PurchaseRefusal(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)
+            throw Rejection(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)
         }
         // Durable: the grant will happen, so Google may be told it was delivered.
         await acknowledge(purchases)
@@ -93,13 +94,13 @@ public struct PurchaseService: Sendable {
 
     /// Under `keep`, the projection left a purchase with the user who held it when the event applied
     /// (another claim won the race): that is this claim's 409.
-    private func confirmHeld(_ purchases: [VerifiedPurchase], by user: String) async throws(PurchaseRefusal) {
+    private func confirmHeld(_ purchases: [VerifiedPurchase], by user: String) async throws(Rejection) {
         for purchase in purchases {
             let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
                                   subject: purchase.subject)
             guard let holder = try? await store.purchase(key)?.user, !holder.isExactly(user) else { continue }
             metrics.purchaseReported(store: purchase.source.rawValue, outcome: "already_owned")
-            throw PurchaseRefusal(.alreadyOwned, "another user's claim of this purchase applied first and \(purchase.app)'s ownership policy is keep")
+            throw Rejection(.alreadyOwned, "another user's claim of this purchase applied first and \(purchase.app)'s ownership policy is keep")
         }
     }
 
@@ -132,17 +133,17 @@ public struct PurchaseService: Sendable {
     }
 
     /// The purchases the claim proves, each for `app`; nothing is published.
-    public func verify(_ claim: PurchaseClaim, app: String) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+    public func verify(_ claim: PurchaseClaim, app: String) async throws(Rejection) -> [VerifiedPurchase] {
         var purchases: [VerifiedPurchase] = []
         for verifier in verifiers { purchases += try await verifier.verify(claim) }
         guard !purchases.isEmpty else {
             if case .google = claim {
-                throw PurchaseRefusal(.unknownPackage, "Google purchases are verified with the Play Developer API, which is not configured (sources.google.playApi)")
+                throw Rejection(.unknownPackage, "Google purchases are verified with the Play Developer API, which is not configured (sources.google.playApi)")
             }
-            throw PurchaseRefusal(.purchaseNotFound, "the store confirms no purchase for this claim")
+            throw Rejection(.purchaseNotFound, "the store confirms no purchase for this claim")
         }
         for purchase in purchases where purchase.app != app {
-            throw PurchaseRefusal(.purchaseNotFound, "the purchase is for another app than \(app)")
+            throw Rejection(.purchaseNotFound, "the purchase is for another app than \(app)")
         }
         return purchases
     }

@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Verifiers
 import Toolkit
@@ -97,14 +98,10 @@ public struct PlayAcknowledgement: Sendable, Equatable {
     }
 }
 
-/// Why a claim was not verified (`ServiceRefusal`): a reason code (its status comes with it) and a
-/// message for people, never carrying a token, a key or the claim itself.
-public typealias PurchaseRefusal = ServiceRefusal
-
 /// One store's verification of what apps claim. A claim of another store is not asked of it.
 public protocol PurchaseVerifying: Sendable {
     /// The purchases the claim proves (a receipt may hold several), or why none.
-    func verify(_ claim: PurchaseClaim) async throws(PurchaseRefusal) -> [VerifiedPurchase]
+    func verify(_ claim: PurchaseClaim) async throws(Rejection) -> [VerifiedPurchase]
 }
 
 /// Acknowledges Play purchases once their event is durable: now, or, when Google cannot be reached,

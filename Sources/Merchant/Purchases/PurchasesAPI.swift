@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -52,7 +53,7 @@ public struct PurchasesAPI: Sendable {
         let caller: Caller
         switch credentials.authenticate(request) {
         case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
+        case .failure(let refusal): return refuse(refusal)
         }
         let body: [UInt8]
         let maxBodyBytes = Self.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
@@ -64,22 +65,20 @@ public struct PurchasesAPI: Sendable {
         let report: Report
         do { report = try Self.parse(body, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
         if case .failure(let refusal) = credentials.authorize(caller, app: report.app, user: report.user) {
-            return refuse(refusal.rejection, headers: refusal.headers)
+            return refuse(refusal)
         }
         // A client credential is public: a bare transaction id proves nothing of who bought it.
         if !caller.isServer, !report.claim.provesPossession {
             return refuse(Rejection(.proofRequired, "a client credential reports Apple purchases with signedTransaction or receipt, not transactionId"))
         }
-        if report.claim.callsStore, let refusal = credentials.takeStoreCall(caller) { return refuse(refusal.rejection, headers: refusal.headers) }
+        if report.claim.callsStore, let refusal = credentials.takeStoreCall(caller) { return refuse(refusal) }
         return await answer(report)
     }
 
     func answer(_ report: Report) async -> Response {
         let outcome: PurchaseService.Outcome
         do { outcome = try await service.report(report.claim, app: report.app, user: report.user) } catch {
-            var headers = HTTPFields()
-            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            return refuse(Rejection(error.reason, error.message), headers: headers)
+            return refuse(error)
         }
         let environment = outcome.purchases[0].environment
         let ids: PurchaseIds
@@ -194,12 +193,12 @@ public struct PurchasesAPI: Sendable {
         return text
     }
 
-    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
-        metrics.apiRejected(reason: rejection.reason.rawValue)
+    private func refuse(_ rejection: Rejection) -> Response {
+        metrics.apiRejected(reason: rejection.code)
         // The reason and its message only: never the claim, which may carry a token.
-        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.reason.rawValue),
-                                                   "status": .stringConvertible(rejection.reason.httpStatus), "detail": .string(rejection.message)])
-        return rejection.response(extraHeaders: headers)
+        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.code),
+                                                   "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])
+        return rejection.response()
     }
 
     static func json(_ status: HTTPResponse.Status, _ answer: some Encodable) -> Response {

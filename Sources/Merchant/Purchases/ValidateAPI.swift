@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Foundation
@@ -51,11 +52,12 @@ public struct ValidateAPI: Sendable {
         case invalidPayload = 6778001, connectionFailed = 6778002, subscriptionExpired = 6778003, purchaseConsumed = 6778004
         case internalError = 6778005, needMoreData = 6778006, unknown = 6778007
 
-        init(_ reason: RejectionReason) {
+        init(_ reason: any ReasonCode) {
             switch reason {
-            case .storeAPIUnavailable: self = .connectionFailed
-            case .storeUnavailable, .notDurable: self = .internalError
-            case .unauthorized, .appNotAllowed, .rateLimited, .userTokenRequired, .invalidUserToken, .userTokenExpired, .userNotAllowed: self = .unknown
+            case PurchaseReason.storeAPIUnavailable: self = .connectionFailed
+            case EntitlementReason.storeUnavailable, CommonReason.notDurable: self = .internalError
+            case CredentialReason.unauthorized, CredentialReason.appNotAllowed, CommonReason.rateLimited, CredentialReason.userTokenRequired,
+                 CredentialReason.invalidUserToken, CredentialReason.userTokenExpired, CredentialReason.userNotAllowed: self = .unknown
             default: self = .invalidPayload
             }
         }
@@ -77,10 +79,10 @@ public struct ValidateAPI: Sendable {
         let viaValidatorKey = query.get("apiKey") != nil
         switch query.get("apiKey").map({ validatorKeys.caller(presenting: $0, request: request) }) ?? credentials.authenticate(request) {
         case .success(let found): caller = found
-        case .failure(let refusal) where refusal.rejection.reason == .unauthorized:
-            return refuse(Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required"),
-                          headers: refusal.headers)
-        case .failure(let refusal): return refuse(refusal.rejection, headers: refusal.headers)
+        case .failure(let refusal) where refusal.is(CredentialReason.unauthorized):
+            return refuse(Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required",
+                                    challenge: refusal.challenge))
+        case .failure(let refusal): return refuse(refusal)
         }
         let body: [UInt8]
         let maxBodyBytes = PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
@@ -93,7 +95,7 @@ public struct ValidateAPI: Sendable {
         // configured with) links it to applicationUsername; an api.tokens client credential acts, as
         // everywhere, only for its user token's user.
         if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey) {
-            return refuse(refusal.rejection, headers: refusal.headers)
+            return refuse(refusal)
         }
         // A claim anyone may copy (a shared receipt) must not unlock every install that sends it: from the
         // app, a purchase is answered only for the user it is linked to, under the app's ownership policy.
@@ -101,7 +103,7 @@ public struct ValidateAPI: Sendable {
             return refuse(Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to"))
         }
         let limits = viaValidatorKey ? validatorKeys : credentials
-        if parsed.claim.callsStore, let refusal = limits.takeStoreCall(caller) { return refuse(refusal.rejection, headers: refusal.headers) }
+        if parsed.claim.callsStore, let refusal = limits.takeStoreCall(caller) { return refuse(refusal) }
         let purchases: [VerifiedPurchase]
         do {
             if let user = parsed.user {
@@ -110,9 +112,7 @@ public struct ValidateAPI: Sendable {
                 purchases = try await service.verify(parsed.claim, app: app)
             }
         } catch {
-            var headers = HTTPFields()
-            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            return refuse(Rejection(error.reason, error.message), headers: headers)
+            return refuse(error)
         }
         let nowMs = service.now().millisecondsSince1970
         // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
@@ -257,13 +257,13 @@ public struct ValidateAPI: Sendable {
         }
     }
 
-    private func refuse(_ rejection: Rejection, headers: HTTPFields = [:]) -> Response {
-        metrics.apiRejected(reason: rejection.reason.rawValue)
-        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.reason.rawValue),
-                                                   "status": .stringConvertible(rejection.reason.httpStatus), "detail": .string(rejection.message)])
-        let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.reason.rawValue)
-        var response = PurchasesAPI.json(HTTPResponse.Status(code: rejection.reason.httpStatus), failure)
-        for field in headers { response.headers.append(field) }
+    private func refuse(_ rejection: Rejection) -> Response {
+        metrics.apiRejected(reason: rejection.code)
+        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.code),
+                                                   "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])
+        let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.code)
+        var response = PurchasesAPI.json(HTTPResponse.Status(code: rejection.httpStatus), failure)
+        for field in rejection.headers { response.headers.append(field) }
         return response
     }
 }

@@ -247,7 +247,7 @@ public struct AppleNotificationBackfill: Sendable {
             return event
         } catch {
             logger.warning("a notification from Apple's history does not verify; not published", metadata: [
-                "scope": .string(scope.name), "reason": .string(error.reason.rawValue), "error": .string(error.message)])
+                "scope": .string(scope.name), "reason": .string(error.code), "error": .string(error.message)])
             return nil
         }
     }

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Entitlements
 import Events
@@ -231,9 +232,7 @@ public struct SileoAPI: Sendable {
         do {
             started = try await checkouts.start(intent)
         } catch {
-            var headers = HTTPFields()
-            if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-            return refuse(Rejection(error.reason, error.message), extra: failed, headers: headers)
+            return refuse(error, extra: failed)
         }
         guard let url = started.paymentURL ?? settings.paymentPageURL.map({ Self.paymentPage($0, for: started) }) else {
             logger.error("sileo checkout has no payment page", metadata: ["vendor": .string(base), "checkout": .string(started.id)])
@@ -410,8 +409,8 @@ public struct SileoAPI: Sendable {
     }
 
     /// A refusal in the seed's error shape, with the reason code beside the message, counted by reason.
-    func refuse(_ rejection: Rejection, recoveryURL: String? = nil, extra: ErrorExtra = .init(), headers: HTTPFields = [:]) -> Response {
-        metrics.sileoRejected(vendor: base, reason: rejection.reason.rawValue)
+    func refuse(_ rejection: Rejection, recoveryURL: String? = nil, extra: ErrorExtra = .init()) -> Response {
+        metrics.sileoRejected(vendor: base, reason: rejection.code)
         struct Body: Encodable {
             var error: String
             var reason: String
@@ -421,9 +420,9 @@ public struct SileoAPI: Sendable {
             var available: Bool?
             enum CodingKeys: String, CodingKey { case error, reason, recoveryURL = "recovery_url", invalidate, status, available }
         }
-        return json(HTTPResponse.Status(code: rejection.reason.httpStatus),
-                    Body(error: rejection.message, reason: rejection.reason.rawValue, recoveryURL: recoveryURL,
-                         invalidate: extra.invalidate, status: extra.status, available: extra.available), headers: headers)
+        return json(HTTPResponse.Status(code: rejection.httpStatus),
+                    Body(error: rejection.message, reason: rejection.code, recoveryURL: recoveryURL,
+                         invalidate: extra.invalidate, status: extra.status, available: extra.available), headers: rejection.headers)
     }
 
     func unknownPackage(extra: ErrorExtra) -> Response {
@@ -432,9 +431,7 @@ public struct SileoAPI: Sendable {
 
     func storeFailed(_ error: StoreError, extra: ErrorExtra = .init()) -> Response {
         logger.error("sileo store call failed", metadata: ["vendor": .string(base), "error": .string("\(error)")])
-        var headers = HTTPFields()
-        headers[.retryAfter] = "5"
-        return refuse(Rejection(.storeUnavailable, "the vendor cannot answer now: try again shortly"), extra: extra, headers: headers)
+        return refuse(Rejection(.storeUnavailable, "the vendor cannot answer now: try again shortly", retryAfterSeconds: 5), extra: extra)
     }
 
     func noStoreHeaders() -> HTTPFields {

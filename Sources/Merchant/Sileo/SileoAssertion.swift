@@ -1,3 +1,4 @@
+import Rejections
 import Verifiers
 import Toolkit
 

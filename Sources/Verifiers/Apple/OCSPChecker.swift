@@ -1,3 +1,4 @@
+import Rejections
 import Synchronization
 import Toolkit
 

@@ -1,3 +1,4 @@
+import Rejections
 import Toolkit
 /// A Citcon IPN body reduced to what its signature covers: names and their text values.
 /// UPI IPNs are flat JSON objects; legacy (CHOP) IPNs are form-encoded.

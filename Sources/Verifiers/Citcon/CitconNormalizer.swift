@@ -1,3 +1,4 @@
+import Rejections
 import Events
 
 /// Turns a verified Citcon IPN into its event, reading only values the signature covers: a field

@@ -1,3 +1,4 @@
+import Rejections
 import Toolkit
 /// Citcon's IPN signature: the names listed in `fields` plus `fields` itself, sorted, each with its
 /// value exactly as received (no re-encoding), then the account's secret.

@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Synchronization
 import Toolkit

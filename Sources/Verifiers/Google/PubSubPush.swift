@@ -1,3 +1,4 @@
+import Rejections
 import Toolkit
 /// One Pub/Sub push (https://cloud.google.com/pubsub/docs/push), in either form a subscription
 /// can use: wrapped, `{"message": {"data", "attributes", "messageId", "publishTime", ...},

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Toolkit

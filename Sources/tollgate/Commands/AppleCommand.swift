@@ -143,7 +143,7 @@ struct AppleTestNotification: AsyncParsableCommand {
         do {
             delivery = try await source.handle(request)
         } catch {
-            throw failure(step: 2, "the notification Apple returned does not verify here (\(error.reason.rawValue): \(error.message)): the gateway would refuse it too")
+            throw failure(step: 2, "the notification Apple returned does not verify here (\(error.code): \(error.message)): the gateway would refuse it too")
         }
         guard let id = delivery.events.first?.id else { throw failure(step: 2, "the notification Apple returned gives no event") }
         return id

@@ -1,3 +1,4 @@
+import Rejections
 import Merchant
 import ArgumentParser
 import Config
@@ -57,7 +58,10 @@ struct DescribeCommand: AsyncParsableCommand {
                  "keptRequestHeaders": DeliveryRecordBuilder.commonRequestHeaders + sender.keptRequestHeaders]
             },
             "routes": routes,
-            "reasons": RejectionReason.allCases.map { ["code": $0.rawValue, "status": $0.httpStatus] },
+            // Every domain's reasons: the common ones, the senders', the merchant APIs'.
+            "reasons": ([ReasonCodeList(CommonReason.self), ReasonCodeList(WebhookReason.self)] + MerchantReasons.lists).flatMap { list in
+                list.reasons.map { ["code": $0.code, "status": $0.httpStatus, "domain": list.domain] as [String: Any] }
+            },
             "eventTypes": EventType.allCases.map(\.rawValue),
             "entitlementStates": PurchaseState.allCases.map(\.rawValue),
             "deadLetterHeaders": SpringHeaders.all.union([SpringHeaders.replayCount]).sorted(),

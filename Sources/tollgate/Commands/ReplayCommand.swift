@@ -1,3 +1,4 @@
+import Rejections
 import ArgumentParser
 import Config
 import Events
@@ -52,7 +53,7 @@ struct ReplayCommand: AsyncParsableCommand {
                 events = try await sender.reverify(Self.request(from: record, source: source)).events
             } catch {
                 refused += 1
-                Output.error("\(record.partition):\(record.offset): refused: \(error.reason.rawValue): \(error.message)")
+                Output.error("\(record.partition):\(record.offset): refused: \(error.code): \(error.message)")
                 continue
             }
             if let recorded = record.headers.string(CloudEventHeaders.id), let first = events.first, first.id != recorded {

@@ -1,3 +1,4 @@
+import Rejections
 import ArgumentParser
 import Config
 import Events

@@ -114,9 +114,4 @@ final class RawConnection: Sendable {
         }
     }
 
-    private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
-        }
-    }
 }

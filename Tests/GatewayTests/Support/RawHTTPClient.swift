@@ -25,11 +25,7 @@ struct RawHTTPClient {
 
     /// Sends `parts` one after another (e.g. headers, then chunks), then reads the whole response.
     func exchange(_ parts: [[UInt8]]) async throws -> Response {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try blockingExchange(parts) })
-            }
-        }
+        try await offPool { try blockingExchange(parts) }
     }
 
     private func blockingExchange(_ parts: [[UInt8]]) throws -> Response {

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Events
 @testable import Verifiers
 import Testing
@@ -110,19 +112,19 @@ struct AlipayPlusNormalizationTests {
     }
 
     @Test("notifyRefund needs its fields", arguments: [
-        (#"{"notifyType":"REFUND_RESULT","refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i"}"#, RejectionReason.missingField),
+        (#"{"notifyType":"REFUND_RESULT","refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i"}"#, CommonReason.missingField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundRequestId":"r","refundId":"i"}"#, .missingField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundId":"i"}"#, .missingField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"r"}"#, .missingField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"","refundId":"i"}"#, .invalidField),
         (#"{"notifyType":"REFUND_RESULT","result":{"resultStatus":"S"},"refundStatus":"SUCCESS","refundRequestId":"r","refundId":"i","refundTime":"9999-12-31T23:59:59-00:01"}"#, .invalidField),
     ])
-    func refundShapes(body: String, expected: RejectionReason) async {
+    func refundShapes(body: String, expected: CommonReason) async {
         #expect(await F.source.reason(F.request(body)) == expected, "\(body)")
     }
 
     @Test("either shape needs its own fields: missing or mistyped ones are refused", arguments: [
-        (#"{"paymentRequestId":"o-1","paymentId":"p-1"}"#, RejectionReason.missingField),
+        (#"{"paymentRequestId":"o-1","paymentId":"p-1"}"#, CommonReason.missingField),
         (#"{"paymentResult":"S","paymentRequestId":"o-1"}"#, .invalidField),
         (#"{"paymentResult":{"resultCode":"SUCCESS"},"paymentRequestId":"o-1"}"#, .missingField),
         (#"{"paymentResult":{"resultStatus":"S"}}"#, .missingField),
@@ -130,7 +132,7 @@ struct AlipayPlusNormalizationTests {
         (#"{"result":{"resultStatus":"S"},"paymentRequestId":"o-1","paymentId":"p-1"}"#, .missingField),
         (#"{"notifyType":"PAYMENT_RESULT","result":{"resultStatus":"S"},"paymentRequestId":"o-1"}"#, .missingField),
     ])
-    func shapes(body: String, expected: RejectionReason) async {
+    func shapes(body: String, expected: CommonReason) async {
         #expect(await F.source.reason(F.request(body)) == expected, "\(body)")
     }
 

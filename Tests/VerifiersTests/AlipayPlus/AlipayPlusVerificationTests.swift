@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 import Foundation
@@ -93,7 +95,7 @@ struct AlipayPlusVerificationTests {
     @Test("the signed Request-Time must be within the window: old and future-skewed are refused, fresh ones accepted")
     func requestTimeWindow() async {
         // F.receivedAt is 2026-11-21T04:00:01Z; the default window is 90000 s back and 300 s ahead.
-        func reason(time: String, receivedAt: Timestamp = F.receivedAt, source: AlipayPlusSource = F.source) async -> RejectionReason? {
+        func reason(time: String, receivedAt: Timestamp = F.receivedAt, source: AlipayPlusSource = F.source) async -> (any ReasonCode)? {
             var request = F.request(F.antomBody, headers: ["Request-Time": time, "Signature": F.signature(body: F.antomBody, requestTime: time)])
             request.receivedAt = receivedAt
             request.now = receivedAt
@@ -119,7 +121,7 @@ struct AlipayPlusVerificationTests {
         #expect(await reason(time: "yesterday", source: off) == nil)
         // Checked after the signature: an unsigned stale time is a bad signature, not a window refusal.
         #expect(await F.source.reason(F.request(F.antomBody, headers: ["Request-Time": "2020-01-01T00:00:00Z"])) == .badSignature)
-        #expect(RejectionReason.requestTimeOutsideWindow.httpStatus == 401)
+        #expect(WebhookReason.requestTimeOutsideWindow.httpStatus == 401)
     }
 
     @Test("a signature that is not URL-encoded is refused as malformed")
@@ -131,7 +133,7 @@ struct AlipayPlusVerificationTests {
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": raw])) == .malformedSignature)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": "algorithm=RSA256,keyVersion=1,signature=%ZZ"])) == .malformedSignature)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": "algorithm=RSA256,keyVersion=1,signature=QUJD%3"])) == .malformedSignature)
-        #expect(RejectionReason.malformedSignature.httpStatus == 400)
+        #expect(WebhookReason.malformedSignature.httpStatus == 400)
     }
 
     @Test("keyVersion selects the configured key; an unknown keyVersion is refused clearly")
@@ -146,7 +148,7 @@ struct AlipayPlusVerificationTests {
         #expect(await source.reason(request(key: F.rotatedPlatformKey, version: nil)) == nil, "no keyVersion: every key is tried")
         #expect(await source.reason(request(key: F.platformKey, version: "7")) == .unknownKeyVersion)
         #expect(await source.reason(request(key: F.platformKey, version: "x")) == .malformedSignature)
-        #expect(RejectionReason.unknownKeyVersion.httpStatus == 401)
+        #expect(WebhookReason.unknownKeyVersion.httpStatus == 401)
         // An unversioned key answers to any keyVersion.
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": F.signature(body: F.antomBody, keyVersion: "42")])) == nil)
     }
@@ -154,11 +156,11 @@ struct AlipayPlusVerificationTests {
     @Test("unknown Client-Id is 403, a missing one 400, a missing or foreign signature 401")
     func identities() async {
         #expect(await source.reason(F.request(F.antomBody, headers: ["Client-Id": "someone-else"])) == .unknownClient)
-        #expect(RejectionReason.unknownClient.httpStatus == 403)
+        #expect(WebhookReason.unknownClient.httpStatus == 403)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Client-Id": nil])) == .missingField)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": nil])) == .missingSignature)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": "algorithm=RSA256,keyVersion=1"])) == .missingSignature)
-        #expect(RejectionReason.missingSignature.httpStatus == 401)
+        #expect(WebhookReason.missingSignature.httpStatus == 401)
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": F.signature(body: F.antomBody, key: F.foreignKey)])) == .badSignature)
         let other = F.signature(body: F.antomBody).replacingOccurrences(of: "RSA256", with: "RSA512")
         #expect(await source.reason(F.request(F.antomBody, headers: ["Signature": other])) == .unsupportedAlg)

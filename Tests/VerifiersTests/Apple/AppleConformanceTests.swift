@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 import Foundation
@@ -69,7 +71,7 @@ struct AppleConformanceTests {
 
     @Test("Apple's chain vectors: OIDs, expiry and the real G3 chain")
     func chainVectors() async throws {
-        func verify(_ leaf: String, _ intermediate: String, root: String, at time: Int64) throws -> RejectionReason? {
+        func verify(_ leaf: String, _ intermediate: String, root: String, at time: Int64) throws -> (any ReasonCode)? {
             let store = try #require(TrustStore(roots: [try Self.certificate(root)]))
             let x5c = JSONValue.array(try [leaf, intermediate, root].map { .string(Base64.encodeStandard(try Self.certificate($0).der)) })
             do { _ = try AppleChainVerifier(trustStore: store).verify(x5c: x5c, at: time); return nil } catch { return error.reason }

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Foundation
@@ -34,7 +35,7 @@ struct AppleOnlineChecksTests {
         let intermediateRevoked = try await offPool { try OnlineFixture(intermediateRevoked: true) }
         let other = try intermediateRevoked.chain.sign(AppleBodies.notification())
         #expect(await intermediateRevoked.source().reason(AppleBodies.request(other, now: .current)) == .certificateRevoked)
-        #expect(RejectionReason.certificateRevoked.httpStatus == 401)
+        #expect(WebhookReason.certificateRevoked.httpStatus == 401)
     }
 
     @Test("no responder, a silent responder, an unknown certificate or a forged answer fail closed with 503")
@@ -42,7 +43,7 @@ struct AppleOnlineChecksTests {
         let unreachable = try await offPool { try OnlineFixture(start: false) }
         let jws = try unreachable.chain.sign(AppleBodies.notification())
         #expect(await unreachable.source().reason(AppleBodies.request(jws, now: .current)) == .revocationCheckFailed)
-        #expect(RejectionReason.revocationCheckFailed.httpStatus == 503)
+        #expect(WebhookReason.revocationCheckFailed.httpStatus == 503)
 
         let silent = LoopbackListener()
         let silentPort = silent.port

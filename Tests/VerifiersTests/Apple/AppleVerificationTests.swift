@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 import Foundation
@@ -296,7 +298,7 @@ struct AppleAppCheckTests {
         let chain = try AppleTestChain()
         let request = AppleBodies.request(try chain.sign(AppleBodies.notification(bundleId: "com.other")))
         #expect(await chain.source().reason(request) == .unknownApp)
-        #expect(RejectionReason.unknownApp.httpStatus == 403)
+        #expect(WebhookReason.unknownApp.httpStatus == 403)
     }
 
     @Test("Production requires the configured appAppleId")

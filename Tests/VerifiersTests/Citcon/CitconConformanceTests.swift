@@ -1,3 +1,4 @@
+import TestSupport
 import Config
 import Events
 import Foundation

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 import Foundation
@@ -8,7 +10,7 @@ import Testing
 struct CitconVerificationTests {
     let source = CitconFixtures.source
 
-    func reject(_ request: WebhookRequest) async -> RejectionReason? {
+    func reject(_ request: WebhookRequest) async -> (any ReasonCode)? {
         do {
             _ = try await source.handle(request)
             return nil
@@ -17,7 +19,7 @@ struct CitconVerificationTests {
         }
     }
 
-    func reject(_ body: String, contentType: String? = "application/json", path: String = "/webhooks/citcon") async -> RejectionReason? {
+    func reject(_ body: String, contentType: String? = "application/json", path: String = "/webhooks/citcon") async -> (any ReasonCode)? {
         await reject(CitconFixtures.request(body, contentType: contentType, path: path))
     }
 
@@ -64,7 +66,7 @@ struct CitconVerificationTests {
         // Same number, other spelling: the signature covers the text as written.
         #expect(await reject(CitconFixtures.upi(replacing: ["amount": "1999.0"])) == .badSignature)
         #expect(await reject(CitconFixtures.upi(sign: String(repeating: "0", count: 64))) == .badSignature)
-        #expect(RejectionReason.badSignature.httpStatus == 401)
+        #expect(WebhookReason.badSignature.httpStatus == 401)
     }
 
     @Test("an uppercase hex sign is the same signature")
@@ -81,7 +83,7 @@ struct CitconVerificationTests {
         let pairs = CitconFixtures.legacyCharge.filter { $0.0 != "notify_id" }
         #expect(await reject(CitconFixtures.legacy(pairs, fields: CitconFixtures.legacyCharge.map(\.0)),
                              contentType: "application/x-www-form-urlencoded") == .missingSignedField)
-        #expect(RejectionReason.missingSignedField.httpStatus == 400)
+        #expect(WebhookReason.missingSignedField.httpStatus == 400)
     }
 
     @Test("the order of fields does not change what is signed, but re-ordering a signed fields value does")
@@ -173,7 +175,7 @@ struct CitconVerificationTests {
         #expect(await reject(CitconFixtures.upi(secret: "beta-secret"), path: "/webhooks/citcon/alpha") == .badSignature)
         #expect(await reject(CitconFixtures.upi(secret: "beta-secret"), path: "/proxy/webhooks/citcon/beta") == nil)
         #expect(await reject(CitconFixtures.upi(), path: "/webhooks/citcon/gamma") == .unknownAccount)
-        #expect(RejectionReason.unknownAccount.httpStatus == 404)
+        #expect(WebhookReason.unknownAccount.httpStatus == 404)
     }
 
     @Test("an account with tokens only refuses UPI IPNs, clearly")

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 import Foundation
@@ -39,8 +41,8 @@ struct GoogleAuthenticationTests {
         #expect(await source.reason(GoogleFixtures.request(Self.body, token: twoParts + ".!!")) == .malformedToken)
         let huge = String(repeating: "a", count: 20_000)
         #expect(await source.reason(GoogleFixtures.request(Self.body, token: huge)) == .malformedToken)
-        #expect(RejectionReason.missingAuthorization.httpStatus == 401)
-        #expect(RejectionReason.malformedToken.httpStatus == 401)
+        #expect(WebhookReason.missingAuthorization.httpStatus == 401)
+        #expect(WebhookReason.malformedToken.httpStatus == 401)
     }
 
     @Test("every claim check has its reason: iss, aud, email, email_verified, iat/exp, expired, not yet valid")
@@ -48,7 +50,7 @@ struct GoogleAuthenticationTests {
         let f = await GoogleFixtures.shared()
         let source = f.source()
         let now = GoogleFixtures.nowSeconds
-        let cases: [(String, RejectionReason)] = [
+        let cases: [(String, WebhookReason)] = [
             (GoogleFixtures.claims(iss: "https://evil.example.com"), .wrongIssuer),
             (GoogleFixtures.claims(iss: "accounts.google.com.evil"), .wrongIssuer),
             (GoogleFixtures.claims(aud: "https://other.example.com/push"), .wrongAudience),
@@ -130,7 +132,7 @@ struct GoogleAuthenticationTests {
         signature[signature.count / 2] ^= 0x01
         let flipped = [genuine[0], genuine[1], Base64.encodeURL(signature)].joined(separator: ".")
         #expect(await source.reason(GoogleFixtures.request(Self.body, token: flipped)) == .badSignature)
-        #expect(RejectionReason.unknownKeyId.httpStatus == 401)
+        #expect(WebhookReason.unknownKeyId.httpStatus == 401)
     }
 
     @Test("authentication comes before the envelope: an unauthenticated malformed body is 401, not 400")

@@ -1,3 +1,4 @@
+import TestSupport
 import Events
 import Foundation
 @testable import Verifiers

@@ -1,3 +1,4 @@
+import TestSupport
 import Events
 import Foundation
 @testable import Verifiers
@@ -20,9 +21,7 @@ struct GoogleFixtures: Sendable {
     static func shared() async -> GoogleFixtures { await cache.value }
 
     private static let cache = Task {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: GoogleFixtures()) }
-        }
+        await offPool { GoogleFixtures() }
     }
 
     private init() {

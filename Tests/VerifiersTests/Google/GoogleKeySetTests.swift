@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Foundation
@@ -109,7 +110,7 @@ struct GoogleKeySetTests {
         #expect(server.requestCount == 2)
 
         // A flood of forged kids, concurrently and over the next minute: one more fetch at most.
-        let reasons = await withTaskGroup(of: RejectionReason?.self) { group in
+        let reasons = await withTaskGroup(of: (any ReasonCode)?.self) { group in
             for index in 0..<40 {
                 group.addTask {
                     do throws(Rejection) {
@@ -118,7 +119,7 @@ struct GoogleKeySetTests {
                     } catch { return error.reason }
                 }
             }
-            return await group.reduce(into: [RejectionReason?]()) { $0.append($1) }
+            return await group.reduce(into: [(any ReasonCode)?]()) { $0.append($1) }
         }
         #expect(reasons.allSatisfy { $0 == .unknownKeyId })
         #expect(server.requestCount == 3)
@@ -223,7 +224,7 @@ struct GoogleKeySetTests {
         let request = GoogleFixtures.request(GoogleAuthenticationTests.body, token: f.token(), now: Self.at(1))
         let rejection = await source.rejection(request)
         #expect(rejection?.reason == .keySetUnavailable)
-        #expect(RejectionReason.keySetUnavailable.httpStatus == 503)
+        #expect(WebhookReason.keySetUnavailable.httpStatus == 503)
 
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)])))
         defer { server.stop() }

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Events
 import Foundation
 @testable import Verifiers
@@ -126,14 +128,14 @@ struct GoogleNotificationTests {
         let rtdn = GoogleFixtures.rtdn(GoogleFixtures.subscription(4), packageName: "com.other.app")
         #expect(await f.source().reason(GoogleFixtures.request(GoogleFixtures.wrapped(rtdn), token: f.token())) == .unknownPackage)
         #expect(await f.source().reason(GoogleFixtures.unwrapped(GoogleFixtures.rtdn(GoogleFixtures.test, packageName: "com.other.app"), token: f.token())) == .unknownPackage)
-        #expect(RejectionReason.unknownPackage.httpStatus == 403)
+        #expect(WebhookReason.unknownPackage.httpStatus == 403)
     }
 
     @Test("malformed envelopes are 400")
     func malformedEnvelopes() async throws {
         let f = await GoogleFixtures.shared()
         let source = f.source()
-        let cases: [(String, RejectionReason)] = [
+        let cases: [(String, CommonReason)] = [
             ("not json", .malformedJSON),
             ("[]", .malformedJSON),
             (#"{"subscription":"projects/p/subscriptions/s"}"#, .missingField),

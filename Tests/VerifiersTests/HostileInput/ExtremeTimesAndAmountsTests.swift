@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Events
 @testable import Verifiers
 import Testing
@@ -48,14 +50,14 @@ struct ExtremeTimesAndAmountsTests {
         let source = f.source()
         let body = GoogleFixtures.wrapped(GoogleFixtures.rtdn(GoogleFixtures.subscription(4)))
         let now = GoogleFixtures.nowSeconds
-        let cases: [(String, RejectionReason?)] = [
+        let cases: [(String, WebhookReason?)] = [
             (GoogleFixtures.claims(iat: Int64.min, exp: Int64.min + 1), .tokenExpired),
             (GoogleFixtures.claims(iat: Int64.max - 1, exp: Int64.max), .tokenNotYetValid),
             (GoogleFixtures.claims(iat: now - 30, exp: now + 60, extra: [#""nbf":9223372036854775807"#]), .tokenNotYetValid),
             (GoogleFixtures.claims(iat: now - 30, exp: Int64.max), nil),
         ]
         for (claims, reason) in cases {
-            #expect(await source.reason(GoogleFixtures.request(body, token: f.token(claims: claims))) == reason, "\(claims)")
+            #expect(await source.reason(GoogleFixtures.request(body, token: f.token(claims: claims)))?.code == reason?.code, "\(claims)")
         }
     }
 }

@@ -1,3 +1,5 @@
+import TestSupport
+import Rejections
 import Config
 import Events
 @testable import Verifiers
@@ -82,7 +84,7 @@ struct SenderHostileInputTests {
                                                                           contentType: "application/x-www-form-urlencoded")) == .badSignature)
     }
 
-    static func reverifyReason(_ source: GoogleSource, _ request: WebhookRequest) async -> RejectionReason? {
+    static func reverifyReason(_ source: GoogleSource, _ request: WebhookRequest) async -> (any ReasonCode)? {
         do { _ = try await source.reverify(request); return nil } catch { return error.reason }
     }
 }

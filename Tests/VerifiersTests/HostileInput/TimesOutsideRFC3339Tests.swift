@@ -1,3 +1,4 @@
+import TestSupport
 import Events
 @testable import Verifiers
 import Testing

@@ -1,9 +1,10 @@
+import Rejections
 @testable import Verifiers
 
 
 extension WebhookSource {
     /// The reason code of a refusal, or nil when accepted.
-    func reason(_ request: WebhookRequest) async -> RejectionReason? {
+    func reason(_ request: WebhookRequest) async -> (any ReasonCode)? {
         await rejection(request)?.reason
     }
 

@@ -25,8 +25,8 @@ struct AntomAnswerTests {
     /// store and the checkout API counting into `metrics` and publishing into `published`.
     static func withAntom(window: Int? = nil,
                           _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, RecordingMetrics, Published) async throws -> Void) async throws {
-        let platform = try await offPool { PrivateKey.generateRSA()! }
-        let merchant = try await offPool { PrivateKey.generateRSA()! }
+        let platform = await offPool { PrivateKey.generateRSA()! }
+        let merchant = await offPool { PrivateKey.generateRSA()! }
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
         let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
         defer { antom.stop() }

@@ -57,8 +57,8 @@ struct CheckoutFixture: Sendable {
     /// Alipay+ client (Antom at `antomBaseURL`) and one Citcon account.
     static func make(antomBaseURL: String, merchant: PrivateKey? = nil, platform: PrivateKey? = nil) async throws -> CheckoutFixture {
         var merchant = merchant, platform = platform
-        if merchant == nil { merchant = try await offPool { PrivateKey.generateRSA()! } }
-        if platform == nil { platform = try await offPool { PrivateKey.generateRSA()! } }
+        if merchant == nil { merchant = await offPool { PrivateKey.generateRSA()! } }
+        if platform == nil { platform = await offPool { PrivateKey.generateRSA()! } }
         guard let merchant, let platform else { throw CancellationError() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-checkouts-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

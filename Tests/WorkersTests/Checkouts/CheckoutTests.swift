@@ -29,8 +29,8 @@ struct CheckoutTests {
     /// Runs `body` with a fake Antom, the fixture, a store and workers that match checkouts.
     static func withCheckouts(_ backend: Backend = .sqlite,
                               _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, WorkerHarness, RunningWorkers) async throws -> Void) async throws {
-        let platform = try await offPool { PrivateKey.generateRSA()! }
-        let merchant = try await offPool { PrivateKey.generateRSA()! }
+        let platform = await offPool { PrivateKey.generateRSA()! }
+        let merchant = await offPool { PrivateKey.generateRSA()! }
         guard let merchantPublic = PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)) else {
             throw CancellationError()
         }

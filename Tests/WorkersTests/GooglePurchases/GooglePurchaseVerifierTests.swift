@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Foundation
 import Testing
@@ -225,12 +226,12 @@ struct GooglePurchaseVerifierTests {
     }
 
     /// The refusal `body` throws; nil when it verifies (or throws something else, which fails the expectation after it).
-    static func refusal(_ body: () async throws -> [VerifiedPurchase]) async -> PurchaseRefusal? {
+    static func refusal(_ body: () async throws -> [VerifiedPurchase]) async -> Rejection? {
         do {
             _ = try await body()
             return nil
         } catch {
-            return error as? PurchaseRefusal
+            return error as? Rejection
         }
     }
 }

@@ -1,3 +1,4 @@
+import Rejections
 import Config
 import Events
 import Foundation
@@ -121,7 +122,7 @@ final class RecordingCheckouts: CheckoutStarting {
 
     init(paymentPageBase: String) { self.paymentPageBase = paymentPageBase }
 
-    func start(_ intent: CheckoutIntent) async throws(CheckoutRefusal) -> StartedCheckout {
+    func start(_ intent: CheckoutIntent) async throws(Rejection) -> StartedCheckout {
         let number = pending.withLock { $0.append(intent); return $0.count }
         return StartedCheckout(id: "co-\(number)", reference: "ref-\(number)", paymentURL: paymentPageBase + "/pay?checkout=co-\(number)",
                                notifyURL: nil, expiresAtMs: Timestamp.now.millisecondsSince1970 + 900_000)

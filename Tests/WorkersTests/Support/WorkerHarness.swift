@@ -44,7 +44,7 @@ final class WorkerHarness: Sendable {
         let result: Result<T, any Error>
         do { result = .success(try await body(harness)) } catch { result = .failure(error) }
         // Closing joins the producer's worker thread: not on the pool.
-        _ = try? await offPool { harness.producer.close() }
+        await offPool { harness.producer.close() }
         return try result.get()
     }
 

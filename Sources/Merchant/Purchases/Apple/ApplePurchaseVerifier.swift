@@ -1,3 +1,4 @@
+import Rejections
 import ProviderAPIs
 import Events
 import Logging
@@ -32,7 +33,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
         self.now = now
     }
 
-    public func verify(_ claim: PurchaseClaim) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+    public func verify(_ claim: PurchaseClaim) async throws(Rejection) -> [VerifiedPurchase] {
         switch claim {
         case .appleSignedTransaction(let jws):
             let verified = try await verifiedTransaction(jws)
@@ -62,7 +63,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
     /// `listed`: every id the receipt names; Apple's history must hold one of them, so an answer for
     /// another customer (the same id in the other environment) is never taken for this one's.
     private func history(of transactionId: String, listed: Set<String>, bundleId: String,
-                         client: AppStoreAPIClient) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+                         client: AppStoreAPIClient) async throws(Rejection) -> [VerifiedPurchase] {
         let (first, environment) = try await call { () async throws(AppStoreAPIError) in
             try await client.productionThenSandbox { (env) async throws(AppStoreAPIError) in try await client.transactionHistory(transactionId, in: env) }
         }
@@ -84,9 +85,9 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
             if let held = latest[original], (held.transaction.purchaseDate?.milliseconds ?? 0) >= purchased { continue }
             latest[original] = verified
         }
-        guard !latest.isEmpty else { throw PurchaseRefusal(.purchaseNotFound, "Apple lists no transaction for this receipt") }
+        guard !latest.isEmpty else { throw Rejection(.purchaseNotFound, "Apple lists no transaction for this receipt") }
         guard verifiedAll.contains(where: { listed.contains($0.transaction.transactionId ?? "") || listed.contains($0.transaction.originalTransactionId ?? "") }) else {
-            throw PurchaseRefusal(.purchaseNotFound, "Apple's history for this receipt holds none of its transactions")
+            throw Rejection(.purchaseNotFound, "Apple's history for this receipt holds none of its transactions")
         }
         // One statuses call for all: Apple answers every subscription group of the customer's app at once.
         var statuses: SubscriptionStatusesResponse?
@@ -102,7 +103,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
     /// info and status); any other purchase as its transaction says. `statuses` is the request's one
     /// answer of that call, asked the first time a subscription needs it.
     private func current(_ verified: VerifiedAppleTransaction, client: AppStoreAPIClient, environment: AppStoreEnvironment,
-                         statuses cached: inout SubscriptionStatusesResponse?) async throws(PurchaseRefusal) -> VerifiedPurchase {
+                         statuses cached: inout SubscriptionStatusesResponse?) async throws(Rejection) -> VerifiedPurchase {
         let nowMs = now().millisecondsSince1970
         guard verified.transaction.type == Self.autoRenewable, let original = verified.transaction.originalTransactionId else {
             return Self.purchase(verified, renewal: nil, status: nil, nowMs: nowMs)
@@ -120,12 +121,12 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
         }
         let latest = try await verifiedTransaction(signedTransaction, bundleId: verified.bundleId, environment: environment)
         guard latest.transaction.originalTransactionId == original else {
-            throw PurchaseRefusal(.purchaseNotFound, "Apple's subscription status names another original transaction")
+            throw Rejection(.purchaseNotFound, "Apple's subscription status names another original transaction")
         }
         var renewal: RenewalInfoPayload?
         if let signedRenewal = last.signedRenewalInfo {
             do { renewal = try await source.verifiedRenewalInfo(signedRenewal, environment: latest.environment, now: now()) } catch {
-                throw PurchaseRefusal(error.reason, "signedRenewalInfo: \(error.message)")
+                throw Rejection(error.reason, "signedRenewalInfo: \(error.message)")
             }
         }
         return Self.purchase(latest, renewal: renewal, status: last.status, nowMs: nowMs)
@@ -133,58 +134,58 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
 
     /// Why a receipt is not believed, in the codes a forged signed transaction gets where they fit; the
     /// messages never carry what the receipt holds.
-    static func refusal(_ problem: AppReceiptVerifier.Problem, maxBytes: Int) -> PurchaseRefusal {
+    static func refusal(_ problem: AppReceiptVerifier.Problem, maxBytes: Int) -> Rejection {
         switch problem {
         case .tooLarge:
-            return PurchaseRefusal(.bodyTooLarge, "the receipt is longer than \(maxBytes) bytes of base64 (purchases.maxReceiptBytes)")
-        case .notBase64: return PurchaseRefusal(.invalidReceipt, "the receipt is not base64")
-        case .malformed(let why): return PurchaseRefusal(.invalidReceipt, "the receipt is not a PKCS#7 app receipt: \(why)")
-        case .badSignature: return PurchaseRefusal(.badSignature, "the receipt's signature does not verify over its content")
+            return Rejection(.bodyTooLarge, "the receipt is longer than \(maxBytes) bytes of base64 (purchases.maxReceiptBytes)")
+        case .notBase64: return Rejection(.invalidReceipt, "the receipt is not base64")
+        case .malformed(let why): return Rejection(.invalidReceipt, "the receipt is not a PKCS#7 app receipt: \(why)")
+        case .badSignature: return Rejection(.badSignature, "the receipt's signature does not verify over its content")
         case .untrusted(let why):
-            return PurchaseRefusal(.untrustedChain, "the receipt's signer does not chain to a receipt root (purchases.receiptRootCertificates): \(why)")
+            return Rejection(.untrustedChain, "the receipt's signer does not chain to a receipt root (purchases.receiptRootCertificates): \(why)")
         case .expired:
-            return PurchaseRefusal(.certificateExpired, "a certificate of the receipt's chain is not valid at the receipt's creation date")
+            return Rejection(.certificateExpired, "a certificate of the receipt's chain is not valid at the receipt's creation date")
         case .notReceiptSigner:
-            return PurchaseRefusal(.missingAppleOID, "the receipt's signer lacks Apple's receipt-signing OID \(AppReceiptVerifier.receiptSigningOID)")
-        case .otherApp: return PurchaseRefusal(.receiptAppMismatch, "the receipt is for another app than app")
-        case .noPurchases: return PurchaseRefusal(.purchaseNotFound, "the receipt holds no in-app purchase")
+            return Rejection(.missingAppleOID, "the receipt's signer lacks Apple's receipt-signing OID \(AppReceiptVerifier.receiptSigningOID)")
+        case .otherApp: return Rejection(.receiptAppMismatch, "the receipt is for another app than app")
+        case .noPurchases: return Rejection(.purchaseNotFound, "the receipt holds no in-app purchase")
         }
     }
 
-    private func verifiedTransaction(_ jws: String) async throws(PurchaseRefusal) -> VerifiedAppleTransaction {
+    private func verifiedTransaction(_ jws: String) async throws(Rejection) -> VerifiedAppleTransaction {
         do { return try await source.verifiedTransaction(jws, now: now()) } catch {
-            throw PurchaseRefusal(error.reason, error.message)
+            throw Rejection(error.reason, error.message)
         }
     }
 
     /// An answer of the API: signed by Apple for this app, in the environment it was asked in.
-    private func verifiedTransaction(_ jws: String, bundleId: String, environment: AppStoreEnvironment) async throws(PurchaseRefusal) -> VerifiedAppleTransaction {
+    private func verifiedTransaction(_ jws: String, bundleId: String, environment: AppStoreEnvironment) async throws(Rejection) -> VerifiedAppleTransaction {
         let verified = try await verifiedTransaction(jws)
         guard verified.bundleId == bundleId, (verified.environment == .production) == (environment == .production) else {
-            throw PurchaseRefusal(.purchaseNotFound, "Apple's answer is for another app or environment")
+            throw Rejection(.purchaseNotFound, "Apple's answer is for another app or environment")
         }
         return verified
     }
 
-    private func client(for bundleId: String) throws(PurchaseRefusal) -> AppStoreAPIClient {
+    private func client(for bundleId: String) throws(Rejection) -> AppStoreAPIClient {
         guard let client = clients[bundleId] else {
-            throw PurchaseRefusal(.unknownApp, "no App Store Server API key is configured for \(bundleId) (sources.apple.apps[].serverApi)")
+            throw Rejection(.unknownApp, "no App Store Server API key is configured for \(bundleId) (sources.apple.apps[].serverApi)")
         }
         return client
     }
 
     /// One API call, its failure as a refusal: Apple's not-found is the purchase's, anything else
     /// (unreachable, 5xx, 429, our key refused) leaves nothing applied and asks the app to come back.
-    private func call<T>(_ body: () async throws(AppStoreAPIError) -> T) async throws(PurchaseRefusal) -> T {
+    private func call<T>(_ body: () async throws(AppStoreAPIError) -> T) async throws(Rejection) -> T {
         do { return try await body() } catch {
-            if error.isNotFound { throw PurchaseRefusal(.purchaseNotFound, "Apple does not know this transaction") }
+            if error.isNotFound { throw Rejection(.purchaseNotFound, "Apple does not know this transaction") }
             if case .http(let status, _) = error.kind, status == 400 {
-                throw PurchaseRefusal(.purchaseNotFound, "Apple refused the transaction id as invalid")
+                throw Rejection(.purchaseNotFound, "Apple refused the transaction id as invalid")
             }
             logger.warning("App Store Server API call failed", metadata: ["call": .string(error.call.rawValue), "kind": .string(error.kindLabel)])
             var retryAfter = 5
             if case .rateLimited(let seconds) = error.kind { retryAfter = max(1, seconds) }
-            throw PurchaseRefusal(.storeAPIUnavailable, "the App Store Server API cannot answer now (\(error.kindLabel))", retryAfterSeconds: retryAfter)
+            throw Rejection(.storeAPIUnavailable, "the App Store Server API cannot answer now (\(error.kindLabel))", retryAfterSeconds: retryAfter)
         }
     }
 

@@ -1,3 +1,4 @@
+import Rejections
 import ProviderAPIs
 import Entitlements
 import Events
@@ -27,36 +28,36 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
         self.now = now
     }
 
-    public func verify(_ claim: PurchaseClaim) async throws(PurchaseRefusal) -> [VerifiedPurchase] {
+    public func verify(_ claim: PurchaseClaim) async throws(Rejection) -> [VerifiedPurchase] {
         guard case .google(let packageName, let productId, let token) = claim else { return [] }
         guard packages.contains(packageName) else {
-            throw PurchaseRefusal(.unknownPackage, "packageName \(Self.printable(packageName)) is not configured (sources.google.packages)")
+            throw Rejection(.unknownPackage, "packageName \(Self.printable(packageName)) is not configured (sources.google.packages)")
         }
         guard let client else {
-            throw PurchaseRefusal(.playAPINotConfigured,
+            throw Rejection(.playAPINotConfigured,
                                   "Google purchases cannot be verified: no Play Developer API credentials (sources.google.playApi.credentialsFile)")
         }
         if let subscription = try await lookUp({ () async throws(PlayAPIError) in
             try await client.subscription(packageName: packageName, token: token)
         }) {
             guard let item = subscription.lineItems?.first(where: { $0.productId == productId }) else {
-                throw PurchaseRefusal(.purchaseNotFound, "the purchase token is a subscription to another product than \(Self.printable(productId))")
+                throw Rejection(.purchaseNotFound, "the purchase token is a subscription to another product than \(Self.printable(productId))")
             }
             return [subscriptionPurchase(subscription, item: item, packageName: packageName, productId: productId, token: token)]
         }
         guard let product = try await lookUp({ () async throws(PlayAPIError) in
             try await client.product(packageName: packageName, productId: productId, token: token)
         }) else {
-            throw PurchaseRefusal(.purchaseNotFound, "Google knows no purchase of \(Self.printable(productId)) in \(Self.printable(packageName)) with this purchase token")
+            throw Rejection(.purchaseNotFound, "Google knows no purchase of \(Self.printable(productId)) in \(Self.printable(packageName)) with this purchase token")
         }
         if let answered = product.productId, answered != productId {
-            throw PurchaseRefusal(.purchaseNotFound, "the purchase token is a purchase of another product than \(Self.printable(productId))")
+            throw Rejection(.purchaseNotFound, "the purchase token is a purchase of another product than \(Self.printable(productId))")
         }
         return [productPurchase(product, packageName: packageName, productId: productId, token: token)]
     }
 
     /// One lookup: the purchase, nil when Google does not know the token there, or the refusal its error makes.
-    private func lookUp<Answer>(_ call: () async throws(PlayAPIError) -> Answer?) async throws(PurchaseRefusal) -> Answer? {
+    private func lookUp<Answer>(_ call: () async throws(PlayAPIError) -> Answer?) async throws(Rejection) -> Answer? {
         do {
             return try await call()
         } catch {
@@ -66,7 +67,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             // Transient or not (a 5xx, 429, no answer, refused credentials, an answer not as documented):
             // nothing is known about the purchase, so nothing is applied and the app asks again. The
             // message names the call and the kind of failure only: Google's text may quote the token.
-            throw PurchaseRefusal(.storeAPIUnavailable, "the Play Developer API did not answer usably (\(error.call.rawValue): \(error.kindLabel))",
+            throw Rejection(.storeAPIUnavailable, "the Play Developer API did not answer usably (\(error.call.rawValue): \(error.kindLabel))",
                                   retryAfterSeconds: error.retryAfterSeconds ?? Self.defaultRetryAfterSeconds)
         }
     }

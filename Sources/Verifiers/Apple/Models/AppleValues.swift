@@ -1,3 +1,4 @@
+import Rejections
 import Events
 import Toolkit
 /// Apple's string enums, kept open: an unknown value decodes as itself, never as a failure.

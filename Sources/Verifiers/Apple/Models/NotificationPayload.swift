@@ -1,3 +1,5 @@
+import Rejections
+
 /// `ResponseBodyV2DecodedPayload`: exactly one of `data`, `summary`, `externalPurchaseToken`, `appData`.
 public struct NotificationPayload: Sendable {
     public var notificationType: AppleNotificationType?

@@ -1,3 +1,5 @@
+import Rejections
+
 /// `JWSRenewalInfoDecodedPayload` (the fields Tollgate normalizes; others are ignored).
 public struct RenewalInfoPayload: Sendable, SignedPayload {
     public var expirationIntent: Int64?

@@ -1,3 +1,5 @@
+import Rejections
+
 /// `JWSTransactionDecodedPayload` (the fields Tollgate normalizes; others are ignored).
 public struct TransactionPayload: Sendable, SignedPayload {
     public var originalTransactionId: String?
