@@ -205,7 +205,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements",
+            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements", "ServiceHost",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -42,7 +42,7 @@ struct WebhookHandler: Sendable {
     }
 
     private func accept(_ request: Request) async throws(Rejection) -> Response {
-        let body = try await readBody(request)
+        let body = try await RequestBodyReader.read(request, maxBytes: maxBodyBytes)
         let received = Timestamp.now
         var headers = HeaderFields()
         for field in request.headers { headers.append(name: field.name.canonicalName, value: field.value) }
@@ -92,22 +92,4 @@ struct WebhookHandler: Sendable {
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: delivery.response.body)))
     }
 
-    /// Refuses an announced oversize body before reading it, and stops reading a streamed one as
-    /// soon as it passes the limit, so an attacker cannot make the gateway buffer more.
-    private func readBody(_ request: Request) async throws(Rejection) -> [UInt8] {
-        let tooLarge = Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes")
-        if let announced = request.headers[.contentLength].flatMap(Int.init), announced > maxBodyBytes {
-            throw tooLarge
-        }
-        do {
-            let buffer = try await request.body.collect(upTo: maxBodyBytes)
-            return Array(buffer.readableBytesView)
-        } catch is NIOTooManyBytesError {
-            throw tooLarge
-        } catch let timeout as RequestBodyTimeout {
-            throw Rejection(.bodyTimeout, timeout.description)
-        } catch {
-            throw Rejection(.unreadableBody, "the body could not be read to its end")
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import ServiceHost
 import Rejections
 import HTTPTypes
 import Logging

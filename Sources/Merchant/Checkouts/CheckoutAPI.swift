@@ -63,10 +63,7 @@ public struct CheckoutAPI: Sendable {
         case .failure(let refusal): return refuse(refusal)
         }
         let bytes: [UInt8]
-        switch await readBody(request) {
-        case .success(let read): bytes = read
-        case .failure(let refusal): return refuse(refusal)
-        }
+        do { bytes = try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes) } catch { return refuse(error) }
         let intent: CheckoutIntent
         let order: Order
         do { order = try Self.order(bytes) } catch { return refuse(error) }
@@ -202,20 +199,6 @@ public struct CheckoutAPI: Sendable {
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
     }
 
-    private func readBody(_ request: Request) async -> Result<[UInt8], Rejection> {
-        let tooLarge = Rejection(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes")
-        if let announced = request.headers[.contentLength].flatMap(Int.init), announced > Self.maxBodyBytes { return .failure(tooLarge) }
-        var bytes: [UInt8] = []
-        do {
-            for try await chunk in request.body {
-                guard bytes.count + chunk.readableBytes <= Self.maxBodyBytes else { return .failure(tooLarge) }
-                bytes += chunk.readableBytesView
-            }
-        } catch {
-            return .failure(Rejection(.unreadableBody, "the body could not be read to its end"))
-        }
-        return .success(bytes)
-    }
 
     private func refuse(_ rejection: Rejection) -> Response {
         metrics.apiRejected(reason: rejection.code)

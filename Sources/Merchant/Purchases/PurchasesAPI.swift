@@ -57,11 +57,7 @@ public struct PurchasesAPI: Sendable {
         }
         let body: [UInt8]
         let maxBodyBytes = Self.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
-        do {
-            body = Array(buffer: try await request.body.collect(upTo: maxBodyBytes))
-        } catch {
-            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes"))
-        }
+        do { body = try await RequestBodyReader.read(request, maxBytes: maxBodyBytes) } catch { return refuse(error) }
         let report: Report
         do { report = try Self.parse(body, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
         if case .failure(let refusal) = credentials.authorize(caller, app: report.app, user: report.user) {

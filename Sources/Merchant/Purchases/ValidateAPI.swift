@@ -86,9 +86,7 @@ public struct ValidateAPI: Sendable {
         }
         let body: [UInt8]
         let maxBodyBytes = PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
-        do { body = Array(buffer: try await request.body.collect(upTo: maxBodyBytes)) } catch {
-            return refuse(Rejection(.bodyTooLarge, "the body is larger than \(maxBodyBytes) bytes"))
-        }
+        do { body = try await RequestBodyReader.read(request, maxBytes: maxBodyBytes) } catch { return refuse(error) }
         let parsed: Request
         do { parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
         // Every claim this route takes proves possession, so the validator key (all such a client can be

@@ -334,13 +334,10 @@ public struct SileoAPI: Sendable {
 
     /// The JSON object the request carries (an empty body is an empty object).
     func body(_ request: Request, extra: ErrorExtra = .init()) async -> Result<[String: JSONValue], Refusal> {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Self.maxBodyBytes)
-        } catch {
-            return .failure(Refusal(response: refuse(Rejection(.bodyTooLarge, "the body is larger than \(Self.maxBodyBytes) bytes"), extra: extra)))
+        let bytes: [UInt8]
+        do { bytes = try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes) } catch {
+            return .failure(Refusal(response: refuse(error, extra: extra)))
         }
-        let bytes = [UInt8](buffer.readableBytesView)
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .success([:]) }
         guard let object = JSONValue.parse(bytes)?.object else {
             return .failure(Refusal(response: refuse(Rejection(.malformedJSON, "the body is not a JSON object"), extra: extra)))
