@@ -132,7 +132,7 @@ enum EntitlementSchema {
         },
         // Checkouts, a user's intent to pay for a product through Alipay+ / Antom or
         // Citcon, matched to the provider's notification by (provider, account, reference)
-        // (Sources/Workers/Checkouts/CheckoutRecords.swift).
+        // (Sources/Merchant/Checkouts/CheckoutRecords.swift).
         Migration(version: 6, name: "checkouts") { _ in
             """
             CREATE TABLE checkouts (
@@ -146,7 +146,7 @@ enum EntitlementSchema {
             CREATE INDEX checkouts_by_user ON checkouts (app, environment, user_id, product);
             """
         },
-        // The Sileo Payment Provider API's credentials (Sources/Workers/Sileo). Every
+        // The Sileo Payment Provider API's credentials (Sources/Merchant/Sileo). Every
         // secret is kept only as its SHA-256 (hex); `vendor` is the vendor's base path.
         Migration(version: 7, name: "sileo sign-in nonces, tokens and download keys") { _ in
             """
