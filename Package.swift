@@ -13,7 +13,7 @@ let package = Package(
         .executable(name: "tollgate-bench", targets: ["Bench"]),
         .executable(name: "tollgate-load", targets: ["LoadGen"]),
         // For the fuzz package in Fuzz/ (`make fuzz`), which builds the parsers with libFuzzer.
-        .library(name: "TollgateVerifiers", targets: ["Verifiers", "Rejections", "Toolkit"]),
+        .library(name: "TollgateVerifiers", targets: ["Verifiers", "Rejections", "ProviderAPIs", "Toolkit"]),
     ],
     dependencies: [
         // traits: [] drops swift-configuration and the full-Foundation extras we do not use.

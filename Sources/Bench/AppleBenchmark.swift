@@ -1,8 +1,8 @@
 import Config
 import Events
 import Foundation
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// Apple notifications through the whole verifier (parse, chain cache, ES256, nested JWS, app
 /// checks, normalization) against the bare ES256 verify of the same bytes.

@@ -1,7 +1,7 @@
 import Events
 import Foundation
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// Google pushes through the whole verifier (token header, key lookup, RS256, claims, envelope,
 /// base64, RTDN decoding, normalization) against the bare RS256 verify of the same token.

@@ -4,9 +4,9 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Verifiers
 import ServiceLifecycle
 import Store
+import Verifiers
 import Workers
 
 /// The workers' projection throughput with the broker in the loop: events already on `tollgate.events`

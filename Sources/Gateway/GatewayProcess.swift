@@ -5,10 +5,10 @@ import Kafka
 import Logging
 import Outbound
 import ServiceHost
-import Spool
-import Verifiers
 import ServiceLifecycle
+import Spool
 import Toolkit
+import Verifiers
 
 /// The gateway process, composed from its configuration: the spool, the producer, the relay, the
 /// HTTP server and readiness, run as one ServiceGroup. `tollgate serve` runs it alone, `tollgate dev`

@@ -1,6 +1,6 @@
 import Foundation
-import Verifiers
 import Glibc
+import Verifiers
 
 /// `tollgate-load cold-start`: the first seconds of a fresh `tollgate serve`. Signs the Apple
 /// deliveries first (so the gateway gets no idle time to warm up in), starts the gateway pinned to its

@@ -1,7 +1,7 @@
-import Rejections
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Rejections
 
 extension Rejection {
     /// `Retry-After` and `WWW-Authenticate`, when the refusal has them.

@@ -1,6 +1,6 @@
-import Rejections
 import HTTPTypes
 import Hummingbird
+import Rejections
 
 /// The one place a server answers what its router alone would answer bare: 405 with `Allow` for a
 /// known path called with another method, and a JSON 404 for unknown paths, both reported through

@@ -1,16 +1,16 @@
-import Merchant
-import ProviderAPIs
 import Config
 import Entitlements
-import Foundation
 import Events
+import Foundation
 import Kafka
 import Logging
+import Merchant
+import ProviderAPIs
 import ServiceHost
 import ServiceLifecycle
 import Store
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// The workers process, composed: the projection of `tollgate.events`, the retry tiers and the outbox
 /// relay, sharing one store and one producer (retries, dead letters, entitlements), and in `tollgate

@@ -1,8 +1,8 @@
-import Merchant
-import ProviderAPIs
 import CoreMetrics
 import Events
+import Merchant
 import Metrics
+import ProviderAPIs
 import Toolkit
 
 /// The workers' metrics. The factory is injected so several workers in one process (tests) keep separate

@@ -1,10 +1,10 @@
 import Events
 import Foundation
 import Kafka
-import Testing
-import Workers
 import Merchant
 import ProviderAPIs
+import Testing
+import Workers
 
 extension DevEndToEndTests {
     /// `tollgate dlq` against the running dev broker and store, run in the dev process's directory as an

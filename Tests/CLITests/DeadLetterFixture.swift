@@ -1,10 +1,10 @@
 import Events
 import Foundation
 import Kafka
-import Verifiers
-import Workers
 import Merchant
 import ProviderAPIs
+import Verifiers
+import Workers
 
 /// A valid normalized event written straight to the dead-letter topic with the headers the workers'
 /// `FailureRouter` writes when a store outage outlasts every retry tier: the case an operator replays.

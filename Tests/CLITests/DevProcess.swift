@@ -1,11 +1,11 @@
 import Events
 import Foundation
-import Verifiers
-import TestSupport
-import Toolkit
-import Workers
 import Merchant
 import ProviderAPIs
+import TestSupport
+import Toolkit
+import Verifiers
+import Workers
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,10 +2,10 @@ import Entitlements
 import Foundation
 import Kafka
 import Logging
-import TestSupport
-import Workers
 import Merchant
 import ProviderAPIs
+import TestSupport
+import Workers
 
 /// What the tests ask of a running `tollgate dev`: deliveries, the entitlement API, metrics, topics, store.
 extension DevProcess {

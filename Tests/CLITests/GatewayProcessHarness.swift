@@ -1,9 +1,9 @@
 import Events
 import Foundation
 import Kafka
-import Verifiers
 import TestSupport
 import Testing
+import Verifiers
 
 /// `tollgate serve` as a child process against the test's own embedded broker (which outlives the
 /// gateway, so a test can kill and restart the gateway, or take the brokers down), with a spool in

@@ -1,8 +1,8 @@
 import Foundation
 import Kafka
-import Verifiers
 import TestSupport
 import Testing
+import Verifiers
 #if canImport(Glibc)
 import Glibc
 #endif

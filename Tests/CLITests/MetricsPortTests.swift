@@ -1,9 +1,9 @@
 import Events
 import Foundation
 import Kafka
-import Verifiers
 import TestSupport
 import Testing
+import Verifiers
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,9 @@
 import Events
 import Foundation
-import Verifiers
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// A customer holding the app's public validator key against the real `tollgate dev`: a self-made
 /// receipt naming another customer's transaction takes nothing and learns nothing (docs/security.md).

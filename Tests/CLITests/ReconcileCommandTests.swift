@@ -1,9 +1,9 @@
 import Events
 import Foundation
-import Verifiers
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// `tollgate reconcile apple` as users run it, against a local Apple (its notification history, the JWT
 /// checked as Apple does) with the workers' configuration: a dry run reads and verifies, publishes nothing.

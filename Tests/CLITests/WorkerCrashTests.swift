@@ -3,10 +3,10 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Verifiers
 import Store
 import TestSupport
 import Testing
+import Verifiers
 
 /// `kill -9` of `tollgate work` in the middle of projecting: after a restart the consumer group
 /// redelivers what was not committed, and the store ends with every event applied exactly once.

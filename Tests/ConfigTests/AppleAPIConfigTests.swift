@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 /// The configuration error `yaml` gives, if any.
 private func error(_ yaml: String) -> ConfigError? {

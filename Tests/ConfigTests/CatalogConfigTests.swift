@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 /// `catalog` and the credential kinds of `api.tokens` (docs/catalog.md, docs/security.md).
 @Suite("Configuration: catalog and credential kinds")

@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 @Suite("Configuration")
 struct ConfigLoaderTests {

@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 @Suite("Configuration that would break a promise is refused")
 struct ConfigSafetyTests {

@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 /// `ConfigLoader.schema` (what `tollgate describe` prints for docs/configuration.md and the deploy
 /// checks) is what the loader reads: every key it lists is accepted, with its default, through its

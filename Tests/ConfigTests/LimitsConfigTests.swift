@@ -1,7 +1,7 @@
 import Config
 import Events
-import Verifiers
 import Testing
+import Verifiers
 
 @Suite("Configuration: limits and HTTP deadlines")
 struct LimitsConfigTests {

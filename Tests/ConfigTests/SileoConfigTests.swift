@@ -1,6 +1,6 @@
 import Config
-import Verifiers
 import Testing
+import Verifiers
 
 /// `sileo.vendors` (docs/configuration.md#sileo): read as written, and refused where a value could
 /// send a credential in clear text, walk out of the download directory or take over another route.

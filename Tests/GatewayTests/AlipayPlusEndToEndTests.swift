@@ -1,10 +1,10 @@
 import Config
 import Events
 import Foundation
-import Verifiers
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 @Suite("Alipay+ end to end: signed request in, signed answer out, behind a path-rewriting proxy")
 struct AlipayPlusEndToEndTests {

@@ -1,8 +1,8 @@
 import Config
 import Events
 import Foundation
-import Verifiers
 import Testing
+import Verifiers
 
 enum SharedFolder {
     static let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,9 +1,9 @@
 import Config
 import Events
 import Foundation
-import Verifiers
 import Testing
 import Toolkit
+import Verifiers
 
 @Suite("Citcon end to end: HTTP -> verify -> normalize -> Kafka")
 struct CitconEndToEndTests {

@@ -1,10 +1,10 @@
-import TestSupport
 import Config
 import Events
 import Foundation
-import Verifiers
+import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// Google pushes through the real gateway into the mock cluster, read back with kcat.
 @Suite("Google end to end: HTTP -> OIDC -> RTDN -> Kafka")

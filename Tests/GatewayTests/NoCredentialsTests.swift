@@ -1,13 +1,13 @@
-import Rejections
 import Config
 import Events
 import Foundation
 import Gateway
 import Kafka
-import Verifiers
+import Rejections
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// Real deliveries of every sender through the gateway, with Kafka up and with Kafka
 /// down (the spool takes them, the relay publishes them later), then a search of every record (key,

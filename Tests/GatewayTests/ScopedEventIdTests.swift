@@ -1,10 +1,10 @@
 import Config
 import Events
 import Foundation
-import Verifiers
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// Deduplication (the gateway's window, the workers' `processed_events`) is keyed by
 /// the event id, so each sender's id names who authenticated the delivery. A delivery authenticated as

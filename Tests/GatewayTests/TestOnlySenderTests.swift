@@ -1,11 +1,11 @@
-import Rejections
 import Config
 import Events
 import Foundation
 import Gateway
-import Verifiers
+import Rejections
 import Testing
 import Toolkit
+import Verifiers
 
 /// A sender that exists only in this file, registered through `SenderCatalog` like the shipped ones:
 /// a shared secret in `X-Probe-Secret`, a JSON body `{"id", "user"}`, a trace header kept for replay.

@@ -1,6 +1,6 @@
 import Foundation
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// A DER app receipt as Apple makes one: bundle id, creation date and in-app purchase receipts with
 /// these transaction ids, signed as PKCS#7 by `signer`'s leaf and carrying its intermediate and root.

@@ -1,6 +1,6 @@
-import Verifiers
 import Testing
 import Toolkit
+import Verifiers
 
 @Suite("Crypto helpers")
 struct CryptoHelperTests {

@@ -1,8 +1,8 @@
-import TestSupport
-import Rejections
 import Events
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
+@testable import Verifiers
 
 /// A credential, signature or content type given twice is refused, not resolved by picking one:
 /// a proxy that reads the last copy and a verifier that reads the first could disagree.

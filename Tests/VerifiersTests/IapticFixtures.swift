@@ -1,7 +1,7 @@
 import Config
 import Events
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// Builds Iaptic bodies and requests the way Iaptic sends them.
 enum IapticFixtures {

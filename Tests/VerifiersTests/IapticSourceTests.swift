@@ -1,9 +1,9 @@
-import TestSupport
-import Rejections
 import Events
 import Foundation
-import Verifiers
+import Rejections
+import TestSupport
 import Testing
+import Verifiers
 
 @Suite("Iaptic verification")
 struct IapticVerificationTests {

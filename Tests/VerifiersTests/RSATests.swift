@@ -1,8 +1,8 @@
 import Foundation
-@testable import Verifiers
 import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 @Suite("Crypto: RSA SHA-256, key loading, MD5")
 struct RSATests {

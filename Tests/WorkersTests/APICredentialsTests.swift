@@ -1,15 +1,15 @@
-import Rejections
-import TestSupport
 import Config
 import Events
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Rejections
+import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// How every merchant API authenticates (docs/security.md): credentials, their rates, and the user
 /// tokens a client credential acts with.

@@ -2,9 +2,9 @@ import Entitlements
 import Events
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// `EntitlementStore.apply` takes a batch in a few set-based phases; these cases hold it to the result of
 /// applying the same changes one per call: outcomes, purchases, entitlements and the outbox's rows (their

@@ -1,11 +1,11 @@
-@testable import Entitlements
 import Events
-@testable import Store
 import StoreTestSupport
 import Testing
-@testable import Workers
+@testable import Entitlements
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Store
+@testable import Workers
 
 /// Two stores writing to one PostgreSQL database at the same time, as two worker instances do: what
 /// READ COMMITTED lets one transaction see of the other's uncommitted work must not lose a change.

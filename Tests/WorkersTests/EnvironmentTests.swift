@@ -5,14 +5,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
 import StoreTestSupport
 import Synchronization
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Sandbox purchases never entitle as production. Deliveries are verified and
 /// normalized by the real senders (Apple with a generated chain, Citcon signed with the account's

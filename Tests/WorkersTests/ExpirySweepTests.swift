@@ -5,9 +5,9 @@ import Store
 import StoreTestSupport
 import Synchronization
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// An expiry or grace period that ends without a notification reaches
 /// `tollgate.entitlements` (active false), once across replicas, and a late notification still counts.

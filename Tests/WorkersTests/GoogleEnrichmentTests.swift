@@ -1,9 +1,9 @@
 import Entitlements
 import Events
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Google events take their purchase state from the Play Developer API (a local fake that answers as
 /// Google's reference shows).

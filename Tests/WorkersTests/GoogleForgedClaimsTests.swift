@@ -1,12 +1,12 @@
 import Entitlements
 import Events
-@testable import Kafka
 import Logging
 import StoreTestSupport
 import Testing
-@testable import Workers
+@testable import Kafka
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A Google push token is not bound to its message, so whoever holds one valid
 /// token can post any notification. With the Play Developer API configured, an event changes a

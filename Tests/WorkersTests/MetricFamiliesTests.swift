@@ -1,12 +1,12 @@
+import Entitlements
 import Prometheus
 import ServiceHost
 import TestSupport
 import Testing
 import Toolkit
-import Entitlements
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// The families `WorkerMetrics.all` lists (what `tollgate describe` prints) are exactly the families the
 /// workers, the merchant features and the provider API clients emit.

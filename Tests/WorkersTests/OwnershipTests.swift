@@ -4,9 +4,9 @@ import Events
 import Foundation
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// `purchases.ownership` decided by the projection, where the event applies (docs/purchases.md): two
 /// first claims racing each other cannot both win under `keep`, whatever the requests saw.

@@ -3,9 +3,9 @@ import Events
 import Foundation
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Events projected into a real store, the same cases on SQLite and PostgreSQL.
 @Suite("Projection into the store")

@@ -3,8 +3,8 @@ import Hummingbird
 import NIOCore
 import Rejections
 import ServiceHost
-import Testing
 import TestSupport
+import Testing
 
 /// Every route reads its body through `RequestBodyReader`: the answer says which of size, time or a
 /// broken stream stopped it.

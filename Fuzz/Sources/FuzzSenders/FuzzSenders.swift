@@ -1,6 +1,7 @@
 import Config
 import Events
 import FuzzSupport
+import ProviderAPIs
 @testable import Verifiers
 @testable import Toolkit
 
@@ -74,7 +75,7 @@ private func alipayPlus(_ body: [UInt8]) {
 /// What the header parser accepts, Tollgate's own formatting gives back unchanged.
 private func alipayPlusSignature(_ text: String) {
     guard let header = try? AlipayPlusSignatureHeader(text) else { return }
-    let again = try? AlipayPlusSignatureHeader(AlipayPlusSignatureHeader.format(signature: header.signature, keyVersion: header.keyVersion))
+    let again = try? AlipayPlusSignatureHeader(AntomSignature.header(signature: header.signature, keyVersion: header.keyVersion))
     FuzzCheck.require(again?.signature == header.signature && again?.keyVersion == header.keyVersion, "formatted header reads differently")
 }
 

@@ -1,7 +1,7 @@
-import Rejections
 import Logging
-import Verifiers
+import Rejections
 import Synchronization
+import Verifiers
 
 /// Logs a sender's admission refusals at most once a second, with how many there were since the
 /// last line: a flood must not become a log flood. The metric still counts every one.

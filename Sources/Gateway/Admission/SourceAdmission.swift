@@ -1,13 +1,13 @@
-import Rejections
 import Config
 import Events
 import HTTPTypes
 import Hummingbird
 import Logging
 import Metrics
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// Admission of one sender's webhook requests, decided before the body is read so a flood cannot
 /// make the gateway buffer bodies: first the sender's rate (429 `rate_limited`), then a slot among

@@ -1,9 +1,9 @@
-import Rejections
 import Events
 import Kafka
 import Logging
-import Verifiers
+import Rejections
 import Spool
+import Verifiers
 
 /// Makes an accepted delivery durable before its sender hears 2xx: Kafka with `acks=all` within
 /// `kafka.ackTimeoutMs`, else the spool (fsynced), else a 503 so the sender retries. A redelivery

@@ -1,6 +1,6 @@
 import Events
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// The headers of a raw record besides its CloudEvents ones: the kept request headers (`http_<name>`),
 /// when and where the delivery arrived. Written by `DeliveryRecordBuilder`, read back here for `tollgate replay`,

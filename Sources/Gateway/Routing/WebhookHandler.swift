@@ -1,4 +1,3 @@
-import Rejections
 import Events
 import Foundation
 import HTTPTypes
@@ -6,9 +5,10 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// `POST /webhooks/<source>`: read the body within the limit, verify and normalize through the
 /// sender's `WebhookSource`, make it durable (`DeliveryWriter`: Kafka, else the spool), then answer 2xx.

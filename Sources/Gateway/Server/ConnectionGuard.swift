@@ -1,8 +1,8 @@
-import ServiceHost
-import Rejections
 import HTTPTypes
 import Logging
 import NIOCore
+import Rejections
+import ServiceHost
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1

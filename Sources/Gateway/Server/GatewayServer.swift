@@ -6,8 +6,8 @@ import Hummingbird
 import Kafka
 import Logging
 import NIOCore
-import Verifiers
 import ServiceHost
+import Verifiers
 
 /// Builds the gateway's HTTP application: one route per sender plus `/healthz`, `/readyz`, `/metrics` (`HealthRoutes`).
 public struct GatewayServer: Sendable {

@@ -1,10 +1,10 @@
 import Events
 import Foundation
 import Kafka
-import Verifiers
 import ServiceLifecycle
 import Spool
 import Synchronization
+import Verifiers
 
 /// What `/readyz` answers: whether the gateway can make events durable now (Kafka acknowledges, or
 /// the spool has room) and its senders can verify, with the cluster's and the spool's state.

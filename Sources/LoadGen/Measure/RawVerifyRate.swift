@@ -1,7 +1,7 @@
 import CLinux
 import Glibc
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// The bare OpenSSL verify rates the gateway's figures are compared with: ES256 (P-256) and RS256
 /// (2048 bits) through the same `PublicKey` calls the verifiers make, on the gateway's core while

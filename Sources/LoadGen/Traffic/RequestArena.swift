@@ -1,5 +1,5 @@
-import Verifiers
 import Dispatch
+import Verifiers
 
 /// Pre-serialized HTTP/1.1 requests back to back in one buffer. The driver writes slices of it, so
 /// sending a request allocates nothing and costs the client only the `write`.

@@ -1,10 +1,10 @@
-import Rejections
 import Config
 import Events
 import HTTPTypes
 import Hummingbird
-import Verifiers
+import Rejections
 import Toolkit
+import Verifiers
 
 /// A merchant API's caller: the credential of the request's one `Authorization` header (or, on
 /// `/v1/validate`, the validator key of its URL), and the user it may act for.

@@ -1,4 +1,3 @@
-import Rejections
 import Config
 import Entitlements
 import Events
@@ -6,10 +5,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Store
 import Toolkit
+import Verifiers
 
 /// `GET /v1/users/{user}/entitlements?app=...[&environment=sandbox]`: the user's active entitlements in
 /// one environment (production unless asked). A server credential asks for any user of its apps; a

@@ -1,4 +1,3 @@
-import Rejections
 import Config
 import Entitlements
 import Events
@@ -6,9 +5,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// `GET /v1/users/{user}/purchases?app=...[&environment=sandbox]`: what the merchant's support staff
 /// need to find a user's purchases at the store (the Google purchase token, the Apple original

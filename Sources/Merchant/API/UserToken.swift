@@ -1,6 +1,6 @@
 import Rejections
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// The merchant backend's statement that an app's caller is one user: a compact JWS, ES256 only, signed
 /// with the key of `api.userTokenKeys.<app>`, whose claims carry `sub` (the user), `aud` (the app),

@@ -1,4 +1,3 @@
-import Rejections
 import Config
 import Entitlements
 import Events
@@ -6,9 +5,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// `POST /v1/checkouts`, `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
 /// (docs/checkouts.md, docs/openapi.yaml): credentials from `api.tokens` as every merchant API checks

@@ -1,6 +1,7 @@
 import Config
 import Entitlements
 import Logging
+import ServiceHost
 import ServiceLifecycle
 
 /// Marks checkouts still pending after `checkouts.expirySeconds` `expired`, and deletes those expired
@@ -16,16 +17,11 @@ public struct CheckoutExpirySweeper: Service {
     var interval: Duration = .seconds(15)
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    _ = try await sweepOnce()
-                } catch {
-                    logger.warning("checkout expiry sweep failed; trying again", metadata: ["error": .string("\(error)")])
-                }
-                try? await Task.sleep(for: interval)
-            }
-        }
+        let sweeper = self
+        try await PeriodicJob(name: "checkout expiry sweep", interval: interval, logger: logger) {
+            _ = try await sweeper.sweepOnce()
+            return .idle
+        }.run()
     }
 
     /// Expires what is due now, then prunes what expired more than `retentionDays` ago; returns how many expired.

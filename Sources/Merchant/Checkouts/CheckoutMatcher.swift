@@ -1,8 +1,8 @@
 import Entitlements
 import Events
 import Logging
-import Verifiers
 import Store
+import Verifiers
 
 /// Gives a Citcon or Alipay+ event the user and product of the checkout its reference names (the
 /// event's `subject`, under the same provider and account, the event's `app`), in the projection

@@ -1,13 +1,13 @@
-import Rejections
-import ProviderAPIs
 import Config
 import Entitlements
 import Events
 import Foundation
 import Logging
-import Verifiers
+import ProviderAPIs
+import Rejections
 import Store
 import Toolkit
+import Verifiers
 
 /// What checkouts need from the configuration, read (keys included) when the workers start, so a
 /// missing key file stops the start with its configuration key.

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Verifiers
 
 /// A user's intent to pay for a product through a payment provider (`POST /v1/checkouts`, Sileo's purchase).

@@ -1,7 +1,7 @@
-import ProviderAPIs
 import Entitlements
 import Events
 import Logging
+import ProviderAPIs
 import Verifiers
 
 /// Answers Apple's consumption requests (`purchase.consumption_requested`, a customer asking Apple for

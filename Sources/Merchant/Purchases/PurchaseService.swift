@@ -1,11 +1,11 @@
-import Rejections
 import Config
 import Entitlements
 import Events
 import Kafka
 import Logging
-import Verifiers
+import Rejections
 import Toolkit
+import Verifiers
 
 /// What `POST /v1/purchases` and `/v1/validate` do with a claim: the store verifies it, the ownership
 /// policy decides between users, the purchase is published on `tollgate.events` as its store's event

@@ -1,7 +1,7 @@
-import Rejections
 import Events
-import Verifiers
+import Rejections
 import Toolkit
+import Verifiers
 
 /// What an app reports it bought, as `POST /v1/purchases` (and `/v1/validate`) carry it.
 public enum PurchaseClaim: Sendable, Equatable {

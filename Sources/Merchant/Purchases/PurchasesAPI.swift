@@ -1,4 +1,3 @@
-import Rejections
 import Config
 import Entitlements
 import Events
@@ -6,9 +5,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// `POST /v1/purchases`: an app (or its backend) reports a purchase with its user; the store verifies
 /// it, and the answer is the user's entitlements once the workers applied it (docs/purchases.md).

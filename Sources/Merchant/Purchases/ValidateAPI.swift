@@ -1,13 +1,13 @@
-import Rejections
 import Config
 import Events
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Toolkit
+import Verifiers
 
 /// `POST /v1/validate`: Iaptic's Validate API on the purchases machinery, so an app using
 /// cordova-plugin-purchase points its validator URL at Tollgate (docs/purchases.md). The request and

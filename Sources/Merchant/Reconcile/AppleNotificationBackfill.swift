@@ -1,11 +1,11 @@
-import ProviderAPIs
 import Config
 import Entitlements
 import Events
 import Kafka
 import Logging
-import Verifiers
+import ProviderAPIs
 import Toolkit
+import Verifiers
 
 /// Reads Apple's Get Notification History back, per app with a `serverApi` key and per environment the
 /// app enables, and publishes to `tollgate.events` what the gateway would have published had it

@@ -1,8 +1,8 @@
-import ProviderAPIs
 import Entitlements
 import Events
 import Kafka
 import Logging
+import ProviderAPIs
 import Verifiers
 
 /// Polls `purchases.voidedpurchases.list` per package of `sources.google.packages` and publishes each

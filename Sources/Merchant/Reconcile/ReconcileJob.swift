@@ -1,8 +1,9 @@
-import ProviderAPIs
 import Entitlements
 import Events
 import Foundation
 import Logging
+import ProviderAPIs
+import ServiceHost
 import ServiceLifecycle
 
 /// A reconciliation as a periodic job of the workers: one run at start, then one per interval
@@ -40,12 +41,12 @@ public struct ReconcileJob: Service {
     struct LeaseLost: Error {}
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await runOnce()
-                do { try await Task.sleep(for: interval) } catch { return }
-            }
-        }
+        let job = self
+        // A failed run is logged by `runOnce` and continues from its checkpoint at the next interval.
+        try await PeriodicJob(name: "reconciliation", interval: interval, logger: logger) {
+            await job.runOnce()
+            return .idle
+        }.run()
     }
 
     /// One run when this replica holds the lease; false when another does.

@@ -1,4 +1,3 @@
-import Rejections
 import Config
 import Entitlements
 import Events
@@ -6,10 +5,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import Verifiers
+import Rejections
 import ServiceHost
 import Store
 import Toolkit
+import Verifiers
 
 /// The Sileo Payment Provider API of one vendor (docs/sileo.md), under its `basePath`: vendor info, the
 /// sign-in hand-off to the merchant's page, user info, sign-out, package info, purchase (through

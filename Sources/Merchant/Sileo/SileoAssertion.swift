@@ -1,6 +1,6 @@
 import Rejections
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// The merchant sign-in page's statement of who signed in: a compact JWS, ES256 only, signed with the
 /// key of `sileo.vendors[].signIn.assertionKeyFile`, whose payload carries `sub` (the user id the

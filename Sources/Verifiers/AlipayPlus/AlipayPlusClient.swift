@@ -1,7 +1,7 @@
-import Rejections
 import Config
 import Events
 import Foundation
+import Rejections
 import Toolkit
 
 /// One configured client: its platform public keys (loaded and checked at start-up) and, when

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// Turns a verified `notifyPayment` or `notifyRefund` into its event. Two shapes carry a payment:

@@ -1,5 +1,5 @@
-import Rejections
 import ProviderAPIs
+import Rejections
 import Toolkit
 
 /// The `Signature` header of an Alipay+ / Antom notification (`AntomSignature`), its faults as reason codes.

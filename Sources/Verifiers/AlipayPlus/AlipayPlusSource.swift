@@ -1,7 +1,7 @@
-import Rejections
-import ProviderAPIs
 import Config
 import Events
+import ProviderAPIs
+import Rejections
 import Toolkit
 
 /// Alipay+ / Antom `notifyPayment`: `Signature` (SHA256withRSA) over

@@ -14,14 +14,8 @@ struct AppleNormalizer {
         let type = AppleEventType.of(payload.notificationType, payload.subtype)
         let sourceType = [payload.notificationType?.rawValue ?? "UNKNOWN", payload.subtype?.rawValue].compactMap { $0 }
             .joined(separator: "/")
-        var price: NormalizedEvent.Price?
-        // A price in milliunits whose micros overflow Int64 is no price anyone charged: left out, not trapped on.
-        if let milliunits = transaction?.price, let currency = transaction?.currency,
-           case (let micros, false) = milliunits.multipliedReportingOverflow(by: 1_000) {
-            price = NormalizedEvent.Price(amountMicros: micros, currency: currency)
-        }
         var subscription: NormalizedEvent.Subscription?
-        if renewal != nil || payload.data?.status != nil || transaction?.type == "Auto-Renewable Subscription" {
+        if renewal != nil || payload.data?.status != nil || transaction?.isAutoRenewable == true {
             subscription = NormalizedEvent.Subscription(
                 autoRenew: renewal?.autoRenewStatus.map { $0 == 1 },
                 gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate.map(rfc3339),
@@ -34,12 +28,8 @@ struct AppleNormalizer {
             occurredAt: payload.signedDate.map(rfc3339) ?? receivedAt.rfc3339, receivedAt: receivedAt.rfc3339,
             user: transaction?.appAccountToken ?? renewal?.appAccountToken,
             product: transaction?.productId ?? renewal?.productId ?? payload.summary?.productId,
-            transaction: transaction.map { t in
-                NormalizedEvent.Transaction(id: t.transactionId, originalId: t.originalTransactionId,
-                                            purchasedAt: t.purchaseDate.map(rfc3339), expiresAt: t.expiresDate.map(rfc3339),
-                                            revokedAt: t.revocationDate.map(rfc3339), quantity: t.quantity.map { Int($0) })
-            },
-            price: price, subscription: subscription, reason: reason(type), sourceType: sourceType)
+            transaction: transaction?.normalizedTransaction,
+            price: transaction?.normalizedPrice, subscription: subscription, reason: reason(type), sourceType: sourceType)
     }
 
     /// The purchase this notification is about; summary and external-token notifications have none,

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// A signed transaction or renewal info that passed the notifications' verification (chain to the

@@ -1,6 +1,6 @@
-import Rejections
 import Config
 import Events
+import Rejections
 import Toolkit
 
 /// App Store Server Notifications V2: `{"signedPayload": "<JWS>"}`, verified as Apple's

@@ -1,5 +1,4 @@
 import Toolkit
-import Toolkit
 
 extension CitconSender {
     struct LoadIdentity: Codable {

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 
 /// Turns a verified Citcon IPN into its event, reading only values the signature covers: a field
 /// outside `fields` could have been added or changed by anyone on the way.

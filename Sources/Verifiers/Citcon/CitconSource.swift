@@ -1,6 +1,6 @@
-import Rejections
 import Config
 import Events
+import Rejections
 import Toolkit
 
 /// Citcon IPNs: UPI (JSON, SHA-256 with the account's secret) and legacy CHOP (form, MD5 with the

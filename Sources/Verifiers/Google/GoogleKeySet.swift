@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Synchronization
 import Toolkit
 

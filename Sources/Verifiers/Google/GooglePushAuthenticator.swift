@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// Checks the `Authorization: Bearer <OIDC JWT>` that Pub/Sub puts on each push

@@ -1,7 +1,7 @@
-import Rejections
 import Config
 import Events
 import Foundation
+import Rejections
 import Toolkit
 
 /// Google Play Real-time developer notifications over a Cloud Pub/Sub push subscription: the

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// Turns a verified Iaptic body into normalized events: one per purchase in `purchases`.

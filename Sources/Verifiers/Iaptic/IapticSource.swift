@@ -1,6 +1,6 @@
-import Rejections
 import Config
 import Events
+import Rejections
 import Toolkit
 
 /// Iaptic (Fovea) purchase webhooks: `{"type": "purchases.updated" | "test", "password", ...}`.

@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 
 /// A time taken from a delivery: one the event's RFC 3339 fields can hold (years 0000-9999 in UTC),
 /// or a rejection naming the field. Text that is not RFC 3339 at all stays each sender's business

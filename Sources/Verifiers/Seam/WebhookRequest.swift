@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// One delivery as it arrived: the exact body bytes (never re-serialized), headers and path.

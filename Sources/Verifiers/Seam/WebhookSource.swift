@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 
 /// The one seam for senders: the gateway, `tollgate verify` and replay all call `accept`,

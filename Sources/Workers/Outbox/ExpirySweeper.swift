@@ -1,6 +1,7 @@
 import Entitlements
 import Events
 import Logging
+import ServiceHost
 import ServiceLifecycle
 
 /// Publishes what time alone changes: an entitlement whose expiry or grace period ends with no
@@ -30,22 +31,10 @@ public struct ExpirySweeper: Service {
     var interval: Duration { .milliseconds(max(delayMs / 2, 50)) }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var failures = 0
-            while !Task.isCancelled {
-                do {
-                    let queued = try await sweepOnce()
-                    failures = 0
-                    if queued < batchSize { try await Task.sleep(for: interval) }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    failures += 1
-                    logger.warning("expiry sweep failed; trying again", metadata: ["error": .string("\(error)")])
-                    try? await Task.sleep(for: .milliseconds(min(200 * (1 << min(failures, 6)), 10_000)))
-                }
-            }
-        }
+        let sweeper = self
+        try await PeriodicJob(name: "expiry sweep", interval: interval, logger: logger) {
+            try await sweeper.sweepOnce() < sweeper.batchSize ? .idle : .moreWaiting
+        }.run()
     }
 
     /// Queues the ends due now; returns how many it queued.

@@ -1,10 +1,11 @@
-import Merchant
 import Config
 import Entitlements
 import Events
 import Foundation
 import Kafka
 import Logging
+import Merchant
+import ServiceHost
 import ServiceLifecycle
 
 /// Publishes queued entitlement changes to the compacted `tollgate.entitlements` topic, in order, then
@@ -35,22 +36,10 @@ public struct OutboxRelay: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var failures = 0
-            while !Task.isCancelled {
-                do {
-                    let published = try await relayOnce()
-                    failures = 0
-                    if published < batchSize { try await Task.sleep(for: idleInterval) }
-                } catch is CancellationError {
-                    return
-                } catch {
-                    failures += 1
-                    logger.warning("outbox relay failed; trying again", metadata: ["error": .string("\(error)")])
-                    try? await Task.sleep(for: .milliseconds(min(200 * (1 << min(failures, 6)), 10_000)))
-                }
-            }
-        }
+        let relay = self
+        try await PeriodicJob(name: "outbox relay", interval: idleInterval, logger: logger) {
+            try await relay.relayOnce() < relay.batchSize ? .idle : .moreWaiting
+        }.run()
     }
 
     /// Publishes one batch; returns how many changes it published.

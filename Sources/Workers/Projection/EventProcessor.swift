@@ -1,8 +1,8 @@
-import Merchant
 import Entitlements
 import Events
 import Kafka
 import Logging
+import Merchant
 import Store
 
 /// Decodes, enriches and applies a batch of event records: the work shared by the events consumer,

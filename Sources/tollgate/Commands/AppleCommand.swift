@@ -1,15 +1,14 @@
-import Merchant
-import ProviderAPIs
 import ArgumentParser
 import Config
 import Events
 import Foundation
 import Kafka
 import Logging
+import Merchant
 import Outbound
-import Verifiers
+import ProviderAPIs
 import Toolkit
-import Workers
+import Verifiers
 
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

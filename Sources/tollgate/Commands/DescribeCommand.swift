@@ -1,14 +1,14 @@
-import Rejections
-import Merchant
 import ArgumentParser
 import Config
 import Entitlements
 import Events
 import Foundation
 import Gateway
-import Verifiers
-import Toolkit
+import Merchant
+import Rejections
 import ServiceHost
+import Toolkit
+import Verifiers
 import Workers
 
 /// What the built binary knows about its own interfaces, as JSON: the deployment and document checks

@@ -1,5 +1,3 @@
-import Merchant
-import ProviderAPIs
 import ArgumentParser
 import Config
 import Entitlements
@@ -7,9 +5,10 @@ import Events
 import Foundation
 import Kafka
 import Logging
+import Merchant
 import Outbound
+import ProviderAPIs
 import Verifiers
-import Workers
 
 struct ReconcileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

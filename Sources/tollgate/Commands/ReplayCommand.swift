@@ -1,12 +1,12 @@
-import Rejections
 import ArgumentParser
 import Config
 import Events
 import Gateway
 import Kafka
 import Outbound
-import Verifiers
+import Rejections
 import Toolkit
+import Verifiers
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

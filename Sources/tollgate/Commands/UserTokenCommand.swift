@@ -1,8 +1,8 @@
 import ArgumentParser
 import Events
 import Foundation
-import Toolkit
 import Merchant
+import Toolkit
 
 /// Signs a user token as the merchant's backend would (docs/security.md): for trying the client
 /// credential's routes by hand with `tollgate dev`. A backend signs its own with any JWT library.

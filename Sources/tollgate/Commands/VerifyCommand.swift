@@ -1,10 +1,10 @@
-import Rejections
 import ArgumentParser
 import Config
 import Events
 import Foundation
-import Verifiers
+import Rejections
 import Toolkit
+import Verifiers
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,10 +2,10 @@ import Config
 import Foundation
 import Gateway
 import Kafka
-import Verifiers
 import Spool
 import TestSupport
 import Testing
+import Verifiers
 
 /// Steady signed Apple traffic against a real gateway (spool on, `kafka.ackTimeoutMs` 1 s) while the
 /// embedded broker misbehaves. After recovery, the topic must hold every acknowledged ce_id and no

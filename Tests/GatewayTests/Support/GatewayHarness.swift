@@ -4,12 +4,12 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Verifiers
 import ServiceLifecycle
 import Spool
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 
 /// A real gateway on a free port, publishing to its own in-process mock cluster: `GatewayProcess`, as
 /// `tollgate serve` runs it, from a configuration built here.

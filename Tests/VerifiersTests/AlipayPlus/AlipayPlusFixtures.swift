@@ -1,10 +1,10 @@
-import Rejections
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// RSA keys generated once per test run, and notifications signed the way Antom and Alipay+ sign them.
 enum AlipayPlusFixtures {

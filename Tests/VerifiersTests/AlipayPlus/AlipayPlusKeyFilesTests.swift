@@ -1,9 +1,9 @@
 import Config
 import Foundation
-@testable import Verifiers
 import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 @Suite("Alipay+ key files at start-up")
 struct AlipayPlusKeyFilesTests {

@@ -1,8 +1,8 @@
-import TestSupport
-import Rejections
 import Events
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
+@testable import Verifiers
 
 @Suite("Alipay+ / Antom normalization")
 struct AlipayPlusNormalizationTests {

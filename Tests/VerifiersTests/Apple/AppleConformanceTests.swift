@@ -1,11 +1,11 @@
-import TestSupport
-import Rejections
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// `../shared`, beside the project: third-party files are read from there, never committed.
 enum SharedFiles {

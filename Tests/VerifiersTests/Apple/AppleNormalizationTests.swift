@@ -1,10 +1,10 @@
-import TestSupport
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 @Suite("Apple: normalization")
 struct AppleNormalizationTests {

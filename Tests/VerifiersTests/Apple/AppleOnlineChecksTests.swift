@@ -1,12 +1,12 @@
-import Rejections
 import Config
 import Events
 import Foundation
 import Outbound
-@testable import Verifiers
+import Rejections
 import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// `onlineChecks: true`: validity now, and OCSP for leaf and intermediate against the responders
 /// their AIA names, here real `openssl ocsp` responders on local ports.

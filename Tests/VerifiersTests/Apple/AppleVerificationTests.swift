@@ -1,11 +1,11 @@
-import TestSupport
-import Rejections
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 @Suite("Apple: JWS and x5c verification")
 struct AppleVerificationTests {

@@ -1,10 +1,10 @@
-import TestSupport
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import TestSupport
 import Testing
 import Toolkit
+@testable import Verifiers
 
 /// Citcon's own published UPI example (../shared/conformance/citcon, never copied into the repo).
 @Suite("Citcon: conformance with Citcon's published example", .enabled(if: SharedFiles.present, "../shared/conformance is absent"))

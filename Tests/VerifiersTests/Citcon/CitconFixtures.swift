@@ -1,8 +1,8 @@
 import Config
 import Events
 import Foundation
-@testable import Verifiers
 @testable import Toolkit
+@testable import Verifiers
 
 /// Builds Citcon IPNs and signs them the way Citcon describes, independently of the code under test
 /// (only the hash primitives are shared).

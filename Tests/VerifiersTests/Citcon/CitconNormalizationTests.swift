@@ -1,7 +1,7 @@
 import Config
 import Events
-@testable import Verifiers
 import Testing
+@testable import Verifiers
 
 @Suite("Citcon normalization")
 struct CitconNormalizationTests {

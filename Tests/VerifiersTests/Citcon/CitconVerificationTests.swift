@@ -1,10 +1,10 @@
-import TestSupport
-import Rejections
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
+@testable import Verifiers
 
 @Suite("Citcon verification")
 struct CitconVerificationTests {

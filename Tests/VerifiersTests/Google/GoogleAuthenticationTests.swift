@@ -1,11 +1,11 @@
-import TestSupport
-import Rejections
 import Config
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// The push's `Authorization: Bearer` OIDC token: each check refuses with its own reason code (401).
 @Suite("Google: push authentication (OIDC token)")

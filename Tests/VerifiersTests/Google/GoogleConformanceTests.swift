@@ -1,9 +1,9 @@
-import TestSupport
 import Events
 import Foundation
-@testable import Verifiers
+import TestSupport
 import Testing
 import Toolkit
+@testable import Verifiers
 
 /// Google's documented Pub/Sub envelopes and RTDN payloads (and real captures), read from
 /// ../shared/conformance/google and never copied into the repository. They carry no usable token,

@@ -1,9 +1,9 @@
-import TestSupport
 import Events
 import Foundation
-@testable import Verifiers
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// RSA keys (generated once per run, off the concurrency pool), OIDC tokens signed like Pub/Sub's,
 /// key sets shaped like Google's two documents, and pushes in both envelope forms.

@@ -1,12 +1,12 @@
-import Rejections
 import Config
 import Events
 import Foundation
 import Outbound
-@testable import Verifiers
+import Rejections
 import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// Google's key set: both published forms, from a file or from a local server standing in for
 /// `https://www.googleapis.com/oauth2/v3/certs`, fetched with the gateway's real fetcher.

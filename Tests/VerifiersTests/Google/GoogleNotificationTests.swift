@@ -1,9 +1,9 @@
-import TestSupport
-import Rejections
 import Events
 import Foundation
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
+@testable import Verifiers
 
 /// Envelopes, RTDN decoding and normalization of authenticated pushes.
 @Suite("Google: Pub/Sub envelopes and RTDN normalization")

@@ -1,6 +1,6 @@
-@testable import Verifiers
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// Found by FuzzJSON: keys were sorted with String's `<`, which is no total order on text that is not
 /// normalized, so `canonical` (hashed into Iaptic event ids) could differ between two processes.

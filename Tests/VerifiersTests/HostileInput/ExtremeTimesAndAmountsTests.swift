@@ -1,8 +1,8 @@
-import TestSupport
-import Rejections
 import Events
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
+@testable import Verifiers
 
 /// Found by review while fuzzing: integers at the ends of Int64 trapped in arithmetic on them.
 @Suite("Times and amounts at the ends of Int64")

@@ -1,6 +1,6 @@
-@testable import Verifiers
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// The strict form parser against hostile bodies: every outcome is text that is valid UTF-8, or a refusal.
 @Suite("Hostile forms")

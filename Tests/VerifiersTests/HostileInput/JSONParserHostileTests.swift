@@ -1,6 +1,6 @@
-@testable import Verifiers
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// The strict JSON parser against inputs built to hurt it. Each ends in a value or a
 /// refusal (nil), never a crash; `SenderHostileInputTests` sends the same through the senders.

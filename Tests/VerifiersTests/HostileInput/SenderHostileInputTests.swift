@@ -1,10 +1,10 @@
-import TestSupport
-import Rejections
 import Config
 import Events
-@testable import Verifiers
+import Rejections
+import TestSupport
 import Testing
 @testable import Toolkit
+@testable import Verifiers
 
 /// The hostile bodies of `JSONParserHostileTests` and `FormHostileTests` through the senders'
 /// own paths: each ends in the right reason code (or a quarantine), never a crash.

@@ -1,7 +1,7 @@
-import TestSupport
 import Events
-@testable import Verifiers
+import TestSupport
 import Testing
+@testable import Verifiers
 
 /// Times that RFC 3339 (four-digit years) cannot write are refused as malformed by every sender,
 /// instead of reaching the event as invalid text such as `10000-01-01T00:00:00.000Z`.

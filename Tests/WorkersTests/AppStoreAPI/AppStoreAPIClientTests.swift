@@ -1,15 +1,15 @@
 import Foundation
-import TestSupport
 import Logging
 import Outbound
 import Prometheus
-import Verifiers
 import ServiceHost
+import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// The App Store Server API client against a local Apple: the JWT Apple checks, the paths and bodies
 /// it sends, production then sandbox, Apple's error codes, 429 and `Retry-After`, timeouts.
@@ -38,7 +38,7 @@ struct AppStoreAPIClientTests {
         logger.logLevel = .critical
         let client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
                                        fetcher: URLSessionFetcher(), timeout: timeout, logger: logger,
-                                       metricsFactory: PrometheusFamiliesFactory(registry: registry, families: WorkerMetrics.families),
+                                       metricsFactory: PrometheusFamiliesFactory(registry: registry, families: ProviderAPIMetrics.families),
                                        now: { clock.now })
         return Harness(fake: fake, client: client, clock: clock, registry: registry)
     }

@@ -6,9 +6,9 @@ import Synchronization
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Antom's answers as someone between Tollgate and Antom could replay them (docs/checkouts.md): genuine,
 /// signed with the platform key, so they verify, but older (or dated further ahead) than

@@ -6,14 +6,14 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Outbound
-import Verifiers
 import Store
 import Synchronization
 import TestSupport
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Keys, configuration and signed notifications for the checkout tests.
 struct CheckoutFixture: Sendable {

@@ -4,9 +4,9 @@ import Events
 import Foundation
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A customer holding the app (its client credential) cannot set a checkout's price, nor start or read
 /// another user's checkouts (docs/security.md).

@@ -1,4 +1,3 @@
-@testable import Entitlements
 import Events
 import Foundation
 import Store
@@ -6,9 +5,10 @@ import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+@testable import Entitlements
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A payment that names a checkout but does not match it is quarantined itself, not the checkout
 /// (docs/checkouts.md): whoever knows a reference can no longer lock the owner's checkout by paying it

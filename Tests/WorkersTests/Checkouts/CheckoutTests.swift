@@ -6,9 +6,9 @@ import Synchronization
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Checkouts end to end (docs/checkouts.md): `POST /v1/checkouts` against Antom's `pay` on a local
 /// server answering as Antom documents, or for Citcon; the provider's signed notification verified by

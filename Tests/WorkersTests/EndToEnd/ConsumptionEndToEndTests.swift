@@ -3,15 +3,15 @@ import Events
 import Foundation
 import Logging
 import Outbound
-import Verifiers
 import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Apple's consumption requests answered by the running workers, against a local App Store Server
 /// API that checks the JWT and the body as Apple documents Send Consumption Information.

@@ -4,9 +4,9 @@ import Gateway
 import Kafka
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Events that cannot be applied end in tollgate.events-dlt with Spring Kafka's dead-letter headers,
 /// and the events consumer carries on behind them.

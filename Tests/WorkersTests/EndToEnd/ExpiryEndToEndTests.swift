@@ -3,9 +3,9 @@ import Events
 import StoreTestSupport
 import Synchronization
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Two worker instances on one PostgreSQL database, each with an expiry sweeper on a clock the test
 /// moves: a subscription's expiry passes with no notification, exactly one `active: false` reaches

@@ -2,9 +2,9 @@ import Entitlements
 import Events
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Events published to tollgate.events as the gateway publishes them, projected by running workers
 /// into a real store and relayed to tollgate.entitlements: on SQLite and PostgreSQL.

@@ -3,9 +3,9 @@ import Events
 import Kafka
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A store outage while an event is applied: the event waits in a retry tier, with Spring Kafka's
 /// headers, and is applied once the store is back.

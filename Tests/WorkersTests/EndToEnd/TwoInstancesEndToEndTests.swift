@@ -4,9 +4,9 @@ import Kafka
 import Store
 import StoreTestSupport
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Two worker instances in one consumer group on one PostgreSQL database, as two replicas of
 /// `tollgate work` run: the partitions are shared, every event is applied exactly once, and when one

@@ -1,11 +1,11 @@
-import Rejections
 import Events
 import Foundation
-import Testing
+import Rejections
 import TestSupport
-@testable import Workers
+import Testing
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A Google purchase an app reports is checked with the Play Developer API (a local Google
 /// answering as its reference shows) and stated as the events the projection applies.

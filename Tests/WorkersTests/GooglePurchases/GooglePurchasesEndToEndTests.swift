@@ -3,11 +3,11 @@ import Entitlements
 import Events
 import Foundation
 import StoreTestSupport
-import Testing
 import TestSupport
-@testable import Workers
+import Testing
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A purchase token posted to `POST /v1/purchases` is checked with a local
 /// Google answering as its reference shows, entitles the user once the workers applied it, and is
@@ -17,13 +17,13 @@ struct GooglePurchasesEndToEndTests {
     static let token = "e2e-token.AO-J1OzSecretPurchaseToken"
     static let tokens = [APIToken(ApplePurchases.token)]
 
-    static func setup(_ h: PlayHarness, store: EntitlementStore) -> (EntitlementWorkers.PurchasesSetup, RecordingMetrics) {
+    static func setup(_ h: PlayHarness, store: EntitlementStore, reads: PlayPurchaseReads? = nil) -> (EntitlementWorkers.PurchasesSetup, RecordingMetrics) {
         let metrics = RecordingMetrics()
         let acknowledger = PlayAcknowledger(client: h.client, store: store, metrics: MerchantMetrics(factory: metrics), logger: ApplePurchases.logger)
         // Long enough for the workers' first consumer-group join.
         var settings = PurchaseSettings()
         settings.waitMs = 20_000
-        return (EntitlementWorkers.PurchasesSetup(verifiers: [GooglePurchaseVerifier(client: h.client, packages: [PlayHarness.package])],
+        return (EntitlementWorkers.PurchasesSetup(verifiers: [GooglePurchaseVerifier(client: h.client, packages: [PlayHarness.package], reads: reads)],
                                                   settings: settings, acknowledger: acknowledger), metrics)
     }
 
@@ -40,11 +40,16 @@ struct GooglePurchasesEndToEndTests {
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000), at: PlayHarness.subscriptionPath(Self.token))
         try await TestDatabases.withStore(backend) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                let (setup, metrics) = Self.setup(h, store: store)
-                try await harness.withWorkers(store: store, playAPI: GooglePlayEnricher(client: h.client), purchases: setup,
+                // The verifier and the enricher share their reads, as `GooglePurchases.make` composes them.
+                let enricher = GooglePlayEnricher(client: h.client)
+                let (setup, metrics) = Self.setup(h, store: store, reads: enricher.reads)
+                try await harness.withWorkers(store: store, playAPI: enricher, purchases: setup,
                                               apiTokens: Self.tokens) { workers async throws in
                     let first = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
                     #expect(first.status == 200, "\(first.text)")
+                    // One read of the purchase: the verifier's, which the projection of its event took.
+                    let subscriptionReads = h.fake.apiTargets.filter { $0.hasSuffix("/subscriptionsv2/tokens/\(Self.token)") }
+                    #expect(subscriptionReads.count == 1, "\(h.fake.apiTargets)")
                     #expect(first.body?.entitlements?.map(\.product) == ["premium_monthly"])
                     #expect(first.body?.purchases?.first?.kind == "subscription")
                     let eventIds = try #require(first.body?.eventIds)

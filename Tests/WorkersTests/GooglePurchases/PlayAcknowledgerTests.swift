@@ -5,11 +5,11 @@ import Logging
 import ServiceLifecycle
 import StoreTestSupport
 import Synchronization
-import Testing
 import TestSupport
-@testable import Workers
+import Testing
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A verified Play purchase is acknowledged once; when Google cannot take it, the workers'
 /// loop asks again (the queue in the store, SQLite and PostgreSQL) until Google does, or the three days

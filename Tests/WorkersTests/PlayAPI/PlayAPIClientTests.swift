@@ -1,9 +1,9 @@
 import Events
 import Foundation
-import Testing
-import Workers
 import Merchant
 import ProviderAPIs
+import Testing
+import Workers
 
 /// The Play Developer API client against a local Google: what it decodes, the paths it asks for,
 /// and how it gets, keeps and renews its access token.

@@ -1,9 +1,9 @@
 import Foundation
+import Merchant
+import ProviderAPIs
 import TestSupport
 import Testing
 import Workers
-import Merchant
-import ProviderAPIs
 
 /// How the client's failures are classed: transient ones go to the retry path, permanent ones are
 /// given up on; none of their messages shows a credential.

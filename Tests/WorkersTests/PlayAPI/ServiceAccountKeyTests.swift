@@ -1,10 +1,10 @@
 import Foundation
-import Verifiers
-import Testing
-import Toolkit
-import Workers
 import Merchant
 import ProviderAPIs
+import Testing
+import Toolkit
+import Verifiers
+import Workers
 
 /// Reading the service-account key file: a usable key, or an error that says what is wrong with
 /// the file without repeating its secret.

@@ -1,12 +1,12 @@
 import Config
 import Foundation
-import Verifiers
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A legacy app receipt is believed only once it is shown to be Apple's for the app: its PKCS#7
 /// signature, its signer's chain to the configured root at its creation date, the receipt-signing

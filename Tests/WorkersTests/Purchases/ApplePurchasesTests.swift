@@ -2,14 +2,14 @@ import Config
 import Entitlements
 import Events
 import Foundation
-import Verifiers
 import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// An app reports its Apple purchase with its user (`POST /v1/purchases`); Apple's signed
 /// data (made with a chain the test generates; the API a local server answering as Apple documents)

@@ -7,14 +7,14 @@ import Hummingbird
 import Logging
 import NIOCore
 import Outbound
-import Verifiers
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Apple's side of the purchases tests: the chain it signs with, its App Store Server API (a local
 /// server answering as Apple documents, checking the JWT), and the transactions it signs.

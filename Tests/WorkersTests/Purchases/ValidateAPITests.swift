@@ -5,14 +5,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Verifiers
 import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Iaptic's `POST /v1/validate`, as cordova-plugin-purchase calls it, answered from
 /// the purchases machinery in the seed's shapes, field by field.

@@ -5,15 +5,15 @@ import Foundation
 import Kafka
 import Logging
 import Outbound
-import Verifiers
 import StoreTestSupport
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
+import Verifiers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Apple "sends" notifications while no gateway receives them; its Get
 /// Notification History (a local Apple answering as documented, checking the JWT) holds them, signed

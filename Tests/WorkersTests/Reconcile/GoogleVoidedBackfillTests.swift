@@ -5,9 +5,9 @@ import Logging
 import StoreTestSupport
 import Synchronization
 import Testing
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// Google voids purchases (a refund made in the Play Console sends no
 /// notification); the backfill reads `purchases.voidedpurchases.list` from a local Google answering as

@@ -1,14 +1,14 @@
-import Rejections
 import Config
 import Events
 import Foundation
+import Merchant
+import ProviderAPIs
+import Rejections
 import Synchronization
 import TestSupport
 import Testing
 import Toolkit
 import Workers
-import Merchant
-import ProviderAPIs
 
 /// A scripted Sileo client and what it talks to: the vendor's configuration (a package file in a
 /// temporary download directory, the sign-in page's public key in a file), a local merchant sign-in

@@ -5,9 +5,9 @@ import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// What an attacker tries against the Sileo vendor API, each refused with its reason code, counted.
 @Suite("Sileo: hostile clients")

@@ -5,9 +5,9 @@ import StoreTestSupport
 import TestSupport
 import Testing
 import Toolkit
-@testable import Workers
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Workers
 
 /// A scripted Sileo client walks the Payment Provider API (docs/sileo.md) against the workers' own
 /// server as `tollgate work` runs it: a real store, the real projection of `tollgate.events` on the

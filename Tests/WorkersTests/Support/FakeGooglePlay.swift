@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which
 /// checks the service account's JWT as Google does (form, RS256 signature, claims), and the purchase

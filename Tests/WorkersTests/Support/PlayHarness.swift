@@ -1,12 +1,12 @@
 import Foundation
 import Logging
+import Merchant
 import Outbound
-import Verifiers
+import ProviderAPIs
 import TestSupport
 import Toolkit
+import Verifiers
 import Workers
-import Merchant
-import ProviderAPIs
 
 /// A `PlayAPIClient` on the real `URLSessionFetcher`, talking to a `FakeGooglePlay`, with a clock the
 /// test moves. The key file is written and read back as the workers do.

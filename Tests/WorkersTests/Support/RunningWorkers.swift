@@ -3,11 +3,11 @@ import Entitlements
 import Events
 import Gateway
 import Logging
+import Merchant
+import ProviderAPIs
 import ServiceLifecycle
 import Synchronization
 import Workers
-import Merchant
-import ProviderAPIs
 
 /// One worker instance as `tollgate work` runs it: `EntitlementWorkers` (its own producer and
 /// consumers in the harness's consumer group) in a ServiceGroup, counting into metrics of its own.

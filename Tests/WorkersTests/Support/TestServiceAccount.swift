@@ -1,7 +1,7 @@
 import Foundation
-import Verifiers
 import TestSupport
 import Toolkit
+import Verifiers
 
 /// Service-account keys for the tests, as Google's console writes them: RSA keys generated once per
 /// run (off the pool: key generation is CPU-bound) and JSON key files in a temporary directory.

@@ -5,13 +5,13 @@ import Foundation
 import Gateway
 import Kafka
 import Logging
-import Verifiers
+import Merchant
+import ProviderAPIs
 import Store
 import Synchronization
 import TestSupport
+import Verifiers
 import Workers
-import Merchant
-import ProviderAPIs
 
 /// An in-process mock cluster holding every topic the workers use (3 partitions each), a producer for
 /// the test's own records (published as the gateway publishes them), and readers for what the workers

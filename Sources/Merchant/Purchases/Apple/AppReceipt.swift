@@ -1,6 +1,6 @@
 import Events
-import Verifiers
 import Toolkit
+import Verifiers
 
 /// A legacy app receipt (`appStoreReceipt`, base64 PKCS#7), believed only once verified as Apple's
 /// "Validating receipts on the device" describes: the PKCS#7 signature over the exact content bytes,

@@ -1,8 +1,8 @@
-import ProviderAPIs
 import Logging
 import Metrics
-import Verifiers
+import ProviderAPIs
 import Toolkit
+import Verifiers
 
 /// The App Store Server API clients `sources.apple` describes: one per app with a `serverApi` key,
 /// by bundle id. Keys are read here, at start-up, so a missing or wrong `.p8` stops the process

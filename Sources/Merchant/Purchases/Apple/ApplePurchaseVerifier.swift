@@ -1,9 +1,9 @@
-import Rejections
-import ProviderAPIs
 import Events
 import Logging
-import Verifiers
+import ProviderAPIs
+import Rejections
 import Toolkit
+import Verifiers
 
 /// Apple's half of `POST /v1/purchases`: a StoreKit 2 signed transaction is verified offline with the
 /// notifications' verifier (chain, OIDs, ES256, bundle, environment); a transaction id, or the first
@@ -105,7 +105,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
     private func current(_ verified: VerifiedAppleTransaction, client: AppStoreAPIClient, environment: AppStoreEnvironment,
                          statuses cached: inout SubscriptionStatusesResponse?) async throws(Rejection) -> VerifiedPurchase {
         let nowMs = now().millisecondsSince1970
-        guard verified.transaction.type == Self.autoRenewable, let original = verified.transaction.originalTransactionId else {
+        guard verified.transaction.isAutoRenewable, let original = verified.transaction.originalTransactionId else {
             return Self.purchase(verified, renewal: nil, status: nil, nowMs: nowMs)
         }
         let statuses: SubscriptionStatusesResponse
@@ -189,13 +189,11 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
         }
     }
 
-    static let autoRenewable = "Auto-Renewable Subscription"
-
     /// The purchase a verified transaction states; `status` is Get All Subscription Statuses' (1 active,
     /// 2 expired, 3 billing retry, 4 grace period, 5 revoked).
     static func purchase(_ verified: VerifiedAppleTransaction, renewal: RenewalInfoPayload?, status: Int?, nowMs: Int64) -> VerifiedPurchase {
         let t = verified.transaction
-        let subscription = t.type == autoRenewable
+        let subscription = t.isAutoRenewable
         let expiresMs = t.expiresDate?.milliseconds
         let type: EventType
         if t.revocationDate != nil {
@@ -211,10 +209,6 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
         } else {
             type = .purchaseCompleted
         }
-        var price: NormalizedEvent.Price?
-        if let milliunits = t.price, let currency = t.currency, case (let micros, false) = milliunits.multipliedReportingOverflow(by: 1_000) {
-            price = NormalizedEvent.Price(amountMicros: micros, currency: currency)
-        }
         let rfc3339 = { (ms: Int64) in Timestamp(millisecondsSince1970: ms).rfc3339 }
         var state: NormalizedEvent.Subscription?
         if subscription {
@@ -227,11 +221,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
             source: AppleSender.name, app: verified.bundleId, environment: verified.environment,
             subject: t.originalTransactionId ?? "", product: t.productId ?? "", kind: subscription ? .subscription : .oneTime,
             type: type, occurredAt: Timestamp(millisecondsSince1970: occurredMs),
-            transaction: NormalizedEvent.Transaction(id: t.transactionId, originalId: t.originalTransactionId,
-                                                     purchasedAt: t.purchaseDate.map { rfc3339($0.milliseconds) },
-                                                     expiresAt: expiresMs.map(rfc3339), revokedAt: t.revocationDate.map { rfc3339($0.milliseconds) },
-                                                     quantity: t.quantity.map { Int($0) }),
-            price: price, subscription: state, owner: t.appAccountToken ?? renewal?.appAccountToken)
+            transaction: t.normalizedTransaction, price: t.normalizedPrice, subscription: state, owner: t.appAccountToken ?? renewal?.appAccountToken)
         if t.offerType != nil || t.offerDiscountType != nil {
             purchase.offer = VerifiedPurchase.Offer(introductory: t.offerType == 1, trial: t.offerDiscountType == "FREE_TRIAL",
                                                    id: t.offerType == 2 ? t.offerIdentifier : nil)

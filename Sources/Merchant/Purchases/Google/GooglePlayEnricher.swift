@@ -1,11 +1,11 @@
-import ProviderAPIs
 import Config
 import Entitlements
 import Events
 import Logging
-import Verifiers
+import ProviderAPIs
 import Store
 import Toolkit
+import Verifiers
 
 /// Google RTDN events say only that something happened to a purchase token: the state comes from the
 /// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.products.get`), asked per event.
@@ -14,9 +14,14 @@ import Toolkit
 /// the API reports entitling is unconfirmed.
 public struct GooglePlayEnricher: PurchaseEnricher {
     let client: PlayAPIClient
+    /// What the purchase verifier read for the purchases apps report, taken by their events' enrichment.
+    public let reads: PlayPurchaseReads
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
 
-    public init(client: PlayAPIClient) { self.client = client }
+    public init(client: PlayAPIClient, reads: PlayPurchaseReads = PlayPurchaseReads()) {
+        self.client = client
+        self.reads = reads
+    }
 
     /// The client, for the voided purchases backfill (`tollgate reconcile google`).
     public var playAPIClient: PlayAPIClient { client }
@@ -65,7 +70,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         guard Projector.sourceName(of: event) == GoogleSender.name.rawValue, event.type != .storeTest, event.type != .storeOther else { return nil }
         do throws(PlayAPIError) {
             if event.type.rawValue.hasPrefix("subscription.") {
-                guard let purchase = try await client.subscription(packageName: event.app, token: event.subject) else {
+                var purchase = reads.takeSubscription(for: event)
+                if purchase == nil { purchase = try await client.subscription(packageName: event.app, token: event.subject) }
+                guard let purchase else {
                     // 410: the purchase ended long ago and Google no longer keeps it.
                     return PurchaseSnapshot(kind: .subscription, state: .expired)
                 }
@@ -73,7 +80,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
             }
             // A voided purchase says all there is to say (refunded); other one-time events ask the API.
             guard event.type != .purchaseRefunded, let productId = event.product else { return nil }
-            guard let purchase = try await client.product(packageName: event.app, productId: productId, token: event.subject) else {
+            var purchase = reads.takeProduct(for: event, productId: productId)
+            if purchase == nil { purchase = try await client.product(packageName: event.app, productId: productId, token: event.subject) }
+            guard let purchase else {
                 return PurchaseSnapshot(kind: .oneTime, state: .expired, product: productId)
             }
             return Self.productSnapshot(purchase, productId: productId)

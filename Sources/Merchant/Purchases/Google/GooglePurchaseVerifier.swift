@@ -1,7 +1,7 @@
-import Rejections
-import ProviderAPIs
 import Entitlements
 import Events
+import ProviderAPIs
+import Rejections
 import Verifiers
 
 /// Verifies what an app says it bought on Google Play, by asking the Play Developer API about the
@@ -15,6 +15,8 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
     /// Nil when no Play Developer API credentials are configured: every Google claim is then refused.
     let client: PlayAPIClient?
     let packages: Set<String>
+    /// Where the answers it read are kept for the projection of the events they produce (the enricher's).
+    let reads: PlayPurchaseReads?
     let now: @Sendable () -> Int64
 
     /// When Google gives no `Retry-After` (a 429 without one, a 5xx, no answer at all).
@@ -22,9 +24,11 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
     /// Google refunds a purchase not acknowledged within three days of its purchase.
     static let acknowledgementWindowMs: Int64 = 3 * 86_400_000
 
-    public init(client: PlayAPIClient?, packages: [String], now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
+    public init(client: PlayAPIClient?, packages: [String], reads: PlayPurchaseReads? = nil,
+                now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.client = client
         self.packages = Set(packages)
+        self.reads = reads
         self.now = now
     }
 
@@ -43,6 +47,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             guard let item = subscription.lineItems?.first(where: { $0.productId == productId }) else {
                 throw Rejection(.purchaseNotFound, "the purchase token is a subscription to another product than \(Self.printable(productId))")
             }
+            reads?.keep(subscription, packageName: packageName, token: token)
             return [subscriptionPurchase(subscription, item: item, packageName: packageName, productId: productId, token: token)]
         }
         guard let product = try await lookUp({ () async throws(PlayAPIError) in
@@ -53,6 +58,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
         if let answered = product.productId, answered != productId {
             throw Rejection(.purchaseNotFound, "the purchase token is a purchase of another product than \(Self.printable(productId))")
         }
+        reads?.keep(product, packageName: packageName, productId: productId, token: token)
         return [productPurchase(product, packageName: packageName, productId: productId, token: token)]
     }
 
@@ -75,7 +81,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
     func subscriptionPurchase(_ p: SubscriptionPurchaseV2, item: SubscriptionPurchaseV2.LineItem, packageName: String, productId: String,
                               token: String) -> VerifiedPurchase {
         let nowMs = now()
-        // The state the projection will apply anyway (it asks the API again through the enricher).
+        // The state the projection will apply (its enricher takes this answer from `reads`, or asks again).
         let snapshot = GooglePlayEnricher.subscriptionSnapshot(p, nowMs: nowMs)
         let type: EventType = switch snapshot.state {
         case .active where p.subscriptionState == .canceled: .subscriptionAutoRenewDisabled

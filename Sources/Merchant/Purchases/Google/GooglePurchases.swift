@@ -21,7 +21,8 @@ public struct GooglePurchases: Sendable {
     public static func make(settings: GoogleSettings, enricher: GooglePlayEnricher?, store: EntitlementStore, metrics: MerchantMetrics,
                             logger: Logger) -> GooglePurchases {
         let client = enricher?.playAPIClient
-        return GooglePurchases(verifier: GooglePurchaseVerifier(client: client, packages: settings.packages),
+        // The verifier's answers are the enricher's to take: one Play read per reported purchase.
+        return GooglePurchases(verifier: GooglePurchaseVerifier(client: client, packages: settings.packages, reads: enricher?.reads),
                                acknowledger: client.map { PlayAcknowledger(client: $0, store: store, metrics: metrics, logger: logger) })
     }
 }

@@ -1,5 +1,6 @@
 import Entitlements
 import Logging
+import ServiceHost
 import ServiceLifecycle
 
 /// Asks Google again for the acknowledgements `PlayAcknowledger` queued, each at its backoff's time,
@@ -23,22 +24,12 @@ public struct PlayAcknowledgementRetryLoop: Service {
     var logger: Logger { acknowledger.logger }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                var tried = 0
-                do {
-                    tried = try await retryDue()
-                    await recordBacklog()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning("Play acknowledgement retry pass failed; trying again", metadata: ["error": .string("\(error)")])
-                }
-                if tried < batchSize {
-                    do { try await Task.sleep(for: pollInterval) } catch { return }
-                }
-            }
-        }
+        let loop = self
+        try await PeriodicJob(name: "Play acknowledgement retry pass", interval: pollInterval, logger: logger) {
+            let tried = try await loop.retryDue()
+            await loop.recordBacklog()
+            return tried < loop.batchSize ? .idle : .moreWaiting
+        }.run()
     }
 
     /// One pass over the acknowledgements due now; returns how many it took up.

@@ -1,7 +1,7 @@
-import ProviderAPIs
 import Entitlements
 import Events
 import Logging
+import ProviderAPIs
 
 /// Tells Google that a verified Play purchase was granted (`purchases.subscriptions.acknowledge`,
 /// `purchases.products.acknowledge`), so Google does not refund it three days after the purchase.

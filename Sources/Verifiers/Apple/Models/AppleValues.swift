@@ -1,5 +1,5 @@
-import Rejections
 import Events
+import Rejections
 import Toolkit
 /// Apple's string enums, kept open: an unknown value decodes as itself, never as a failure.
 public struct AppleNotificationType: RawRepresentable, Hashable, Sendable, OpenStringValue {

@@ -1,0 +1,28 @@
+import Events
+
+/// How an Apple transaction's fields become the normalized event's: one mapping for the notifications
+/// (`AppleNormalizer`), the purchases apps report and the notification backfill (the purchases' verifier
+/// in `Sources/Merchant`).
+extension TransactionPayload {
+    /// `type` of an auto-renewable subscription.
+    public static let autoRenewable = "Auto-Renewable Subscription"
+
+    public var isAutoRenewable: Bool { type == Self.autoRenewable }
+
+    /// The price in micros of its currency; nil without one, or when its milliunits overflow Int64 as
+    /// micros (no price anyone charged: left out, not trapped on).
+    public var normalizedPrice: NormalizedEvent.Price? {
+        guard let milliunits = price, let currency, case (let micros, false) = milliunits.multipliedReportingOverflow(by: 1_000) else {
+            return nil
+        }
+        return NormalizedEvent.Price(amountMicros: micros, currency: currency)
+    }
+
+    /// Its ids, dates (RFC 3339) and quantity.
+    public var normalizedTransaction: NormalizedEvent.Transaction {
+        let rfc3339 = { (date: AppleDate) in Timestamp(millisecondsSince1970: date.milliseconds).rfc3339 }
+        return NormalizedEvent.Transaction(id: transactionId, originalId: originalTransactionId, purchasedAt: purchaseDate.map(rfc3339),
+                                           expiresAt: expiresDate.map(rfc3339), revokedAt: revocationDate.map(rfc3339),
+                                           quantity: quantity.map { Int($0) })
+    }
+}
