@@ -71,6 +71,30 @@ public struct RouteGroup: Sendable {
 
     public static let none = RouteGroup(methods: [:]) { _ in }
 
+    /// One route, declared once: its method, its path (Hummingbird's `:name` parameters) and its handler.
+    public struct Route: Sendable {
+        public let method: HTTPRequest.Method
+        public let path: String
+        let handler: @Sendable (Request, BasicRequestContext) async throws -> Response
+
+        public init(_ method: HTTPRequest.Method, _ path: String, _ handler: @escaping @Sendable (Request, BasicRequestContext) async throws -> Response) {
+            self.method = method
+            self.path = path
+            self.handler = handler
+        }
+    }
+
+    /// The group of `routes`: each registered on the router, and its method known to the server's 405s.
+    public init(_ routes: [Route]) {
+        var methods: [String: [HTTPRequest.Method]] = [:]
+        for route in routes { methods[route.path, default: []].append(route.method) }
+        self.init(methods: methods) { router in
+            for route in routes {
+                router.on(RouterPath(route.path), method: route.method) { request, context in try await route.handler(request, context) }
+            }
+        }
+    }
+
     /// Several groups as one (their paths must differ).
     public static func combined(_ groups: [RouteGroup]) -> RouteGroup {
         RouteGroup(methods: groups.reduce(into: [:]) { all, group in all.merge(group.methods) { first, _ in first } }) { router in

@@ -44,11 +44,7 @@ public struct EntitlementAPI: Sendable {
 
     /// Its one route, for the server that carries it (the workers' own, or the gateway's in `tollgate dev`).
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.path: [.get]]) { router in
-            router.get(RouterPath(Self.path)) { request, context in
-                await respond(request, user: context.parameters.get("user"))
-            }
-        }
+        RouteGroup([.init(.get, Self.path) { request, context in await respond(request, user: context.parameters.get("user")) }])
     }
 
     struct Body: Encodable {

@@ -24,9 +24,7 @@ public struct SupportAPI: Sendable {
     let logger: Logger
 
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.path: [.get]]) { router in
-            router.get(RouterPath(Self.path)) { request, context in await respond(request, user: context.parameters.get("user")) }
-        }
+        RouteGroup([.init(.get, Self.path) { request, context in await respond(request, user: context.parameters.get("user")) }])
     }
 
     struct Body: Encodable {

@@ -38,11 +38,11 @@ public struct CheckoutAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.collectionPath: [.post], Self.itemPath: [.get], Self.refundPath: [.post]]) { router in
-            router.post(RouterPath(Self.collectionPath)) { request, _ in await create(request) }
-            router.get(RouterPath(Self.itemPath)) { request, context in await show(request, id: context.parameters.get("id")) }
-            router.post(RouterPath(Self.refundPath)) { request, context in await refund(request, id: context.parameters.get("id")) }
-        }
+        RouteGroup([
+            .init(.post, Self.collectionPath) { request, _ in await create(request) },
+            .init(.get, Self.itemPath) { request, context in await show(request, id: context.parameters.get("id")) },
+            .init(.post, Self.refundPath) { request, context in await refund(request, id: context.parameters.get("id")) },
+        ])
     }
 
     struct Body: Encodable {

@@ -37,9 +37,7 @@ public struct PurchasesAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.path: [.post]]) { router in
-            router.post(RouterPath(Self.path)) { request, _ in await respond(request) }
-        }
+        RouteGroup([.init(.post, Self.path) { request, _ in await respond(request) }])
     }
 
     /// A parsed request: who reports what for which app.

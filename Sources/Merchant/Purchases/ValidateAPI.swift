@@ -42,9 +42,7 @@ public struct ValidateAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup(methods: [Self.path: [.post]]) { router in
-            router.post(RouterPath(Self.path)) { request, _ in await respond(request) }
-        }
+        RouteGroup([.init(.post, Self.path) { request, _ in await respond(request) }])
     }
 
     /// Iaptic's error codes.

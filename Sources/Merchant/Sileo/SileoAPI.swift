@@ -45,31 +45,25 @@ public struct SileoAPI: Sendable {
     /// The vendor's routes, for the server that carries them.
     public var routes: RouteGroup {
         let base = self.base
-        let methods: [String: [HTTPRequest.Method]] = [
-            base + "/info": [.get], base + "/authenticate": [.get], base + "/authenticate/complete": [.get],
-            base + "/user_info": [.post], base + "/sign_out": [.post],
-            base + "/package/:package/info": [.post], base + "/package/:package/purchase": [.post],
-            base + "/package/:package/authorize_download": [.post], base + "/download/:package": [.get],
-        ]
-        return RouteGroup(methods: methods) { router in
-            router.get(RouterPath(base + "/info")) { _, _ in info() }
-            router.get(RouterPath(base + "/authenticate")) { _, _ in await authenticate() }
-            router.get(RouterPath(base + "/authenticate/complete")) { request, _ in await completeSignIn(request) }
-            router.post(RouterPath(base + "/user_info")) { request, _ in await userInfo(request) }
-            router.post(RouterPath(base + "/sign_out")) { request, _ in await signOut(request) }
-            router.post(RouterPath(base + "/package/:package/info")) { request, context in
+        return RouteGroup([
+            .init(.get, base + "/info") { _, _ in info() },
+            .init(.get, base + "/authenticate") { _, _ in await authenticate() },
+            .init(.get, base + "/authenticate/complete") { request, _ in await completeSignIn(request) },
+            .init(.post, base + "/user_info") { request, _ in await userInfo(request) },
+            .init(.post, base + "/sign_out") { request, _ in await signOut(request) },
+            .init(.post, base + "/package/:package/info") { request, context in
                 await packageInfo(request, id: context.parameters.get("package") ?? "")
-            }
-            router.post(RouterPath(base + "/package/:package/purchase")) { request, context in
+            },
+            .init(.post, base + "/package/:package/purchase") { request, context in
                 await purchase(request, id: context.parameters.get("package") ?? "")
-            }
-            router.post(RouterPath(base + "/package/:package/authorize_download")) { request, context in
+            },
+            .init(.post, base + "/package/:package/authorize_download") { request, context in
                 await authorizeDownload(request, id: context.parameters.get("package") ?? "")
-            }
-            router.get(RouterPath(base + "/download/:package")) { request, context in
+            },
+            .init(.get, base + "/download/:package") { request, context in
                 await download(request, id: context.parameters.get("package") ?? "", context: context)
-            }
-        }
+            },
+        ])
     }
 
     // MARK: Vendor info and sign-in

@@ -20,9 +20,10 @@ struct GooglePurchasesEndToEndTests {
     static func setup(_ h: PlayHarness, store: EntitlementStore, reads: PlayPurchaseReads? = nil) -> (EntitlementWorkers.PurchasesSetup, RecordingMetrics) {
         let metrics = RecordingMetrics()
         let acknowledger = PlayAcknowledger(client: h.client, store: store, metrics: MerchantMetrics(factory: metrics), logger: ApplePurchases.logger)
-        // Long enough for the workers' first consumer-group join.
+        // Long enough for the workers' first consumer-group join, with other tests running beside this one
+        // (the answer comes as soon as the event is applied).
         var settings = PurchaseSettings()
-        settings.waitMs = 20_000
+        settings.waitMs = 60_000
         return (EntitlementWorkers.PurchasesSetup(verifiers: [GooglePurchaseVerifier(client: h.client, packages: [PlayHarness.package], reads: reads)],
                                                   settings: settings, acknowledger: acknowledger), metrics)
     }

@@ -69,7 +69,7 @@ struct ApplePurchases {
 
     /// What the workers verify claims with: this chain as the configured root, `receiptChain`'s root as
     /// the one receipt root, this API's client.
-    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 20_000) throws -> EntitlementWorkers.PurchasesSetup {
+    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 60_000) throws -> EntitlementWorkers.PurchasesSetup {
         var settings = PurchaseSettings()
         settings.ownership = ownership
         settings.waitMs = waitMs
