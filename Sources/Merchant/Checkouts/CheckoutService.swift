@@ -23,24 +23,11 @@ public struct CheckoutSetup: Sendable {
     let fetcher: any HTTPFetcher
 
     public static func make(config: TollgateConfig, fetcher: any HTTPFetcher) throws(ConfigError) -> CheckoutSetup {
-        var merchants: [String: AntomMerchant] = [:]
+        // The Alipay+ sender's own reading of the clients' keys: one configuration for notifications and calls.
+        let merchants = try AlipayPlusSource.antomMerchants(config.sources.alipayplus)
         var alipayClients: [String: NormalizedEvent.Environment] = [:]
-        for (index, client) in config.sources.alipayplus.clients.enumerated() {
-            let prefix = "sources.alipayplus.clients[\(index)]"
+        for client in config.sources.alipayplus.clients {
             alipayClients[client.clientId] = client.clientId.hasPrefix("SANDBOX_") ? .sandbox : client.environment
-            guard let keyPath = client.merchantPrivateKey else { continue }
-            guard let data = FileManager.default.contents(atPath: keyPath), let key = PrivateKey.load(pemOrDER: Array(data)), key.isRSA else {
-                throw ConfigError(key: "\(prefix).merchantPrivateKey", message: "is not a readable RSA private key")
-            }
-            var platformKeys: [PublicKey] = []
-            for (keyIndex, configured) in client.platformPublicKeys.enumerated() {
-                guard let data = FileManager.default.contents(atPath: configured.path), let key = PublicKey.load(pemOrDER: Array(data)) else {
-                    throw ConfigError(key: "\(prefix).platformPublicKeys[\(keyIndex)]", message: "is not a readable public key")
-                }
-                platformKeys.append(key)
-            }
-            merchants[client.clientId] = AntomMerchant(clientId: client.clientId, merchantKey: key,
-                                                       merchantKeyVersion: client.merchantKeyVersion, platformKeys: platformKeys)
         }
         let citcon = Dictionary(config.sources.citcon.accounts.map { ($0.name, $0.environment) }, uniquingKeysWith: { first, _ in first })
         return CheckoutSetup(settings: config.checkouts, merchants: merchants, alipayClients: alipayClients, citconAccounts: citcon,

@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import ProviderAPIs
 import Rejections
 import Toolkit
 
@@ -71,5 +72,21 @@ struct AlipayPlusClient: Sendable {
             throw Rejection(.unknownKeyVersion, "keyVersion \(keyVersion) names no platform key configured for this Client-Id")
         }
         return selected.map(\.key)
+    }
+}
+
+extension AlipayPlusSource {
+    /// The configured clients with a merchant key as Antom's API client signs for them: the keys read and
+    /// checked once, as the sender reads them (RSA of at least 2048 bits, a merchant key that signs), so a
+    /// checkout's calls and the notifications' answers use one client configuration.
+    public static func antomMerchants(_ settings: AlipayPlusSettings) throws(ConfigError) -> [String: AntomMerchant] {
+        var merchants: [String: AntomMerchant] = [:]
+        for (index, configured) in settings.clients.enumerated() {
+            let client = try AlipayPlusClient(settings: configured, index: index)
+            guard let merchantKey = client.merchantKey else { continue }
+            merchants[client.clientId] = AntomMerchant(clientId: client.clientId, merchantKey: merchantKey,
+                                                       merchantKeyVersion: client.merchantKeyVersion, platformKeys: client.platformKeys.map(\.key))
+        }
+        return merchants
     }
 }
