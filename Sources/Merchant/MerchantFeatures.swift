@@ -48,7 +48,7 @@ public struct MerchantFeatures: Sendable {
             CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
                             publish: { events in try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: eventsTopic) }) })
         }
-        checkoutMatcher = checkoutService.map { CheckoutMatcher(records: $0.records, metrics: metrics, logger: logger, now: clock) }
+        checkoutMatcher = checkoutService.map { CheckoutMatcher(records: $0.records, providers: $0.providers, metrics: metrics, logger: logger, now: clock) }
         let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: eventsTopic,
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
         let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,

@@ -66,13 +66,13 @@ public struct CheckoutAPI: Sendable {
         do { bytes = try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes) } catch { return refuse(error) }
         let intent: CheckoutIntent
         let order: Order
-        do { order = try Self.order(bytes) } catch { return refuse(error) }
+        do { order = try Self.order(bytes, providers: service.providers) } catch { return refuse(error) }
         // Before the catalog is read: a caller learns nothing of another app's products or prices.
         if case .failure(let refusal) = credentials.authorize(caller, app: order.app, user: order.user) { return refuse(refusal) }
         do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error) }
         do {
             let started = try await service.startOrRepeat(intent)
-            return Self.json(started.repeated ? .ok : .created, Self.body(started.record))
+            return Self.json(started.repeated ? .ok : .created, body(started.record))
         } catch {
             return refuse(error)
         }
@@ -80,7 +80,7 @@ public struct CheckoutAPI: Sendable {
 
     func show(_ request: Request, id: String?) async -> Response {
         switch await lookUp(request, id: id) {
-        case .success(let found): Self.json(.ok, Self.body(found.checkout))
+        case .success(let found): Self.json(.ok, body(found.checkout))
         case .failure(let refused): refused.response
         }
     }
@@ -98,7 +98,7 @@ public struct CheckoutAPI: Sendable {
         do {
             let requested = try await service.refund(checkout)
             let current = (try? await service.records.find(id: checkout.id)) ?? checkout
-            return Self.json(requested ? .accepted : .ok, Self.body(current))
+            return Self.json(requested ? .accepted : .ok, body(current))
         } catch {
             return refuse(error)
         }
@@ -133,21 +133,17 @@ public struct CheckoutAPI: Sendable {
         }
     }
 
-    /// `{app, user, product, currency, provider[, amount]}`: texts of 1 to 200 characters without control
-    /// characters, currency three upper-case letters, provider alipayplus or citcon. The amount is the
-    /// catalog's price of `product` in `currency` for `app`; an `amount` sent must equal it (an app that
-    /// showed an old price learns so). Other members are ignored.
-    static func intent(_ bytes: [UInt8], catalog: CatalogSettings) throws(Rejection) -> CheckoutIntent {
-        try intent(try order(bytes), catalog: catalog)
-    }
-
     /// A checkout's body as sent, before the catalog prices it.
     struct Order {
         var app, user, product, currency, provider: String
         var amount: JSONValue?
     }
 
-    static func order(_ bytes: [UInt8]) throws(Rejection) -> Order {
+    /// `{app, user, product, currency, provider[, amount]}`: texts of 1 to 200 characters without control
+    /// characters, currency three upper-case letters, provider one of the catalog's (`CheckoutProviderCatalog`).
+    /// `intent` prices it: the amount is the catalog's price of `product` in `currency` for `app`; an
+    /// `amount` sent must equal it (an app that showed an old price learns so). Other members are ignored.
+    static func order(_ bytes: [UInt8], providers: CheckoutProviders) throws(Rejection) -> Order {
         guard let object = JSONValue.parse(bytes)?.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
         func text(_ name: String) throws(Rejection) -> String {
             guard let value = object[name], value != .null else { throw Rejection(.missingField, "\(name) is required") }
@@ -163,8 +159,8 @@ public struct CheckoutAPI: Sendable {
             throw Rejection(.invalidField, "currency must be an ISO 4217 code in upper case (USD)")
         }
         let provider = try text("provider")
-        guard provider == SourceName.alipayplus.rawValue || provider == SourceName.citcon.rawValue else {
-            throw Rejection(.invalidField, "provider must be alipayplus or citcon")
+        guard providers[provider] != nil else {
+            throw Rejection(.invalidField, "provider must be \(providers.namesText)")
         }
         return Order(app: app, user: user, product: product, currency: currency, provider: provider, amount: object["amount"])
     }
@@ -191,10 +187,10 @@ public struct CheckoutAPI: Sendable {
                               provider: SourceName(order.provider))
     }
 
-    static func body(_ c: CheckoutRecord) -> Body {
+    func body(_ c: CheckoutRecord) -> Body {
         Body(id: c.id, app: c.app, user: c.user, product: c.product, amount: c.amountMinor, currency: c.currency,
              provider: c.provider.rawValue, environment: c.environment.rawValue, state: c.state.rawValue, reference: c.reference,
-             paymentUrl: c.paymentURL, ipnUrl: c.provider == .citcon ? c.notifyURL : nil, paymentId: c.paymentId,
+             paymentUrl: c.paymentURL, ipnUrl: service.appPlacesOrder(c) ? c.notifyURL : nil, paymentId: c.paymentId,
              refundRequestId: c.state == .paid ? c.refundRequestId : nil,
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
     }

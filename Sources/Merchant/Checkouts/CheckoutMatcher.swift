@@ -4,9 +4,9 @@ import Logging
 import Store
 import Verifiers
 
-/// Gives a Citcon or Alipay+ event the user and product of the checkout its reference names (the
-/// event's `subject`, under the same provider and account, the event's `app`), in the projection
-/// before the event is applied (docs/checkouts.md):
+/// Gives a checkout provider's event (`CheckoutProviders`: Alipay+ / Antom, Citcon) the user and
+/// product of the checkout its reference names (the event's `subject`, under the same provider and
+/// account, the event's `app`), in the projection before the event is applied (docs/checkouts.md):
 /// - a completed payment whose signed amount and currency (and environment) are the checkout's pays
 ///   it: the checkout becomes `paid` and the event entitles its user to its product, even when the
 ///   checkout had expired (the money was taken; counted as `paid_after_expiry`);
@@ -15,27 +15,30 @@ import Verifiers
 ///   dead-lettered: a replay would only quarantine it again). The checkout stays as it was, so whoever
 ///   knows a reference cannot lock the owner's checkout with a wrong payment: the right one still pays it;
 /// - a refund or chargeback takes a paid checkout back (`refunded`); the purchase's own state change
-///   makes the entitlement inactive. Antom's refund result names the `refundRequestId` Tollgate sent
-///   (`POST /v1/checkouts/{id}/refund`), so it is matched by that and given the checkout's reference
+///   makes the entitlement inactive. A refund result that names the `refundRequestId` Tollgate sent
+///   (`POST /v1/checkouts/{id}/refund`; Antom's) is matched by that and given the checkout's reference
 ///   as its subject, the purchase its payment made; one that names no refund Tollgate asked for
 ///   changes nothing (counted `refund_unmatched`), and a failed one frees the checkout for another request.
 /// Events that name no checkout pass as they are.
 public struct CheckoutMatcher: Sendable {
     let records: CheckoutRecords
+    let providers: CheckoutProviders
     let metrics: MerchantMetrics
     let logger: Logger
     let now: @Sendable () -> Int64
 
-    static let providers: Set<String> = [SourceName.alipayplus.rawValue, SourceName.citcon.rawValue]
-
     /// The event to apply, or nil when it must change nothing.
     public func match(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
-        let provider = Projector.sourceName(of: event)
-        guard Self.providers.contains(provider) else { return event }
-        if event.isAlipayPlusRefundResult { return try await matchRefund(event) }
+        guard let checkoutProvider = providers[Projector.sourceName(of: event)] else { return event }
+        let provider = checkoutProvider.name.rawValue
+        let reference: String
+        switch checkoutProvider.checkoutReference(of: event) {
+        case .refundRequest(let id): return try await matchRefund(event, provider: checkoutProvider.name, refundRequestId: id)
+        case .payment(let named): reference = named
+        }
         let found: CheckoutRecord?
         do {
-            found = try await records.find(provider: SourceName(provider), account: event.app, reference: event.subject)
+            found = try await records.find(provider: checkoutProvider.name, account: event.app, reference: reference)
         } catch {
             throw WorkerFailure.store(error)
         }
@@ -52,7 +55,7 @@ public struct CheckoutMatcher: Sendable {
             switch checkout.state {
             case .pending, .expired:
                 let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id,
-                                                 paymentId: checkout.provider == .alipayplus ? event.transaction?.id : nil)
+                                                 paymentId: checkoutProvider.paymentId(of: event))
                 if moved {
                     let outcome = checkout.state == .expired ? "paid_after_expiry" : "paid"
                     metrics.checkoutNotification(provider: provider, outcome: outcome)
@@ -80,19 +83,18 @@ public struct CheckoutMatcher: Sendable {
         }
     }
 
-    /// Antom's refund result, by the `refundRequestId` Tollgate sent for the checkout.
-    private func matchRefund(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
-        let provider = SourceName.alipayplus
+    /// A refund result, by the `refundRequestId` Tollgate sent for the checkout.
+    private func matchRefund(_ event: NormalizedEvent, provider: SourceName, refundRequestId: String) async throws(WorkerFailure) -> NormalizedEvent? {
         let found: CheckoutRecord?
         do {
-            found = try await records.find(provider: provider, account: event.app, refundRequestId: event.subject)
+            found = try await records.find(provider: provider, account: event.app, refundRequestId: refundRequestId)
         } catch {
             throw WorkerFailure.store(error)
         }
         guard let checkout = found else {
-            // Asked elsewhere (Antom Dashboard): nothing here says which payment it returned.
+            // Asked elsewhere (the provider's dashboard): nothing here says which payment it returned.
             metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unmatched")
-            logger.warning("an Antom refund result names no refund asked through Tollgate and changes nothing",
+            logger.warning("a refund result names no refund asked through Tollgate and changes nothing",
                            metadata: ["event_id": .string(event.id), "app": .string(event.app)])
             return nil
         }
@@ -110,19 +112,19 @@ public struct CheckoutMatcher: Sendable {
         case .purchaseRefundDeclined:
             // Nothing to project: the purchase stands. The request is freed for another ask.
             metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_failed")
-            logger.warning("Antom reports the checkout's refund failed; the checkout stays paid",
+            logger.warning("the provider reports the checkout's refund failed; the checkout stays paid",
                            metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
                                       "reason": .string(event.reason ?? "")])
             do {
-                try await records.clearRefundRequest(event.subject, id: checkout.id, nowMs: now())
+                try await records.clearRefundRequest(refundRequestId, id: checkout.id, nowMs: now())
             } catch {
                 throw WorkerFailure.store(error)
             }
             return nil
         default:
-            // A refundStatus Antom does not document: the request stays under way for its final result.
+            // A refund status the provider does not document: the request stays under way for its final result.
             metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unknown")
-            logger.warning("an Antom refund result with an unknown refundStatus changes nothing",
+            logger.warning("a refund result with an unknown status changes nothing",
                            metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
             return nil
         }

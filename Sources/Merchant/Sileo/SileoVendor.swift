@@ -1,4 +1,5 @@
 import Config
+import Events
 import Foundation
 import Toolkit
 
@@ -22,9 +23,14 @@ public struct SileoVendor: Sendable {
     }
 
     /// Reads `signIn.assertionKeyFile` (a P-256 public key, PEM or DER, or a certificate holding one) and
-    /// `downloadURLSecretFile`, and checks that every package's `file` exists under `downloadDirectory`.
+    /// `downloadURLSecretFile`, and checks that every package's `file` exists under `downloadDirectory`
+    /// and that `provider` is one of `providers` (`CheckoutProviderCatalog`).
     /// The secret's path is named in errors, never its contents.
-    public static func load(_ settings: SileoSettings.Vendor) throws(SetupError) -> SileoVendor {
+    public static func load(_ settings: SileoSettings.Vendor,
+                            providers: [SourceName] = CheckoutProviderCatalog.standard.names) throws(SetupError) -> SileoVendor {
+        guard providers.contains(SourceName(settings.provider)) else {
+            throw SetupError(description: "sileo vendor \(settings.basePath): provider \"\(settings.provider)\" is not a checkout provider (\(providers.map(\.rawValue).joined(separator: ", ")))")
+        }
         let keyPath = settings.signIn.assertionKeyFile
         guard let data = FileManager.default.contents(atPath: keyPath) else {
             throw SetupError(description: "sileo vendor \(settings.basePath): cannot read signIn.assertionKeyFile \(keyPath)")

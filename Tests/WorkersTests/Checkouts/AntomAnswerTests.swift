@@ -99,7 +99,7 @@ struct AntomAnswerTests {
             let created = try await api.post(Self.body)
             let id = try #require(created.string("id"))
             let reference = try #require(created.string("reference"))
-            let matcher = CheckoutMatcher(records: api.service.records, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
+            let matcher = CheckoutMatcher(records: api.service.records, providers: api.service.providers, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
                                           now: { Timestamp.now.millisecondsSince1970 })
             let payment = try #require(try await fixture.antomNotification(reference: reference, amount: "1999").first)
             _ = try await matcher.match(payment)

@@ -46,7 +46,7 @@ struct CheckoutQuarantineTests {
         try await TestDatabases.withStore(backend) { store in
             let metrics = RecordingMetrics()
             let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics))
-            let matcher = CheckoutMatcher(records: api.service.records, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
+            let matcher = CheckoutMatcher(records: api.service.records, providers: api.service.providers, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
                                           now: { Timestamp.now.millisecondsSince1970 })
             try await body(Scene(fixture: fixture, store: store, api: api, matcher: matcher, metrics: metrics))
         }

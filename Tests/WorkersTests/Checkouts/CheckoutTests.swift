@@ -323,7 +323,7 @@ struct CheckoutTests {
             // A new checkout for the same product is no longer held back by the expired one.
             #expect(try await api.post(Self.body(app: CheckoutFixture.citconAccount, provider: "citcon", currency: "EUR")).status == 201)
 
-            let matcher = CheckoutMatcher(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
+            let matcher = CheckoutMatcher(records: records, providers: api.service.providers, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
             let reference = try #require(created.string("reference"))
             let events = try await fixture.citconIPN(reference: reference, id: "ch_3", amount: "1999")
             let event = try #require(events.first)
@@ -346,7 +346,7 @@ struct CheckoutTests {
             let metrics = RecordingMetrics()
             let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics), now: clock)
             let records = CheckoutRecords(store: store)
-            let matcher = CheckoutMatcher(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
+            let matcher = CheckoutMatcher(records: records, providers: api.service.providers, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock)
             // One checkout per product, each left as its role says (products a shop's catalog would sell at 19.99 USD).
             var checkouts: [String: (id: String, reference: String)] = [:]
             for (role, product) in [("unpaid", "pro.lifetime"), ("paid", "other"), ("refunded", "other.product")] {

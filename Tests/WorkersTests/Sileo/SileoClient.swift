@@ -68,11 +68,11 @@ final class SileoFixture: Sendable {
     }
 
     /// The vendor as `sileo.vendors[]` configures it, served at `publicBaseURL`.
-    func vendor(publicBaseURL: String, ttlSeconds: Int = 120) throws -> SileoVendor {
+    func vendor(publicBaseURL: String, ttlSeconds: Int = 120, provider: String = "alipayplus") throws -> SileoVendor {
         let settings = SileoSettings.Vendor(
             basePath: Self.base, name: "Test Repo", icon: "https://repo.example/icon.png", description: "Test Pay",
             authenticationBanner: SileoSettings.Banner(message: "Sign in to buy", button: "Sign in"),
-            publicBaseURL: publicBaseURL, app: Self.app, provider: "alipayplus",
+            publicBaseURL: publicBaseURL, app: Self.app, provider: provider,
             signIn: SileoSettings.SignIn(url: signIn.baseURL + "/signin", assertionKeyFile: directory.appendingPathComponent("signin.pem").path),
             downloadDirectory: directory.path, downloadURLSecretFile: directory.appendingPathComponent("download.secret").path,
             downloadKeyTtlSeconds: ttlSeconds,

@@ -56,6 +56,15 @@ struct SileoHostileTests {
         }
     }
 
+    @Test("a vendor whose provider takes no checkouts stops the start, naming the providers that do")
+    func unknownProvider() throws {
+        let fixture = try SileoFixture()
+        defer { fixture.stop() }
+        let error = #expect(throws: SileoVendor.SetupError.self) { try fixture.vendor(publicBaseURL: "https://repo.example", provider: "stripe") }
+        #expect(error?.description.hasSuffix(#"provider "stripe" is not a checkout provider (alipayplus, citcon)"#) == true)
+        #expect(try fixture.vendor(publicBaseURL: "https://repo.example", provider: "citcon").settings.provider == "citcon")
+    }
+
     @Test("a wrong or missing payment secret buys nothing: 403 wrong_payment_secret, status -1, no checkout")
     func wrongPaymentSecret() async throws {
         try await Self.withScene { scene in
