@@ -31,6 +31,8 @@ let package = Package(
         // The PostgreSQL client (the store's PostgreSQL driver), and the TLS its connections use.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The merchant APIs' request context and authenticator middleware (AuthRequestContext, AuthenticatorMiddleware).
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
@@ -145,6 +147,7 @@ let package = Package(
             dependencies: [
                 "Kafka", "Events", "Config", "Store", "Verifiers", "Rejections", "Toolkit", "ServiceHost", "Entitlements", "ProviderAPIs",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -211,7 +214,8 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            // The entitlement API's requests and answers, built and read without a socket.
                            .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")],
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),

@@ -18,6 +18,7 @@ SYSTEM = {"Foundation", "FoundationNetworking", "FoundationEssentials", "Glibc",
 # The modules each package named in the table ships (a table names the package once).
 PACKAGES = {
     "Hummingbird": {"Hummingbird", "HummingbirdCore", "HTTPTypes"},
+    "HummingbirdAuth": {"HummingbirdAuth"},
     "NIO": {"NIOCore", "NIOPosix", "NIOHTTP1", "NIOHTTPTypes", "NIOHTTPTypesHTTP1", "NIOSSL", "NIOConcurrencyHelpers"},
     "Metrics": {"Metrics", "CoreMetrics"},
     "Prometheus": {"Prometheus"},

@@ -3,6 +3,13 @@ import Hummingbird
 import NIOCore
 import Rejections
 
+/// A refusal thrown from a handler is answered as every refusal is (`response()`).
+extension Rejection: HTTPResponseError {
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: reason.httpStatus) }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response { response() }
+}
+
 extension Rejection {
     /// `Retry-After` and `WWW-Authenticate`, when the refusal has them.
     public var headers: HTTPFields {

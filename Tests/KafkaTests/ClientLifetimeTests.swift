@@ -2,6 +2,8 @@ import Foundation
 import Kafka
 import Testing
 
+/// It counts the process's librdkafka threads, so it runs alone: `scripts/run-tests.sh` runs it after
+/// the other tests, whose clients would start and stop threads beside it.
 @Suite("Kafka clients free their handles")
 struct ClientLifetimeTests {
     /// A handle kept alive by its own client (a job that captured it, say) would keep librdkafka's

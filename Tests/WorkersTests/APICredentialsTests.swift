@@ -37,8 +37,9 @@ struct APICredentialsTests {
         return input + "." + Base64.encodeURL(key.signES256(Array(input.utf8)) ?? [])
     }
 
-    static func reason(_ result: Result<Void, Rejection>) -> String? {
-        if case .failure(let refusal) = result { return refusal.code }
+    /// The reason code `check` refuses with; nil when it passes.
+    static func reason(_ check: () throws(Rejection) -> Void) -> String? {
+        do { try check() } catch { return error.code }
         return nil
     }
 
@@ -70,7 +71,7 @@ struct APICredentialsTests {
         func check(_ token: String?, user: String = "alice") -> String? {
             let caller = try? credentials.authenticate(Self.request(bearer: "client-credential-0001", userToken: token)).get()
             guard let caller else { return "unauthenticated" }
-            return Self.reason(credentials.authorize(caller, app: Self.app, user: user))
+            return Self.reason { () throws(Rejection) in try credentials.authorize(caller, app: Self.app, user: user) }
         }
         let valid = #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 600)}"#
         #expect(check(Self.jws(claims: valid)) == nil)
@@ -101,9 +102,9 @@ struct APICredentialsTests {
         #expect(twice.reason == .invalidUserToken)
         // A server credential needs no user token; a client credential cannot reach another app.
         let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
-        #expect(Self.reason(credentials.authorize(server, app: Self.app, user: "anyone")) == nil)
+        #expect(Self.reason { () throws(Rejection) in try credentials.authorize(server, app: Self.app, user: "anyone") } == nil)
         let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001", userToken: Self.jws(claims: valid))).get()
-        #expect(Self.reason(credentials.authorize(client, app: "com.example.other", user: "alice")) == "app_not_allowed")
+        #expect(Self.reason { () throws(Rejection) in try credentials.authorize(client, app: "com.example.other", user: "alice") } == "app_not_allowed")
     }
 
     @Test("a client credential's requests that call a store's API have a bucket of their own; a server credential's have none")
@@ -111,11 +112,12 @@ struct APICredentialsTests {
         let credentials = APICredentials(tokens: [APIToken("server-credential-0001"), APIToken("client-credential-0001", kind: .client, apps: [Self.app])],
                                          userTokenKeys: [Self.app: Self.key.publicKey!], clientStoreCallsPerSecond: 1, clientStoreCallBurst: 2)
         let client = try credentials.authenticate(Self.request(bearer: "client-credential-0001")).get()
-        #expect(credentials.takeStoreCall(client) == nil && credentials.takeStoreCall(client) == nil)
-        let refused = try #require(credentials.takeStoreCall(client))
-        #expect(refused.reason == .rateLimited && refused.headers[.retryAfter] != nil)
+        #expect(Self.reason { () throws(Rejection) in try credentials.takeStoreCall(client) } == nil)
+        #expect(Self.reason { () throws(Rejection) in try credentials.takeStoreCall(client) } == nil)
+        let refused = #expect(throws: Rejection.self) { try credentials.takeStoreCall(client) }
+        #expect(refused?.reason == .rateLimited && refused?.headers[.retryAfter] != nil)
         let server = try credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()
-        for _ in 0..<10 { #expect(credentials.takeStoreCall(server) == nil) }
+        for _ in 0..<10 { #expect(Self.reason { () throws(Rejection) in try credentials.takeStoreCall(server) } == nil) }
         // A signed transaction is checked offline: it takes nothing from the bucket.
         #expect(!PurchaseClaim.appleSignedTransaction("a.b.c").callsStore)
         #expect(PurchaseClaim.google(packageName: "p", productId: "x", purchaseToken: "t").callsStore)

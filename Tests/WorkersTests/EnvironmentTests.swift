@@ -59,14 +59,14 @@ struct EnvironmentTests {
             #expect(sandbox.events.map(\.environment) == [.sandbox])
             try await Self.project(store, sandbox, nowMs: now)
 
-            let api = EntitlementAPI(store: store, tokens: [APIToken(Self.token)], logger: TestDatabases.logger)
-            let production = try await Self.get(api, "?app=com.example", nowMs: now)
+            let api = EntitlementAPI(store: store, tokens: [APIToken(Self.token)], logger: TestDatabases.logger, now: { now })
+            let production = try await Self.get(api, "?app=com.example")
             #expect(production.status == 200)
             #expect(production.body?.environment == "production")
             #expect(production.body?.entitlements.isEmpty == true)
-            let asked = try await Self.get(api, "?app=com.example&environment=production", nowMs: now)
+            let asked = try await Self.get(api, "?app=com.example&environment=production")
             #expect(asked.body?.entitlements.isEmpty == true)
-            let sandboxAnswer = try await Self.get(api, "?app=com.example&environment=sandbox", nowMs: now)
+            let sandboxAnswer = try await Self.get(api, "?app=com.example&environment=sandbox")
             #expect(sandboxAnswer.status == 200)
             #expect(sandboxAnswer.body?.environment == "sandbox")
             #expect(sandboxAnswer.body?.entitlements.map(\.product) == ["pro.monthly"])
@@ -98,7 +98,7 @@ struct EnvironmentTests {
             let recorded = RecordingMetrics()
             let api = EntitlementAPI(store: store, tokens: [APIToken(Self.token)], metrics: MerchantMetrics(factory: recorded), logger: TestDatabases.logger)
             for value in ["Sandbox", "live", "", "production,sandbox"] {
-                let answer = try await Self.get(api, "?app=com.example&environment=\(value)", nowMs: 0)
+                let answer = try await Self.get(api, "?app=com.example&environment=\(value)")
                 #expect(answer.status == 400, "\(value)")
                 #expect(answer.text.contains(#""error":"invalid_environment""#), "\(value)")
             }
@@ -192,10 +192,10 @@ struct EnvironmentTests {
     }
 
     /// The API's answer to `GET /v1/users/<user>/entitlements<query>` with the test's token.
-    static func get(_ api: EntitlementAPI, _ query: String, nowMs: Int64) async throws -> Answer {
+    static func get(_ api: EntitlementAPI, _ query: String) async throws -> Answer {
         var head = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: "/v1/users/\(user)/entitlements\(query)")
         head.headerFields[.authorization] = "Bearer \(token)"
-        let response = await api.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer())), user: user, nowMs: nowMs)
+        let response = try await api.routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer())))
         let collected = CollectedBody()
         try await response.body.write(collected)
         return Answer(status: response.status.code, text: String(decoding: collected.bytes.withLock { $0 }, as: UTF8.self))

@@ -6,14 +6,19 @@ import Rejections
 import Toolkit
 import Verifiers
 
-/// A merchant API's caller: the credential of the request's one `Authorization` header (or, on
-/// `/v1/validate`, the validator key of its URL), and the user it may act for.
-struct Caller: Sendable {
+/// A merchant API's caller, as `CredentialMiddleware` puts it in the request context: the credential of
+/// the request's one `Authorization` header (or, on `/v1/validate`, the validator key of its URL), and
+/// the user token that names the user it may act for.
+public struct Caller: Sendable {
+    /// How the credential was presented.
+    enum Presentation: Sendable { case bearer, urlKey }
+
     let credential: APIToken
-    /// Its place in the credentials (its buckets').
+    /// Its place in the credentials that admitted it (its buckets').
     let index: Int
     /// The `Tollgate-User-Token` header as sent; verified per app by `APICredentials.authorize`.
     let userToken: String?
+    let presented: Presentation
 
     var isServer: Bool { credential.kind == .server }
 }
@@ -60,11 +65,11 @@ public struct APICredentials: Sendable {
         guard credentials.count == 1, let header = credentials.first, header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             return .failure(Self.unauthorized)
         }
-        return caller(presenting: String(header.dropFirst(7)), request: request)
+        return caller(presenting: String(header.dropFirst(7)), request: request, via: .bearer)
     }
 
     /// The caller presenting `secret` (a bearer token or a validator key).
-    func caller(presenting secret: String, request: Request) -> Result<Caller, Rejection> {
+    func caller(presenting secret: String, request: Request, via presented: Caller.Presentation) -> Result<Caller, Rejection> {
         guard let index = ConstantTime.firstMatch(secret, in: tokens.map(\.token)) else { return .failure(Self.unauthorized) }
         if let seconds = limiters[index].take() {
             return .failure(Rejection(.rateLimited, "this credential sends more requests than its rate allows (api.ratePerSecond)",
@@ -75,41 +80,37 @@ public struct APICredentials: Sendable {
         guard userTokens.count <= 1 else {
             return .failure(Rejection(.invalidUserToken, "send at most one Tollgate-User-Token header"))
         }
-        return .success(Caller(credential: tokens[index], index: index, userToken: userTokens.first))
+        return .success(Caller(credential: tokens[index], index: index, userToken: userTokens.first, presented: presented))
     }
 
     /// Whether `caller` may act in `app` for `user`: a server credential for any user of its apps; a
     /// client credential only for the user its user token names (`requireUser`), or, where the claim
     /// itself proves possession and no token is sent (`/v1/validate`), for the user the request names.
-    func authorize(_ caller: Caller, app: String, user: String?, userTokenOptional: Bool = false) -> Result<Void, Rejection> {
+    func authorize(_ caller: Caller, app: String, user: String?, userTokenOptional: Bool = false) throws(Rejection) {
         guard caller.credential.allows(app: app) else {
-            return .failure(Rejection(.appNotAllowed, "this credential is limited to other apps (api.tokens)"))
+            throw Rejection(.appNotAllowed, "this credential is limited to other apps (api.tokens)")
         }
-        guard !caller.isServer, let user else { return .success(()) }
+        guard !caller.isServer, let user else { return }
         guard let text = caller.userToken else {
-            if userTokenOptional { return .success(()) }
-            return .failure(Rejection(.userTokenRequired,
-                                          "a client credential acts for a user only with that user's token in Tollgate-User-Token (docs/security.md)"))
+            if userTokenOptional { return }
+            throw Rejection(.userTokenRequired,
+                            "a client credential acts for a user only with that user's token in Tollgate-User-Token (docs/security.md)")
         }
         guard let key = userTokenKeys[app] else {
-            return .failure(Rejection(.invalidUserToken, "no user token key is configured for \(app) (api.userTokenKeys)"))
+            throw Rejection(.invalidUserToken, "no user token key is configured for \(app) (api.userTokenKeys)")
         }
-        let token: UserToken
-        do { token = try UserToken.verify(text, app: app, key: key, nowMs: now()) } catch {
-            return .failure(error)
-        }
+        let token = try UserToken.verify(text, app: app, key: key, nowMs: now())
         guard token.user.isExactly(user) else {
-            return .failure(Rejection(.userNotAllowed, "the user token names another user than the request"))
+            throw Rejection(.userNotAllowed, "the user token names another user than the request")
         }
-        return .success(())
     }
 
     /// Takes one of a client credential's store calls (server credentials have none to take): nil when
     /// admitted, else the 429 that says when to ask again.
-    func takeStoreCall(_ caller: Caller) -> Rejection? {
-        guard !caller.isServer, let seconds = storeCallLimiters[caller.index].take() else { return nil }
-        return Rejection(.rateLimited, "this credential asks the stores more often than api.clientStoreCallsPerSecond allows",
-                         retryAfterSeconds: seconds)
+    func takeStoreCall(_ caller: Caller) throws(Rejection) {
+        guard !caller.isServer, let seconds = storeCallLimiters[caller.index].take() else { return }
+        throw Rejection(.rateLimited, "this credential asks the stores more often than api.clientStoreCallsPerSecond allows",
+                        retryAfterSeconds: seconds)
     }
 
     static let unauthorized = Rejection(.unauthorized, "a valid bearer token from api.tokens is required", challenge: "Bearer")

@@ -25,26 +25,30 @@ public struct EntitlementAPI: Sendable {
     let catalog: CatalogSettings
     let metrics: MerchantMetrics
     let logger: Logger
+    /// What "active" is measured against.
+    let now: @Sendable () -> Int64
 
     public init(store: EntitlementStore, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
-         metrics: MerchantMetrics, logger: Logger) {
+         metrics: MerchantMetrics, logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.store = store
         self.credentials = credentials
         self.purchaseIds = purchaseIds
         self.catalog = catalog
         self.metrics = metrics
         self.logger = logger
+        self.now = now
     }
 
     public init(store: EntitlementStore, tokens: [APIToken], catalog: CatalogSettings = CatalogSettings(), metrics: MerchantMetrics = MerchantMetrics(),
-                logger: Logger) {
+                logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.init(store: store, credentials: APICredentials(tokens: tokens), purchaseIds: PurchaseIdSource(store: store), catalog: catalog,
-                  metrics: metrics, logger: logger)
+                  metrics: metrics, logger: logger, now: now)
     }
 
     /// Its one route, for the server that carries it (the workers' own, or the gateway's in `tollgate dev`).
     public var routes: RouteGroup {
-        RouteGroup([.init(.get, Self.path) { request, context in await respond(request, user: context.parameters.get("user")) }])
+        .merchant([.init(.get, Self.path) { request, context in try await respond(request, context) }],
+                  credentials: CredentialMiddleware(credentials: credentials), refusals: .merchant(metrics))
     }
 
     struct Body: Encodable {
@@ -68,18 +72,10 @@ public struct EntitlementAPI: Sendable {
         var entitlements: [Item]
     }
 
-    func respond(_ request: Request, user encodedUser: String?, nowMs: Int64 = Timestamp.now.millisecondsSince1970) async -> Response {
-        let caller: Caller
-        switch credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal)
-        }
-        let user: String, app: String, environment: NormalizedEvent.Environment
-        switch Self.userQuery(request, user: encodedUser) {
-        case .success(let query): (user, app, environment) = query
-        case .failure(let rejection): return refuse(rejection)
-        }
-        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
+    func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        let (user, app, environment) = try Self.userQuery(request, user: context.parameters.get("user"))
+        try credentials.authorize(caller, app: app, user: user)
         let found: [Entitlement]?
         let ids: PurchaseIds
         do {
@@ -87,34 +83,34 @@ public struct EntitlementAPI: Sendable {
             ids = try await purchaseIds.ids()
         } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
-            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5))
+            throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
         }
         // A client learns no more than its own user's entitlements: unknown and entitled to nothing answer alike.
         guard let found = found ?? (caller.isServer ? nil : []) else {
-            return refuse(Rejection(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))"))
+            throw Rejection(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
-        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: nowMs, ids: ids, catalog: catalog)
+        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: now(), ids: ids, catalog: catalog)
         let data = (try? Self.encoder.encode(body)) ?? Data()
         return Self.json(.ok, data)
     }
 
     /// The user of the path (percent-decoded, as the query's app arrives), the `app` and the
     /// `environment` (production unless asked: a sandbox purchase must never read as a paid one).
-    static func userQuery(_ request: Request, user encodedUser: String?) -> Result<(String, String, NormalizedEvent.Environment), Rejection> {
-        guard let encodedUser, !encodedUser.isEmpty else { return .failure(Rejection(.missingUser, "the path names no user")) }
+    static func userQuery(_ request: Request, user encodedUser: String?) throws(Rejection) -> (user: String, app: String, environment: NormalizedEvent.Environment) {
+        guard let encodedUser, !encodedUser.isEmpty else { throw Rejection(.missingUser, "the path names no user") }
         // A control character (NUL above all) names nobody and would only reach the store to fail there.
         guard let user = encodedUser.removingPercentEncoding, !user.isEmpty,
               !user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return .failure(Rejection(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters"))
+            throw Rejection(.malformedRequest, "the user in the path is not valid percent-encoded UTF-8 without control characters")
         }
         guard let app = request.uri.queryParameters.get("app"), !app.isEmpty else {
-            return .failure(Rejection(.missingApp, "the query parameter app is required"))
+            throw Rejection(.missingApp, "the query parameter app is required")
         }
-        guard let text = request.uri.queryParameters.get("environment") else { return .success((user, app, .production)) }
+        guard let text = request.uri.queryParameters.get("environment") else { return (user, app, .production) }
         guard let environment = NormalizedEvent.Environment(rawValue: text) else {
-            return .failure(Rejection(.invalidEnvironment, "the query parameter environment must be production or sandbox"))
+            throw Rejection(.invalidEnvironment, "the query parameter environment must be production or sandbox")
         }
-        return .success((user, app, environment))
+        return (user, app, environment)
     }
 
     /// What the API answers for these entitlements at `nowMs`: the active ones, and the catalog's
@@ -155,12 +151,6 @@ public struct EntitlementAPI: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
-
-    /// A refusal, counted by reason.
-    func refuse(_ rejection: Rejection) -> Response {
-        metrics.apiRejected(reason: rejection.code)
-        return rejection.response()
-    }
 
     static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {
         var headers = HTTPFields()

@@ -24,7 +24,8 @@ public struct SupportAPI: Sendable {
     let logger: Logger
 
     public var routes: RouteGroup {
-        RouteGroup([.init(.get, Self.path) { request, context in await respond(request, user: context.parameters.get("user")) }])
+        .merchant([.init(.get, Self.path) { request, context in try await respond(request, context) }],
+                  credentials: CredentialMiddleware(credentials: credentials), refusals: .merchant(metrics))
     }
 
     struct Body: Encodable {
@@ -38,21 +39,13 @@ public struct SupportAPI: Sendable {
         var purchases: [Item]
     }
 
-    func respond(_ request: Request, user encodedUser: String?) async -> Response {
-        let caller: Caller
-        switch credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal)
-        }
+    func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
         guard caller.isServer else {
-            return refuse(Rejection(.serverCredentialRequired, "purchase credentials are for the merchant's servers: use a server credential"))
+            throw Rejection(.serverCredentialRequired, "purchase credentials are for the merchant's servers: use a server credential")
         }
-        let user: String, app: String, environment: NormalizedEvent.Environment
-        switch EntitlementAPI.userQuery(request, user: encodedUser) {
-        case .success(let query): (user, app, environment) = query
-        case .failure(let rejection): return refuse(rejection)
-        }
-        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: user) { return refuse(refusal) }
+        let (user, app, environment) = try EntitlementAPI.userQuery(request, user: context.parameters.get("user"))
+        try credentials.authorize(caller, app: app, user: user)
         let purchases: [Purchase]
         let ids: PurchaseIds
         do {
@@ -60,7 +53,7 @@ public struct SupportAPI: Sendable {
             ids = try await purchaseIds.ids()
         } catch {
             logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
-            return refuse(Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5))
+            throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
         }
         let items = purchases.map { p in
             Body.Item(purchaseId: ids.id(source: p.key.source, app: p.key.app, environment: p.key.environment, subject: p.key.subject),
@@ -70,10 +63,5 @@ public struct SupportAPI: Sendable {
         }
         let data = (try? EntitlementAPI.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, purchases: items))) ?? Data()
         return EntitlementAPI.json(.ok, data)
-    }
-
-    private func refuse(_ rejection: Rejection) -> Response {
-        metrics.apiRejected(reason: rejection.code)
-        return rejection.response()
     }
 }

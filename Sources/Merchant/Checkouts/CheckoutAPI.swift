@@ -38,11 +38,11 @@ public struct CheckoutAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup([
-            .init(.post, Self.collectionPath) { request, _ in await create(request) },
-            .init(.get, Self.itemPath) { request, context in await show(request, id: context.parameters.get("id")) },
-            .init(.post, Self.refundPath) { request, context in await refund(request, id: context.parameters.get("id")) },
-        ])
+        .merchant([
+            .init(.post, Self.collectionPath) { request, context in try await create(request, context) },
+            .init(.get, Self.itemPath) { _, context in try await show(context) },
+            .init(.post, Self.refundPath) { _, context in try await refund(context) },
+        ], credentials: CredentialMiddleware(credentials: credentials), refusals: .merchant(metrics))
     }
 
     struct Body: Encodable {
@@ -56,81 +56,48 @@ public struct CheckoutAPI: Sendable {
         var createdAt, expiresAt: String
     }
 
-    func create(_ request: Request) async -> Response {
-        let caller: Caller
-        switch credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal)
-        }
-        let bytes: [UInt8]
-        do { bytes = try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes) } catch { return refuse(error) }
-        let intent: CheckoutIntent
-        let order: Order
-        do { order = try Self.order(bytes, providers: service.providers) } catch { return refuse(error) }
+    func create(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        let order = try Self.order(try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes), providers: service.providers)
         // Before the catalog is read: a caller learns nothing of another app's products or prices.
-        if case .failure(let refusal) = credentials.authorize(caller, app: order.app, user: order.user) { return refuse(refusal) }
-        do { intent = try Self.intent(order, catalog: catalog) } catch { return refuse(error) }
-        do {
-            let started = try await service.startOrRepeat(intent)
-            return Self.json(started.repeated ? .ok : .created, body(started.record))
-        } catch {
-            return refuse(error)
-        }
+        try credentials.authorize(caller, app: order.app, user: order.user)
+        let started = try await service.startOrRepeat(try Self.intent(order, catalog: catalog))
+        return Self.json(started.repeated ? .ok : .created, body(started.record))
     }
 
-    func show(_ request: Request, id: String?) async -> Response {
-        switch await lookUp(request, id: id) {
-        case .success(let found): Self.json(.ok, body(found.checkout))
-        case .failure(let refused): refused.response
-        }
+    func show(_ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        Self.json(.ok, body(try await lookUp(context).checkout))
     }
 
-    /// Asks Antom to refund a paid checkout in full: 202 with the checkout (still `paid`, with its
-    /// `refundRequestId`) until Antom's notification makes it `refunded`; 200 when it already is. The
-    /// body, if any, is not read.
-    func refund(_ request: Request, id: String?) async -> Response {
-        let checkout: CheckoutRecord
-        switch await lookUp(request, id: id) {
-        case .success(let found) where found.caller.isServer && found.caller.credential.refunds: checkout = found.checkout
-        case .success: return refuse(Rejection(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)"))
-        case .failure(let refused): return refused.response
+    /// Asks the checkout's provider to refund a paid checkout in full: 202 with the checkout (still
+    /// `paid`, with its `refundRequestId`) until the provider's notification makes it `refunded`; 200
+    /// when it already is. The body, if any, is not read.
+    func refund(_ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let (checkout, caller) = try await lookUp(context)
+        guard caller.isServer && caller.credential.refunds else {
+            throw Rejection(.refundNotAllowed, "this token may not ask for refunds (api.tokens: refunds: true)")
         }
-        do {
-            let requested = try await service.refund(checkout)
-            let current = (try? await service.records.find(id: checkout.id)) ?? checkout
-            return Self.json(requested ? .accepted : .ok, body(current))
-        } catch {
-            return refuse(error)
-        }
+        let requested = try await service.refund(checkout)
+        let current = (try? await service.records.find(id: checkout.id)) ?? checkout
+        return Self.json(requested ? .accepted : .ok, body(current))
     }
 
-    struct Refused: Error { var response: Response }
-
-    /// The checkout `id` names, for this request's caller: another app's checkout, or for a client
-    /// credential another user's, reads as unknown, so a caller learns nothing of checkouts not its own.
-    private func lookUp(_ request: Request, id: String?) async -> Result<(checkout: CheckoutRecord, caller: Caller), Refused> {
-        let caller: Caller
-        switch credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return .failure(Refused(response: refuse(refusal)))
-        }
-        guard let id, !id.isEmpty, id.utf8.count <= 64 else {
-            return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
-        }
+    /// The checkout the path's `id` names, for this request's caller: another app's checkout, or for a
+    /// client credential another user's, reads as unknown, so a caller learns nothing of checkouts not its own.
+    private func lookUp(_ context: MerchantRequestContext) async throws(Rejection) -> (checkout: CheckoutRecord, caller: Caller) {
+        let caller = try context.caller()
+        let unknown = Rejection(.checkoutNotFound, "no checkout has this id")
+        guard let id = context.parameters.get("id"), !id.isEmpty, id.utf8.count <= 64 else { throw unknown }
         let found: CheckoutRecord?
         do { found = try await service.records.find(id: id) } catch {
             logger.error("checkout lookup failed", metadata: ["error": .string("\(error)")])
-            return .failure(Refused(response: refuse(Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5))))
+            throw Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
         }
-        guard let found, caller.credential.allows(app: found.app) else {
-            return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
-        }
+        guard let found, caller.credential.allows(app: found.app) else { throw unknown }
         // Whatever keeps a client from this checkout (no user token, another user's, a bad one) reads as
         // an unknown id, so the answer says nothing of whether the id exists.
-        switch credentials.authorize(caller, app: found.app, user: found.user) {
-        case .success: return .success((found, caller))
-        case .failure: return .failure(Refused(response: refuse(Rejection(.checkoutNotFound, "no checkout has this id"))))
-        }
+        do { try credentials.authorize(caller, app: found.app, user: found.user) } catch { throw unknown }
+        return (found, caller)
     }
 
     /// A checkout's body as sent, before the catalog prices it.
@@ -193,12 +160,6 @@ public struct CheckoutAPI: Sendable {
              paymentUrl: c.paymentURL, ipnUrl: service.appPlacesOrder(c) ? c.notifyURL : nil, paymentId: c.paymentId,
              refundRequestId: c.state == .paid ? c.refundRequestId : nil,
              createdAt: EntitlementJSON.rfc3339(c.createdAtMs), expiresAt: EntitlementJSON.rfc3339(c.expiresAtMs))
-    }
-
-
-    private func refuse(_ rejection: Rejection) -> Response {
-        metrics.apiRejected(reason: rejection.code)
-        return rejection.response()
     }
 
     private static let encoder: JSONEncoder = {

@@ -37,7 +37,10 @@ public struct PurchasesAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup([.init(.post, Self.path) { request, _ in await respond(request) }])
+        .merchant([.init(.post, Self.path) { request, context in try await respond(request, context) }],
+                  credentials: CredentialMiddleware(credentials: credentials),
+                  // The reason and its message only: never the claim, which may carry a token.
+                  refusals: .merchant(metrics, logger: logger, route: Self.path))
     }
 
     /// A parsed request: who reports what for which app.
@@ -47,33 +50,21 @@ public struct PurchasesAPI: Sendable {
         var claim: PurchaseClaim
     }
 
-    func respond(_ request: Request) async -> Response {
-        let caller: Caller
-        switch credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal): return refuse(refusal)
-        }
-        let body: [UInt8]
-        let maxBodyBytes = Self.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
-        do { body = try await RequestBodyReader.read(request, maxBytes: maxBodyBytes) } catch { return refuse(error) }
-        let report: Report
-        do { report = try Self.parse(body, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
-        if case .failure(let refusal) = credentials.authorize(caller, app: report.app, user: report.user) {
-            return refuse(refusal)
-        }
+    func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        let body = try await RequestBodyReader.read(request, maxBytes: Self.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes))
+        let report = try Self.parse(body, maxReceiptBytes: service.settings.maxReceiptBytes)
+        try credentials.authorize(caller, app: report.app, user: report.user)
         // A client credential is public: a bare transaction id proves nothing of who bought it.
         if !caller.isServer, !report.claim.provesPossession {
-            return refuse(Rejection(.proofRequired, "a client credential reports Apple purchases with signedTransaction or receipt, not transactionId"))
+            throw Rejection(.proofRequired, "a client credential reports Apple purchases with signedTransaction or receipt, not transactionId")
         }
-        if report.claim.callsStore, let refusal = credentials.takeStoreCall(caller) { return refuse(refusal) }
-        return await answer(report)
+        if report.claim.callsStore { try credentials.takeStoreCall(caller) }
+        return try await answer(report)
     }
 
-    func answer(_ report: Report) async -> Response {
-        let outcome: PurchaseService.Outcome
-        do { outcome = try await service.report(report.claim, app: report.app, user: report.user) } catch {
-            return refuse(error)
-        }
+    func answer(_ report: Report) async throws(Rejection) -> Response {
+        let outcome = try await service.report(report.claim, app: report.app, user: report.user)
         let environment = outcome.purchases[0].environment
         let ids: PurchaseIds
         do { ids = try await purchaseIds.ids() } catch {
@@ -185,14 +176,6 @@ public struct PurchasesAPI: Sendable {
         // Counted as JSON Schema counts (code points), so docs/openapi.yaml's maxLength states it.
         guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(prefix)\(key) must be 1 to \(max) characters") }
         return text
-    }
-
-    private func refuse(_ rejection: Rejection) -> Response {
-        metrics.apiRejected(reason: rejection.code)
-        // The reason and its message only: never the claim, which may carry a token.
-        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.code),
-                                                   "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])
-        return rejection.response()
     }
 
     static func json(_ status: HTTPResponse.Status, _ answer: some Encodable) -> Response {

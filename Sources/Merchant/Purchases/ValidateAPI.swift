@@ -42,7 +42,13 @@ public struct ValidateAPI: Sendable {
     }
 
     public var routes: RouteGroup {
-        RouteGroup([.init(.post, Self.path) { request, _ in await respond(request) }])
+        .merchant([.init(.post, Self.path) { request, context in try await respond(request, context) }],
+                  credentials: CredentialMiddleware(
+                      credentials: credentials, urlKeys: validatorKeys,
+                      unauthorized: Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required",
+                                              challenge: APICredentials.unauthorized.challenge)),
+                  // The reason and its message only: never the claim, which may carry a token.
+                  refusals: .merchant(metrics, logger: logger, route: Self.path, render: Self.failure))
     }
 
     /// Iaptic's error codes.
@@ -68,47 +74,29 @@ public struct ValidateAPI: Sendable {
         var claim: PurchaseClaim
     }
 
-    func respond(_ request: Hummingbird.Request) async -> Response {
-        let query = request.uri.queryParameters
-        guard let app = query.get("appName"), !app.isEmpty else {
-            return refuse(Rejection(.missingApp, "the validator URL names no appName"))
+    func respond(_ request: Hummingbird.Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        guard let app = request.uri.queryParameters.get("appName"), !app.isEmpty else {
+            throw Rejection(.missingApp, "the validator URL names no appName")
         }
-        let caller: Caller
-        let viaValidatorKey = query.get("apiKey") != nil
-        switch query.get("apiKey").map({ validatorKeys.caller(presenting: $0, request: request) }) ?? credentials.authenticate(request) {
-        case .success(let found): caller = found
-        case .failure(let refusal) where refusal.is(CredentialReason.unauthorized):
-            return refuse(Rejection(.unauthorized, "the validator URL's apiKey (purchases.validatorKeys) or an api.tokens bearer token is required",
-                                    challenge: refusal.challenge))
-        case .failure(let refusal): return refuse(refusal)
-        }
-        let body: [UInt8]
-        let maxBodyBytes = PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes)
-        do { body = try await RequestBodyReader.read(request, maxBytes: maxBodyBytes) } catch { return refuse(error) }
-        let parsed: Request
-        do { parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes) } catch { return refuse(error) }
+        let viaValidatorKey = caller.presented == .urlKey
+        let body = try await RequestBodyReader.read(request, maxBytes: PurchasesAPI.maxBodyBytes(receiptBytes: service.settings.maxReceiptBytes))
+        let parsed = try Self.parse(body, app: app, maxReceiptBytes: service.settings.maxReceiptBytes)
         // Every claim this route takes proves possession, so the validator key (all such a client can be
         // configured with) links it to applicationUsername; an api.tokens client credential acts, as
         // everywhere, only for its user token's user.
-        if case .failure(let refusal) = credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey) {
-            return refuse(refusal)
-        }
+        try credentials.authorize(caller, app: app, user: parsed.user, userTokenOptional: viaValidatorKey)
         // A claim anyone may copy (a shared receipt) must not unlock every install that sends it: from the
         // app, a purchase is answered only for the user it is linked to, under the app's ownership policy.
         guard caller.isServer || parsed.user != nil else {
-            return refuse(Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to"))
+            throw Rejection(.missingUser, "additionalData.applicationUsername is required: a purchase is validated for the user it belongs to")
         }
-        let limits = viaValidatorKey ? validatorKeys : credentials
-        if parsed.claim.callsStore, let refusal = limits.takeStoreCall(caller) { return refuse(refusal) }
+        if parsed.claim.callsStore { try (viaValidatorKey ? validatorKeys : credentials).takeStoreCall(caller) }
         let purchases: [VerifiedPurchase]
-        do {
-            if let user = parsed.user {
-                purchases = try await service.report(parsed.claim, app: app, user: user).purchases
-            } else {
-                purchases = try await service.verify(parsed.claim, app: app)
-            }
-        } catch {
-            return refuse(error)
+        if let user = parsed.user {
+            purchases = try await service.report(parsed.claim, app: app, user: user).purchases
+        } else {
+            purchases = try await service.verify(parsed.claim, app: app)
         }
         let nowMs = service.now().millisecondsSince1970
         // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
@@ -253,10 +241,8 @@ public struct ValidateAPI: Sendable {
         }
     }
 
-    private func refuse(_ rejection: Rejection) -> Response {
-        metrics.apiRejected(reason: rejection.code)
-        logger.info("purchase refused", metadata: ["route": .string(Self.path), "reason": .string(rejection.code),
-                                                   "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])
+    /// A refusal in Iaptic's shape, with its status and headers.
+    @Sendable static func failure(_ rejection: Rejection) -> Response {
         let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.code)
         var response = PurchasesAPI.json(HTTPResponse.Status(code: rejection.httpStatus), failure)
         for field in rejection.headers { response.headers.append(field) }

@@ -127,7 +127,7 @@ enum PurchaseCalls {
         var head = HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: PurchasesAPI.path)
         if let token { head.headerFields[.authorization] = "Bearer \(token)" }
         head.headerFields[.contentType] = "application/json"
-        let response = await api.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
+        let response = try await api.routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
         let collected = CollectedBody()
         try await response.body.write(collected)
         return Answer(status: response.status.code, retryAfter: response.headers[.retryAfter],

@@ -29,7 +29,7 @@ struct ValidateAPITests {
 
     static func validate(_ api: ValidateAPI, query: String = ValidateAPITests.query, _ json: String) async throws -> (status: Int, json: JSONValue?, text: String) {
         let head = HTTPRequest(method: .post, scheme: "https", authority: "tollgate.example", path: ValidateAPI.path + query)
-        let response = await api.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
+        let response = try await api.routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
         let collected = PurchaseCalls.CollectedBody()
         try await response.body.write(collected)
         let bytes = collected.bytes.withLock { $0 }
