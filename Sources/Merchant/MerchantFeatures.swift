@@ -44,12 +44,13 @@ public struct MerchantFeatures: Sendable {
         self.consumption = consumption.map {
             ConsumptionAnswerer(apps: $0.apps, store: store, metrics: metrics, logger: logger, now: { Timestamp.now.millisecondsSince1970 })
         }
+        let publisher = KafkaEventPublisher(producer: producer, topic: eventsTopic)
         let checkoutService = checkouts.map {
             CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
-                            publish: { events in try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: eventsTopic) }) })
+                            publisher: publisher)
         }
         checkoutMatcher = checkoutService.map { CheckoutMatcher(records: $0.records, providers: $0.providers, metrics: metrics, logger: logger, now: clock) }
-        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, producer: producer, topic: eventsTopic,
+        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, publisher: publisher,
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
         let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
                                         metrics: metrics, logger: logger)
@@ -64,13 +65,13 @@ public struct MerchantFeatures: Sendable {
         if let appleBackfill {
             // Before the producer: a page in hand is published before it closes.
             let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
-                                                     store: store, producer: producer, topic: eventsTopic,
+                                                     store: store, publisher: publisher,
                                                      firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
             jobs.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, logger: logger)))
         }
         if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
-                                                         producer: producer, topic: eventsTopic, metrics: metrics, logger: logger)
+                                                         publisher: publisher, metrics: metrics, logger: logger)
             jobs.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
         }
         if let playAcknowledgementRetry {

@@ -38,13 +38,13 @@ public struct CheckoutService: CheckoutStarting {
     let metrics: MerchantMetrics
     let logger: Logger
     let now: @Sendable () -> Int64
-    /// Publishes events on `tollgate.events` (the refund a provider's answer reports done); nil: none are.
-    let publish: (@Sendable ([NormalizedEvent]) async throws -> Void)?
+    /// Publishes the refund a provider's answer reports done on `tollgate.events`; nil: none is.
+    let publisher: (any EventPublisher)?
 
     public init(setup: CheckoutSetup, store: EntitlementStore, metrics: MerchantMetrics, logger: Logger,
          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-         publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) {
-        self.publish = publish
+         publisher: (any EventPublisher)? = nil) {
+        self.publisher = publisher
         self.setup = setup
         providers = setup.providers.providers(CheckoutProviderContext(settings: setup.settings, fetcher: setup.fetcher,
                                                                       metricsFactory: metrics.factory, logger: logger, now: now))
@@ -179,9 +179,9 @@ public struct CheckoutService: CheckoutStarting {
 
     /// A failure here only leaves the refund to the provider's notification.
     private func publishRefund(_ event: NormalizedEvent, checkout: CheckoutRecord) async {
-        guard let publish else { return }
+        guard let publisher else { return }
         do {
-            try await publish([event])
+            try await publisher.publish([event])
         } catch {
             logger.warning("the refund the provider answered could not be published; its notification will apply it",
                            metadata: ["checkout": .string(checkout.id), "error": .string("\(error)")])

@@ -14,8 +14,8 @@ import Verifiers
 public struct PurchaseService: Sendable {
     let verifiers: [any PurchaseVerifying]
     let store: EntitlementStore
-    let producer: KafkaProducer
-    let topic: String
+    /// Where reported purchases are published (`tollgate.events`).
+    let publisher: any EventPublisher
     let settings: PurchaseSettings
     let acknowledger: (any PlayAcknowledging)?
     let metrics: MerchantMetrics
@@ -31,12 +31,11 @@ public struct PurchaseService: Sendable {
         public var applied: Bool
     }
 
-    public init(verifiers: [any PurchaseVerifying], store: EntitlementStore, producer: KafkaProducer, topic: String, settings: PurchaseSettings,
+    public init(verifiers: [any PurchaseVerifying], store: EntitlementStore, publisher: any EventPublisher, settings: PurchaseSettings,
          acknowledger: (any PlayAcknowledging)?, metrics: MerchantMetrics, logger: Logger) {
         self.verifiers = verifiers
         self.store = store
-        self.producer = producer
-        self.topic = topic
+        self.publisher = publisher
         self.settings = settings
         self.acknowledger = acknowledger
         self.metrics = metrics
@@ -78,7 +77,7 @@ public struct PurchaseService: Sendable {
             return Outcome(purchases: purchases, eventIds: [], applied: true)
         }
         do {
-            try await producer.sendAll(events.map { CloudEventRecord.message($0, topic: topic) })
+            try await publisher.publish(events)
         } catch {
             logger.error("publishing a reported purchase failed", metadata: ["error": .string("\(error)")])
             throw Rejection(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)

@@ -64,28 +64,26 @@ public struct AppleNotificationBackfill: Sendable {
     let apps: [AppleSettings.App]
     let source: any WebhookSource
     let store: EntitlementStore
-    let producer: KafkaProducer?
-    let topic: String
+    let publisher: (any EventPublisher)?
     let firstRunDays: Int
     let metrics: MerchantMetrics
-    private var publisher: ReconcilePublisher {
-        ReconcilePublisher(job: Self.job, store: store, producer: producer, topic: topic, metrics: metrics)
+    private var reconcilePublisher: ReconcilePublisher {
+        ReconcilePublisher(job: Self.job, store: store, publisher: publisher, metrics: metrics)
     }
     let logger: Logger
     let now: @Sendable () -> Int64
     let sleep: @Sendable (Duration) async throws -> Void
 
-    /// `producer` may be nil only for dry runs. `firstRunDays`: how far back a scope without a checkpoint starts.
+    /// `publisher` may be nil only for dry runs. `firstRunDays`: how far back a scope without a checkpoint starts.
     public init(clients: [String: AppStoreAPIClient], apps: [AppleSettings.App], source: any WebhookSource, store: EntitlementStore,
-                producer: KafkaProducer?, topic: String, firstRunDays: Int, metrics: MerchantMetrics, logger: Logger,
+                publisher: (any EventPublisher)?, firstRunDays: Int, metrics: MerchantMetrics, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
         self.clients = clients
         self.apps = apps
         self.source = source
         self.store = store
-        self.producer = producer
-        self.topic = topic
+        self.publisher = publisher
         self.firstRunDays = firstRunDays
         self.metrics = metrics
         self.logger = logger
@@ -168,7 +166,7 @@ public struct AppleNotificationBackfill: Sendable {
             for item in items {
                 if let event = try await verified(item, scope: scope) { events.append(event) }
             }
-            try await publisher.publishNew(events, rejected: items.count - events.count, dryRun: options.dryRun, into: &state)
+            try await reconcilePublisher.publishNew(events, rejected: items.count - events.count, dryRun: options.dryRun, into: &state)
             progress(state)
             let more = page.hasMore == true
             if more {

@@ -43,24 +43,22 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
     let client: PlayAPIClient
     let packages: [String]
     let store: EntitlementStore
-    let producer: KafkaProducer?
-    let topic: String
+    let publisher: (any EventPublisher)?
     let metrics: MerchantMetrics
-    private var publisher: ReconcilePublisher {
-        ReconcilePublisher(job: Self.job, store: store, producer: producer, topic: topic, metrics: metrics)
+    private var reconcilePublisher: ReconcilePublisher {
+        ReconcilePublisher(job: Self.job, store: store, publisher: publisher, metrics: metrics)
     }
     let logger: Logger
     let now: @Sendable () -> Int64
     let sleep: @Sendable (Duration) async throws -> Void
 
-    public init(client: PlayAPIClient, packages: [String], store: EntitlementStore, producer: KafkaProducer?, topic: String,
+    public init(client: PlayAPIClient, packages: [String], store: EntitlementStore, publisher: (any EventPublisher)?,
                 metrics: MerchantMetrics, logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
         self.client = client
         self.packages = packages
         self.store = store
-        self.producer = producer
-        self.topic = topic
+        self.publisher = publisher
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -114,7 +112,7 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
             for purchase in voided {
                 if let event = try await event(for: purchase, package: package) { events.append(event) }
             }
-            try await publisher.publishNew(events, rejected: voided.count - events.count, dryRun: options.dryRun, into: &state)
+            try await reconcilePublisher.publishNew(events, rejected: voided.count - events.count, dryRun: options.dryRun, into: &state)
             progress(state)
             if let next = page.tokenPagination?.nextPageToken, !next.isEmpty {
                 window.pageToken = next

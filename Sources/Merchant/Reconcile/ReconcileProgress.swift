@@ -25,8 +25,8 @@ public struct ReconcileProgress: Sendable, Equatable {
 struct ReconcilePublisher: Sendable {
     let job: String
     let store: EntitlementStore
-    let producer: KafkaProducer?
-    let topic: String
+    /// Nil: dry runs only.
+    let publisher: (any EventPublisher)?
     let metrics: MerchantMetrics
 
     func publishNew(_ events: [NormalizedEvent], rejected: Int, dryRun: Bool, into state: inout ReconcileProgress) async throws {
@@ -39,11 +39,11 @@ struct ReconcilePublisher: Sendable {
         metrics.reconcileItems(job: job, outcome: "known", count: events.count - fresh.count)
         metrics.reconcileItems(job: job, outcome: "rejected", count: rejected)
         guard !dryRun, !fresh.isEmpty else { return }
-        guard let producer else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
+        guard let publisher else { throw ReconcileStopped(message: "no Kafka producer to publish with") }
         do {
-            _ = try await producer.sendAll(fresh.map { CloudEventRecord.message($0, topic: topic) })
+            try await publisher.publish(fresh)
         } catch {
-            throw ReconcileStopped(message: "publishing to \(topic) failed: \(error)")
+            throw ReconcileStopped(message: "publishing to tollgate.events failed: \(error)")
         }
     }
 }

@@ -69,7 +69,7 @@ struct ReconcileApple: AsyncParsableCommand {
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         let backfill = AppleNotificationBackfill(clients: clients, apps: config.sources.apple.apps, source: source, store: store,
-                                                 producer: producer, topic: config.topicNames.events,
+                                                 publisher: producer.map { KafkaEventPublisher(producer: $0, topic: config.topicNames.events) },
                                                  firstRunDays: config.workers.reconcileAppleFirstRunDays,
                                                  metrics: MerchantMetrics(), logger: logger)
         let options = AppleNotificationBackfill.Options(apps: app.map { [$0] }, sinceMs: since?.milliseconds, untilMs: until?.milliseconds,
@@ -140,8 +140,9 @@ struct ReconcileGoogle: AsyncParsableCommand {
         }
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
-        let backfill = GoogleVoidedPurchasesBackfill(client: playAPI, packages: packages, store: store, producer: producer,
-                                                     topic: config.topicNames.events, metrics: MerchantMetrics(), logger: logger)
+        let backfill = GoogleVoidedPurchasesBackfill(client: playAPI, packages: packages, store: store,
+                                                     publisher: producer.map { KafkaEventPublisher(producer: $0, topic: config.topicNames.events) },
+                                                     metrics: MerchantMetrics(), logger: logger)
         let onTerminal = isatty(STDERR_FILENO) == 1
         let results: [ReconcileProgress]
         do {

@@ -17,14 +17,10 @@ import Toolkit
 /// taken as done or published, and the request id is kept for the retry.
 @Suite("Checkouts: Antom's answers must be fresh and name the request sent")
 struct AntomAnswerTests {
-    final class Published: Sendable {
-        let events = Mutex<[NormalizedEvent]>([])
-    }
-
     /// A fake Antom, the fixture (with `checkouts.antomAnswerWindowSeconds` = `window` when given), a
     /// store and the checkout API counting into `metrics` and publishing into `published`.
     static func withAntom(window: Int? = nil,
-                          _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, RecordingMetrics, Published) async throws -> Void) async throws {
+                          _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, RecordingMetrics, RecordingPublisher) async throws -> Void) async throws {
         let platform = await offPool { PrivateKey.generateRSA()! }
         let merchant = await offPool { PrivateKey.generateRSA()! }
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
@@ -33,10 +29,9 @@ struct AntomAnswerTests {
         var fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
         if let window { fixture.config.checkouts.antomAnswerWindowSeconds = window }
         let metrics = RecordingMetrics()
-        let published = Published()
+        let published = RecordingPublisher()
         try await TestDatabases.withStore(.sqlite) { store in
-            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics),
-                                      publish: { events in published.events.withLock { $0 += events } })
+            let api = try fixture.api(store: store, metrics: MerchantMetrics(factory: metrics), publisher: published)
             try await body(antom, fixture, store, api, metrics, published)
         }
     }

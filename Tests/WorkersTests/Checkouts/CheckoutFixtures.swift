@@ -84,8 +84,8 @@ struct CheckoutFixture: Sendable {
 
     func api(store: EntitlementStore, metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
              now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
-             publish: (@Sendable ([NormalizedEvent]) async throws -> Void)? = nil) throws -> CheckoutAPI {
-        let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now, publish: publish)
+             publisher: (any EventPublisher)? = nil) throws -> CheckoutAPI {
+        let service = CheckoutService(setup: try setup(), store: store, metrics: metrics, logger: Self.logger, now: now, publisher: publisher)
         let credentials = APICredentials(tokens: [APIToken(Self.token, refunds: true), APIToken(Self.limitedToken, apps: ["another-app"]),
                                                   APIToken(Self.noRefundToken),
                                                   APIToken(Self.clientToken, kind: .client, apps: [Self.clientId, Self.citconAccount])],

@@ -150,11 +150,8 @@ struct CheckoutTests {
     @Test("Antom answers the refund S: Tollgate publishes the refund with the id Antom's notification has, so it applies without the notification and the notification is a duplicate", arguments: Backend.allCases)
     func antomRefundAnswered(_ backend: Backend) async throws {
         try await Self.withCheckouts(backend) { antom, fixture, store, _, harness, _ in
-            let published = Mutex<[NormalizedEvent]>([])
-            let api = try fixture.api(store: store, publish: { events in
-                published.withLock { $0 += events }
-                for event in events { try await harness.publish(event) }
-            })
+            let published = RecordingPublisher(forward: { events in _ = try await harness.publishAll(events) })
+            let api = try fixture.api(store: store, publisher: published)
             let (id, reference) = try await Self.paidAntomCheckout(fixture, store, api, harness)
             let asked = try await api.askRefund(id)
             #expect(asked.status == 202, "\(asked.text)")
@@ -163,7 +160,7 @@ struct CheckoutTests {
                 try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
             }
             #expect(try await api.get(id).string("state") == "refunded")
-            let event = try #require(published.withLock { $0.first })
+            let event = try #require(published.events.withLock { $0.first })
             let notification = try #require(try await fixture.antomRefundNotification(refundRequestId: refundRequestId).first)
             #expect(event.id == notification.id && event.type == .purchaseRefunded)
             #expect(try await store.hasProcessed(eventId: notification.id))

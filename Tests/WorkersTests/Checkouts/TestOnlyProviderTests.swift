@@ -114,10 +114,10 @@ struct TestOnlyProviderTests {
         logger.logLevel = .critical
         try await TestDatabases.withStore(.sqlite) { store in
             try await WorkerHarness.with { harness in
-                let published = Mutex<[NormalizedEvent]>([])
+                let published = RecordingPublisher()
                 let metrics = MerchantMetrics(factory: RecordingMetrics())
                 let service = CheckoutService(setup: setup, store: store, metrics: metrics, logger: logger,
-                                              publish: { events in published.withLock { $0 += events } })
+                                              publisher: published)
                 let credentials = APICredentials(tokens: [APIToken(Self.token, refunds: true)], userTokenKeys: [:],
                                                  ratePerSecond: 1_000, rateBurst: 1_000)
                 let api = CheckoutAPI(service: service, credentials: credentials, catalog: Self.config().catalog, metrics: metrics, logger: logger)
@@ -150,7 +150,7 @@ struct TestOnlyProviderTests {
 
                     let refunded = try await api.askRefund(id, token: Self.token)
                     #expect(refunded.status == 202, "\(refunded.text)")
-                    let answer = try #require(published.withLock { $0 }.first)
+                    let answer = try #require(published.events.withLock { $0 }.first)
                     #expect(answer.subject == refunded.string("refundRequestId"))
                     try await harness.publish(answer)
                     try await waitUntil("the entitlement taken back") {

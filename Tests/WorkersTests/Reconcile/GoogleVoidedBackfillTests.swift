@@ -25,8 +25,8 @@ struct GoogleVoidedBackfillTests {
     static func backfill(_ h: PlayHarness, store: EntitlementStore, harness: WorkerHarness, metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
                          sleeps: AppleBackfillTests.Sleeps = .init(),
                          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) -> GoogleVoidedPurchasesBackfill {
-        GoogleVoidedPurchasesBackfill(client: h.client, packages: [PlayHarness.package], store: store, producer: harness.producer,
-                                      topic: harness.topics.events, metrics: metrics, logger: harness.logger, now: now,
+        GoogleVoidedPurchasesBackfill(client: h.client, packages: [PlayHarness.package], store: store,
+                                      publisher: KafkaEventPublisher(producer: harness.producer, topic: harness.topics.events), metrics: metrics, logger: harness.logger, now: now,
                                       sleep: { duration in sleeps.values.withLock { $0.append(duration) } })
     }
 
