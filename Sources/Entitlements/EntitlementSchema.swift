@@ -203,5 +203,16 @@ enum EntitlementSchema {
             UPDATE checkouts SET state = 'pending', quarantine_reason = NULL WHERE state = 'quarantined';
             """
         },
+        // Apple consumption requests the projection queued with their event, waiting for the workers'
+        // job to answer them (Sources/Merchant/Consumption/ConsumptionAnswerRows.swift). One row per request.
+        Migration(version: 12, name: "consumption answers awaiting the App Store") { _ in
+            """
+            CREATE TABLE consumption_answers (
+                event_id TEXT PRIMARY KEY, app TEXT NOT NULL, environment TEXT NOT NULL, subject TEXT NOT NULL,
+                transaction_id TEXT NOT NULL, requested_at_ms BIGINT NOT NULL, purchased_at_ms BIGINT, expires_at_ms BIGINT,
+                attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, queued_at_ms BIGINT NOT NULL, last_error TEXT);
+            CREATE INDEX consumption_answers_due ON consumption_answers (next_attempt_at_ms);
+            """
+        },
     ]
 }

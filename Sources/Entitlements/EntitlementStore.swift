@@ -46,34 +46,48 @@ public final class EntitlementStore: Sendable {
     /// the transaction open there).
     func apply(_ changes: [PurchaseChange], nowMs: Int64,
                beforeCommit: (@Sendable () -> Void)?) async throws(StoreError) -> [ApplyOutcome] {
-        try await database.transaction { connection throws(StoreError) in
-            let outcomes = try Self.apply(changes, nowMs: nowMs, on: connection)
+        let (outcomes, afterCommit) = try await database.transaction { connection throws(StoreError) in
+            let applied = try Self.apply(changes, nowMs: nowMs, on: connection)
             beforeCommit?()
-            return outcomes
+            return applied
         }
+        for effect in afterCommit { effect() }
+        return outcomes
     }
 
     /// The batch in phases, each one statement on PostgreSQL (SQLite runs them row by row: there a
-    /// statement is a function call, not a round trip).
-    private static func apply(_ changes: [PurchaseChange], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> [ApplyOutcome] {
+    /// statement is a function call, not a round trip). Also what the steps leave for after the commit.
+    private static func apply(_ changes: [PurchaseChange], nowMs: Int64,
+                              on connection: any SQLConnection) throws(StoreError) -> ([ApplyOutcome], [@Sendable () -> Void]) {
         // 1. Which events are new.
         let fresh = try ProcessedEventRows.mark(changes.map(\.eventId), nowMs: nowMs, on: connection)
-        // 2. Their purchases, locked: no other writer changes them until commit.
-        let stored = try PurchaseRow.load(BatchPlan.keys(changes, fresh: fresh), on: connection, forUpdate: true)
-        // 3. The changes in order, in memory.
-        let plan = BatchPlan(changes, fresh: fresh, stored: stored)
-        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return plan.outcomes }
-        // 4. The entitlements they touch: locked, then read with their candidates, then refreshed step by step.
+        // 2. The merchant features' steps of the new ones, in order: they may hold a change back.
+        var proceeding = fresh
+        var afterCommit: [@Sendable () -> Void] = []
+        for (index, change) in changes.enumerated() where fresh[index] {
+            for step in change.steps {
+                let result = try step.apply(eventId: change.eventId, nowMs: nowMs, on: connection)
+                if !result.proceeds { proceeding[index] = false }
+                if let effect = result.afterCommit { afterCommit.append(effect) }
+            }
+        }
+        // 3. Their purchases, locked: no other writer changes them until commit.
+        let stored = try PurchaseRow.load(BatchPlan.keys(changes, fresh: proceeding), on: connection, forUpdate: true)
+        // 4. The changes in order, in memory; one a step held back is processed, unchanged.
+        let plan = BatchPlan(changes, fresh: proceeding, stored: stored)
+        let outcomes = zip(plan.outcomes, zip(fresh, proceeding)).map { outcome, state in state.0 && !state.1 ? ApplyOutcome.unchanged : outcome }
+        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return (outcomes, afterCommit) }
+        // 5. The entitlements they touch: locked, then read with their candidates, then refreshed step by step.
         try EntitlementRows.lock(plan.touched, on: connection)
         var replay = EntitlementReplay(purchases: stored,
                                        candidates: try PurchaseRow.forEntitlements(plan.touched, on: connection),
                                        entitlements: try EntitlementRows.load(plan.touched, on: connection))
         replay.run(plan.steps, nowMs: nowMs)
-        // 5. The final states and the changes, in bulk.
+        // 6. The final states and the changes, in bulk.
         try PurchaseRow.save(plan.written, nowMs: nowMs, on: connection)
         try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
         try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
-        return plan.outcomes
+        return (outcomes, afterCommit)
     }
 
     /// Queues `active: false` for up to `limit` entitlements whose expiry or grace period ended at or

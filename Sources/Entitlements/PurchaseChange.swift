@@ -11,6 +11,8 @@ public struct PurchaseChange: Sendable {
     /// The subject of a purchase this one replaces (same source and app): it is marked superseded,
     /// and its user carried over when this purchase names none.
     public var supersedes: String?
+    /// What merchant features write with this event, in its transaction, before `update` (`ProjectionStep`).
+    public var steps: [any ProjectionStep] = []
 
     public init(eventId: String, key: PurchaseKey, supersedes: String? = nil,
                 update: @escaping @Sendable (Purchase?) -> Purchase?) {
@@ -18,6 +20,14 @@ public struct PurchaseChange: Sendable {
         self.key = key
         self.supersedes = supersedes
         self.update = update
+    }
+
+    /// An event that changes no purchase but whose steps must run once, in a batch's transaction (a
+    /// refund result that names a checkout, not a purchase). `key` is the purchase the event names.
+    public static func stepsOnly(eventId: String, key: PurchaseKey, steps: [any ProjectionStep]) -> PurchaseChange {
+        var change = PurchaseChange(eventId: eventId, key: key) { _ in nil }
+        change.steps = steps
+        return change
     }
 }
 

@@ -23,7 +23,7 @@ public struct MerchantFeatures: Sendable {
     public let routes: RouteGroup
     public let purchaseIds: PurchaseIdSource
     public let catalog: CatalogSettings
-    /// Apple consumption requests answered as the projection meets them (nil: none answered).
+    /// Apple consumption requests queued as the projection meets them (nil: none answered); `jobs` answers them.
     public let consumption: ConsumptionAnswerer?
     /// Provider notifications matched to checkouts as the projection meets them (nil: no checkouts).
     public let checkoutMatcher: CheckoutMatcher?
@@ -41,9 +41,11 @@ public struct MerchantFeatures: Sendable {
         let purchaseIds = PurchaseIdSource(store: store)
         let catalog = merchantAPI.catalog
         let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)
-        self.consumption = consumption.map {
-            ConsumptionAnswerer(apps: $0.apps, store: store, metrics: metrics, logger: logger, now: { Timestamp.now.millisecondsSince1970 })
+        let answerer = consumption.map {
+            ConsumptionAnswerer(apps: $0.apps, store: store, metrics: metrics, logger: logger, now: { Timestamp.now.millisecondsSince1970 },
+                                firstRetryMs: $0.firstRetryMs)
         }
+        self.consumption = answerer
         let publisher = KafkaEventPublisher(producer: producer, topic: eventsTopic)
         let checkoutService = checkouts.map {
             CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
@@ -73,6 +75,12 @@ public struct MerchantFeatures: Sendable {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
                                                          publisher: publisher, metrics: metrics, logger: logger)
             jobs.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
+        }
+        if let answerer, let interval = consumption?.interval {
+            // Needs only the store and Apple; a request in hand at shutdown is answered by the next start.
+            jobs.append(.stop("consumption answers", PeriodicJob(name: "consumption answers", interval: interval, logger: logger) {
+                try await answerer.answerDue()
+            }))
         }
         if let playAcknowledgementRetry {
             // Needs only the store and Google; an attempt in flight at shutdown is queued or retried next time.

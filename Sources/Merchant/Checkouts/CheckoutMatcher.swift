@@ -6,20 +6,23 @@ import Verifiers
 
 /// Gives a checkout provider's event (`CheckoutProviders`: Alipay+ / Antom, Citcon) the user and
 /// product of the checkout its reference names (the event's `subject`, under the same provider and
-/// account, the event's `app`), in the projection before the event is applied (docs/checkouts.md):
+/// account, the event's `app`), as the projection prepares it (docs/checkouts.md). It only reads: what
+/// the notification does to the checkout is a `CheckoutStep`, decided by `CheckoutStateMachine` and
+/// written in the projection's transaction with the event's purchase change, so the checkout and the
+/// entitlement move together or not at all:
 /// - a completed payment whose signed amount and currency (and environment) are the checkout's pays
 ///   it: the checkout becomes `paid` and the event entitles its user to its product, even when the
 ///   checkout had expired (the money was taken; counted as `paid_after_expiry`);
 /// - one that differs is a quarantined payment: kept with its reason (`checkout_quarantined_payments`),
-///   counted and logged, and the event entitles nobody (it is kept as processed-unchanged, not
-///   dead-lettered: a replay would only quarantine it again). The checkout stays as it was, so whoever
-///   knows a reference cannot lock the owner's checkout with a wrong payment: the right one still pays it;
+///   counted and logged, and the event entitles nobody (it is processed, unchanged: a replay would only
+///   quarantine it again). The checkout stays as it was, so whoever knows a reference cannot lock the
+///   owner's checkout with a wrong payment: the right one still pays it;
 /// - a refund or chargeback takes a paid checkout back (`refunded`); the purchase's own state change
 ///   makes the entitlement inactive. A refund result that names the `refundRequestId` Tollgate sent
 ///   (`POST /v1/checkouts/{id}/refund`; Antom's) is matched by that and given the checkout's reference
 ///   as its subject, the purchase its payment made; one that names no refund Tollgate asked for
 ///   changes nothing (counted `refund_unmatched`), and a failed one frees the checkout for another request.
-/// Events that name no checkout pass as they are.
+/// Events that name no checkout pass as they are, without a step.
 public struct CheckoutMatcher: Sendable {
     let records: CheckoutRecords
     let providers: CheckoutProviders
@@ -27,107 +30,74 @@ public struct CheckoutMatcher: Sendable {
     let logger: Logger
     let now: @Sendable () -> Int64
 
-    /// The event to apply, or nil when it must change nothing.
-    public func match(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent? {
-        guard let checkoutProvider = providers[Projector.sourceName(of: event)] else { return event }
-        let provider = checkoutProvider.name.rawValue
-        let reference: String
-        switch checkoutProvider.checkoutReference(of: event) {
-        case .refundRequest(let id): return try await matchRefund(event, provider: checkoutProvider.name, refundRequestId: id)
-        case .payment(let named): reference = named
-        }
-        let found: CheckoutRecord?
-        do {
-            found = try await records.find(provider: checkoutProvider.name, account: event.app, reference: reference)
-        } catch {
-            throw WorkerFailure.store(error)
-        }
-        guard let checkout = found else { return event }
-        var matched = event
-        matched.user = checkout.user
-        matched.product = checkout.product
-        switch event.type {
-        case .purchaseCompleted:
-            if let mismatch = Self.mismatch(event, checkout) {
-                try await quarantine(event, against: checkout, mismatch)
-                return nil
+    /// An event given its checkout's user and product, with what it does to the checkout.
+    public struct Matched: Sendable {
+        public var event: NormalizedEvent
+        public var step: any ProjectionStep
+    }
+
+    /// The event and its checkout step, or nil when it names no checkout (it passes as it is).
+    public func match(_ event: NormalizedEvent) async throws(WorkerFailure) -> Matched? {
+        guard let provider = providers[Projector.sourceName(of: event)] else { return nil }
+        switch provider.checkoutReference(of: event) {
+        case .refundRequest(let id): return try await matchRefund(event, provider: provider.name, refundRequestId: id)
+        case .payment(let reference):
+            let found: CheckoutRecord?
+            do {
+                found = try await records.find(provider: provider.name, account: event.app, reference: reference)
+            } catch {
+                throw WorkerFailure.store(error)
             }
-            switch checkout.state {
-            case .pending, .expired:
-                let moved = try await transition(checkout, from: [.pending, .expired], to: .paid, paidEventId: event.id,
-                                                 paymentId: checkoutProvider.paymentId(of: event))
-                if moved {
-                    let outcome = checkout.state == .expired ? "paid_after_expiry" : "paid"
-                    metrics.checkoutNotification(provider: provider, outcome: outcome)
-                    logger.info("checkout paid", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
-                                                            "outcome": .string(outcome)])
+            guard let checkout = found else { return nil }
+            var matched = event
+            matched.user = checkout.user
+            matched.product = checkout.product
+            let notice: CheckoutStateMachine.Notice
+            var quarantined: QuarantinedPayment?
+            switch event.type {
+            case .purchaseCompleted:
+                let mismatch = Self.mismatch(event, checkout)
+                notice = .payment(mismatch: mismatch?.reason)
+                quarantined = mismatch.map {
+                    QuarantinedPayment(eventId: event.id, checkout: checkout, reason: $0.reason, detail: "\($0.reason.rawValue): \($0.detail)",
+                                       paymentId: event.transaction?.id, quarantinedAtMs: now())
                 }
-                return matched
-            case .paid:
-                metrics.checkoutNotification(provider: provider, outcome: "repeated")
-                return matched
-            case .refunded:
-                // A late copy of the payment must not entitle again.
-                metrics.checkoutNotification(provider: provider, outcome: "repeated")
-                return nil
+            case .purchaseRefunded, .purchaseChargeback: notice = .reversal
+            default: notice = .other
             }
-        case .purchaseRefunded, .purchaseChargeback:
-            if checkout.state == .paid, try await transition(checkout, from: [.paid], to: .refunded) {
-                metrics.checkoutNotification(provider: provider, outcome: "refunded")
-                logger.info("checkout refunded", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
-            }
-            return matched
-        default:
-            // Pending, failed, canceled: the purchase records them for this user; nothing entitles.
-            return matched
+            return Matched(event: matched, step: step(checkout, provider: provider.name, notice, paymentId: provider.paymentId(of: event),
+                                                      quarantined: quarantined, event: event))
         }
     }
 
-    /// A refund result, by the `refundRequestId` Tollgate sent for the checkout.
-    private func matchRefund(_ event: NormalizedEvent, provider: SourceName, refundRequestId: String) async throws(WorkerFailure) -> NormalizedEvent? {
+    /// A refund result, by the `refundRequestId` Tollgate sent for the checkout. One that names none
+    /// still gets a step: it counts the result as unmatched, and holds its change back.
+    private func matchRefund(_ event: NormalizedEvent, provider: SourceName, refundRequestId: String) async throws(WorkerFailure) -> Matched {
         let found: CheckoutRecord?
         do {
             found = try await records.find(provider: provider, account: event.app, refundRequestId: refundRequestId)
         } catch {
             throw WorkerFailure.store(error)
         }
-        guard let checkout = found else {
-            // Asked elsewhere (the provider's dashboard): nothing here says which payment it returned.
-            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unmatched")
-            logger.warning("a refund result names no refund asked through Tollgate and changes nothing",
-                           metadata: ["event_id": .string(event.id), "app": .string(event.app)])
-            return nil
+        let result: CheckoutStateMachine.RefundResult = switch event.type {
+        case .purchaseRefunded: .succeeded
+        case .purchaseRefundDeclined: .declined
+        default: .unknown
         }
         var matched = event
-        matched.subject = checkout.reference
-        matched.user = checkout.user
-        matched.product = checkout.product
-        switch event.type {
-        case .purchaseRefunded:
-            if try await transition(checkout, from: [.paid], to: .refunded) {
-                metrics.checkoutNotification(provider: provider.rawValue, outcome: "refunded")
-                logger.info("checkout refunded", metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
-            }
-            return matched
-        case .purchaseRefundDeclined:
-            // Nothing to project: the purchase stands. The request is freed for another ask.
-            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_failed")
-            logger.warning("the provider reports the checkout's refund failed; the checkout stays paid",
-                           metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id),
-                                      "reason": .string(event.reason ?? "")])
-            do {
-                try await records.clearRefundRequest(refundRequestId, id: checkout.id, nowMs: now())
-            } catch {
-                throw WorkerFailure.store(error)
-            }
-            return nil
-        default:
-            // A refund status the provider does not document: the request stays under way for its final result.
-            metrics.checkoutNotification(provider: provider.rawValue, outcome: "refund_unknown")
-            logger.warning("a refund result with an unknown status changes nothing",
-                           metadata: ["checkout": .string(checkout.id), "event_id": .string(event.id)])
-            return nil
+        if let checkout = found {
+            matched.subject = checkout.reference
+            matched.user = checkout.user
+            matched.product = checkout.product
         }
+        return Matched(event: matched, step: step(found, provider: provider, .refundResult(result, current: found != nil), paymentId: nil,
+                                                  quarantined: nil, event: event, refundRequestId: refundRequestId))
+    }
+
+    private func step(_ checkout: CheckoutRecord?, provider: SourceName, _ notice: CheckoutStateMachine.Notice, paymentId: String?,
+                      quarantined: QuarantinedPayment?, event: NormalizedEvent, refundRequestId: String? = nil) -> CheckoutStep {
+        CheckoutStep(checkout: checkout, provider: provider, notice: notice, paymentId: paymentId, quarantined: quarantined,
+                     refundRequestId: refundRequestId, eventApp: event.app, eventReason: event.reason, metrics: metrics, logger: logger)
     }
 
     /// Why a completed payment does not pay this checkout, and what was notified and expected; nil when it does.
@@ -144,30 +114,77 @@ public struct CheckoutMatcher: Sendable {
         }
         return nil
     }
+}
 
-    /// Keeps the payment, not the checkout, in quarantine: whatever state the checkout is in stays.
-    private func quarantine(_ event: NormalizedEvent, against checkout: CheckoutRecord,
-                            _ mismatch: (reason: QuarantinedPayment.Reason, detail: String)) async throws(WorkerFailure) {
-        let payment = QuarantinedPayment(eventId: event.id, checkout: checkout, reason: mismatch.reason,
-                                         detail: "\(mismatch.reason.rawValue): \(mismatch.detail)", paymentId: event.transaction?.id,
-                                         quarantinedAtMs: now())
-        let kept: Bool
-        do { kept = try await records.quarantine(payment) } catch { throw WorkerFailure.store(error) }
-        guard kept else { return }
-        metrics.checkoutNotification(provider: checkout.provider.rawValue, outcome: "quarantined")
-        metrics.checkoutPaymentQuarantined(provider: checkout.provider.rawValue, reason: mismatch.reason.rawValue)
-        logger.warning("a payment does not match its checkout: quarantined, it entitles nobody; the checkout is unchanged",
-                       metadata: ["checkout": .string(checkout.id), "checkout_state": .string(checkout.state.rawValue),
-                                  "event_id": .string(event.id), "reason": .string(payment.detail)])
+/// What a notification does to its checkout, applied in the projection's transaction before the
+/// event's purchase change: the checkout's state read under lock, `CheckoutStateMachine` decides, the
+/// move (or the quarantined payment, or the cleared refund request) written; counted and logged once
+/// the transaction committed.
+struct CheckoutStep: ProjectionStep {
+    /// The checkout the notification names, as the matcher read it (its id and fixed fields); nil: none.
+    let checkout: CheckoutRecord?
+    let provider: SourceName
+    let notice: CheckoutStateMachine.Notice
+    /// The provider's payment id a paid notification carries, kept for a refund.
+    let paymentId: String?
+    let quarantined: QuarantinedPayment?
+    /// The refund request a refund result names.
+    let refundRequestId: String?
+    let eventApp: String
+    let eventReason: String?
+    let metrics: MerchantMetrics
+    let logger: Logger
+
+    func apply(eventId: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ProjectionStepResult {
+        var notice = notice
+        var state: CheckoutRecord.State?
+        if let checkout {
+            let locked = try CheckoutRows.lock(id: checkout.id, on: connection)
+            state = locked?.state
+            // The request may have been cleared (refused, failed) since the matcher read it.
+            if case .refundResult(let result, _) = notice {
+                notice = .refundResult(result, current: locked != nil && locked?.refundRequestId == refundRequestId)
+            }
+        }
+        let decision = CheckoutStateMachine.decide(notice, state: state)
+        var outcome = decision.outcome
+        if let next = decision.next, let checkout {
+            let moved = try CheckoutRows.move(id: checkout.id, to: next, paidEventId: next == .paid ? eventId : nil,
+                                              paymentId: next == .paid ? paymentId : nil, nowMs: nowMs, on: connection)
+            if !moved { outcome = nil }
+        }
+        if decision.quarantine, let quarantined, !(try CheckoutRows.quarantine(quarantined, on: connection)) { outcome = nil }
+        if decision.clearRefundRequest, let checkout, let refundRequestId {
+            try CheckoutRows.clearRefundRequest(refundRequestId, id: checkout.id, nowMs: nowMs, on: connection)
+        }
+        guard let outcome else { return ProjectionStepResult(proceeds: decision.proceeds) }
+        let counted = state
+        return ProjectionStepResult(proceeds: decision.proceeds, afterCommit: { self.report(outcome, eventId: eventId, state: counted) })
     }
 
-    private func transition(_ checkout: CheckoutRecord, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
-                            paidEventId: String? = nil, paymentId: String? = nil) async throws(WorkerFailure) -> Bool {
-        do {
-            return try await records.transition(id: checkout.id, from: from, to: state, paidEventId: paidEventId,
-                                                paymentId: paymentId, nowMs: now())
-        } catch {
-            throw WorkerFailure.store(error)
+    private func report(_ outcome: String, eventId: String, state: CheckoutRecord.State?) {
+        metrics.checkoutNotification(provider: provider.rawValue, outcome: outcome)
+        let checkoutId: Logger.MetadataValue = .string(checkout?.id ?? "")
+        switch outcome {
+        case "paid", "paid_after_expiry":
+            logger.info("checkout paid", metadata: ["checkout": checkoutId, "event_id": .string(eventId), "outcome": .string(outcome)])
+        case "refunded":
+            logger.info("checkout refunded", metadata: ["checkout": checkoutId, "event_id": .string(eventId)])
+        case "quarantined":
+            metrics.checkoutPaymentQuarantined(provider: provider.rawValue, reason: quarantined?.reason.rawValue ?? "unknown")
+            logger.warning("a payment does not match its checkout: quarantined, it entitles nobody; the checkout is unchanged",
+                           metadata: ["checkout": checkoutId, "checkout_state": .string(state?.rawValue ?? "gone"),
+                                      "event_id": .string(eventId), "reason": .string(quarantined?.detail ?? "")])
+        case "refund_unmatched":
+            logger.warning("a refund result names no refund asked through Tollgate and changes nothing",
+                           metadata: ["event_id": .string(eventId), "app": .string(eventApp)])
+        case "refund_failed":
+            logger.warning("the provider reports the checkout's refund failed; the checkout stays paid",
+                           metadata: ["checkout": checkoutId, "event_id": .string(eventId), "reason": .string(eventReason ?? "")])
+        case "refund_unknown":
+            logger.warning("a refund result with an unknown status changes nothing", metadata: ["checkout": checkoutId, "event_id": .string(eventId)])
+        default:
+            break
         }
     }
 }

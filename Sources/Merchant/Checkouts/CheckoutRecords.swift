@@ -123,20 +123,18 @@ struct CheckoutRecords: Sendable {
     /// checkout is not paid. One statement decides, so no ask can revive a request a failure cleared.
     func recordRefundRequest(proposed: String, id: String, nowMs: Int64) async throws(StoreError) -> String? {
         try await database.transaction { connection throws(StoreError) in
+            // Only a paid checkout can be refunded (`CheckoutStateMachine.sources(of: .refunded)`).
             try connection.query("""
                 UPDATE checkouts SET refund_request_id = COALESCE(refund_request_id, $1), updated_at_ms = $2
-                WHERE id = $3 AND state = 'paid' RETURNING refund_request_id
+                WHERE id = $3 AND state IN (\(CheckoutRows.sql(CheckoutStateMachine.sources(of: .refunded)))) RETURNING refund_request_id
                 """, [.text(proposed), .int(nowMs), .text(id)]).first?.text("refund_request_id")
         }
     }
 
-    /// Forgets a refund request Antom refused or reported failed, so another can be asked.
+    /// Forgets a refund request the provider refused, so another can be asked.
     func clearRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64) async throws(StoreError) {
-        _ = try await database.transaction { connection throws(StoreError) in
-            try connection.execute("""
-                UPDATE checkouts SET refund_request_id = NULL, updated_at_ms = $1
-                WHERE id = $2 AND refund_request_id = $3 AND state = 'paid'
-                """, [.int(nowMs), .text(id), .text(refundRequestId)])
+        try await database.transaction { connection throws(StoreError) in
+            try CheckoutRows.clearRefundRequest(refundRequestId, id: id, nowMs: nowMs, on: connection)
         }
     }
 
@@ -151,34 +149,6 @@ struct CheckoutRecords: Sendable {
                 ORDER BY created_at_ms DESC
                 """, [.text(app), .text(environment.rawValue), .text(user), .text(product), .text(provider.rawValue), .int(nowMs)])
                 .compactMap(CheckoutRecord.init(row:))
-        }
-    }
-
-    /// Moves a checkout to `state` when it is in one of `from`; true when it moved.
-    func transition(id: String, from: [CheckoutRecord.State], to state: CheckoutRecord.State,
-                    paidEventId: String? = nil, paymentId: String? = nil, nowMs: Int64) async throws(StoreError) -> Bool {
-        let allowed = from.map { "'\($0.rawValue)'" }.joined(separator: ", ")
-        return try await database.transaction { connection throws(StoreError) in
-            try connection.execute("""
-                UPDATE checkouts SET state = $1, paid_event_id = COALESCE($2, paid_event_id), payment_id = COALESCE($5, payment_id),
-                    updated_at_ms = $3
-                WHERE id = $4 AND state IN (\(allowed))
-                """, [.text(state.rawValue), SQLValue(paidEventId), .int(nowMs), .text(id), SQLValue(paymentId)]) > 0
-        }
-    }
-
-    /// Keeps a payment that does not match its checkout (migration 11), once per notification; true when
-    /// it was not kept before (a redelivery is not counted twice).
-    func quarantine(_ payment: QuarantinedPayment) async throws(StoreError) -> Bool {
-        try await database.transaction { connection throws(StoreError) in
-            try connection.execute("""
-                INSERT INTO checkout_quarantined_payments (event_id, checkout_id, app, user_id, product, provider, account, reference,
-                                                           reason, detail, payment_id, quarantined_at_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-                ON CONFLICT (event_id) DO NOTHING
-                """, [.text(payment.eventId), .text(payment.checkoutId), .text(payment.app), .text(payment.user), .text(payment.product),
-                      .text(payment.provider.rawValue), .text(payment.account), .text(payment.reference), .text(payment.reason.rawValue),
-                      .text(payment.detail), SQLValue(payment.paymentId), .int(payment.quarantinedAtMs)]) > 0
         }
     }
 
@@ -206,9 +176,58 @@ struct CheckoutRecords: Sendable {
     /// Marks pending checkouts whose time ran out `expired`; returns how many.
     func expire(nowMs: Int64) async throws(StoreError) -> Int {
         try await database.transaction { connection throws(StoreError) in
-            try connection.execute("UPDATE checkouts SET state = 'expired', updated_at_ms = $1 WHERE state = 'pending' AND expires_at_ms <= $1",
-                                   [.int(nowMs)])
+            try connection.execute("""
+                UPDATE checkouts SET state = 'expired', updated_at_ms = $1
+                WHERE state IN (\(CheckoutRows.sql(CheckoutStateMachine.sources(of: .expired)))) AND expires_at_ms <= $1
+                """, [.int(nowMs)])
         }
+    }
+}
+
+/// The checkout writes the projection makes in its own transaction (`CheckoutStep`), on its connection.
+enum CheckoutRows {
+    /// The checkout's state and refund request, locked until the transaction ends; nil when it is gone.
+    static func lock(id: String, on connection: any SQLConnection) throws(StoreError) -> (state: CheckoutRecord.State, refundRequestId: String?)? {
+        let lock = connection.dialect == .postgres ? " FOR UPDATE" : ""
+        guard let row = try connection.query("SELECT state, refund_request_id FROM checkouts WHERE id = $1\(lock)", [.text(id)]).first,
+              let state = row.text("state").flatMap(CheckoutRecord.State.init(rawValue:)) else { return nil }
+        return (state, row.text("refund_request_id"))
+    }
+
+    /// Moves a checkout to `state` from one `CheckoutStateMachine` allows; true when it moved.
+    static func move(id: String, to state: CheckoutRecord.State, paidEventId: String?, paymentId: String?, nowMs: Int64,
+                     on connection: any SQLConnection) throws(StoreError) -> Bool {
+        try connection.execute("""
+            UPDATE checkouts SET state = $1, paid_event_id = COALESCE($2, paid_event_id), payment_id = COALESCE($5, payment_id),
+                updated_at_ms = $3
+            WHERE id = $4 AND state IN (\(sql(CheckoutStateMachine.sources(of: state))))
+            """, [.text(state.rawValue), SQLValue(paidEventId), .int(nowMs), .text(id), SQLValue(paymentId)]) > 0
+    }
+
+    /// Forgets the refund request `refundRequestId` of a paid checkout.
+    static func clearRefundRequest(_ refundRequestId: String, id: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        _ = try connection.execute("""
+            UPDATE checkouts SET refund_request_id = NULL, updated_at_ms = $1
+            WHERE id = $2 AND refund_request_id = $3 AND state = 'paid'
+            """, [.int(nowMs), .text(id), .text(refundRequestId)])
+    }
+
+    /// Keeps a payment that does not match its checkout (migration 11), once per notification; true when
+    /// it was not kept before.
+    static func quarantine(_ payment: QuarantinedPayment, on connection: any SQLConnection) throws(StoreError) -> Bool {
+        try connection.execute("""
+            INSERT INTO checkout_quarantined_payments (event_id, checkout_id, app, user_id, product, provider, account, reference,
+                                                       reason, detail, payment_id, quarantined_at_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            ON CONFLICT (event_id) DO NOTHING
+            """, [.text(payment.eventId), .text(payment.checkoutId), .text(payment.app), .text(payment.user), .text(payment.product),
+                  .text(payment.provider.rawValue), .text(payment.account), .text(payment.reference), .text(payment.reason.rawValue),
+                  .text(payment.detail), SQLValue(payment.paymentId), .int(payment.quarantinedAtMs)]) > 0
+    }
+
+    /// `'pending', 'expired'`: states as SQL literals (names of `CheckoutRecord.State`, never input).
+    static func sql(_ states: [CheckoutRecord.State]) -> String {
+        states.isEmpty ? "NULL" : states.map { "'\($0.rawValue)'" }.joined(separator: ", ")
     }
 }
 

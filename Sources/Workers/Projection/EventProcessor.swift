@@ -16,9 +16,10 @@ struct EventProcessor: Sendable {
 
     let store: EntitlementStore
     let enricher: (any PurchaseEnricher)?
-    /// Answers Apple's consumption requests before they are applied; nil when no app's policy is on.
+    /// Queues the answers to Apple's consumption requests with the event; nil when no app's policy is on.
     var consumption: ConsumptionAnswerer? = nil
-    /// Gives Citcon and Alipay+ events the user and product of the checkout they pay (nil: no checkouts).
+    /// Gives a checkout provider's events the user and product of the checkout they pay, and their
+    /// checkout step (nil: no checkouts).
     var checkouts: CheckoutMatcher? = nil
     let metrics: WorkerMetrics
     let logger: Logger
@@ -33,8 +34,9 @@ struct EventProcessor: Sendable {
         fileprivate var changes: [(index: Int, change: PurchaseChange)]
     }
 
-    /// Decodes and enriches: everything before the store, so it can run while the store applies the
-    /// previous batch.
+    /// Decodes and enriches, reading only: everything before the store, so it can run while the store
+    /// applies the previous batch. What merchant features write with an event travels with its change
+    /// as `ProjectionStep`s, applied in the batch's transaction.
     func prepare(_ records: [KafkaRecord]) async -> Prepared {
         var prepared = Prepared(records: records, dispositions: Array(repeating: nil, count: records.count), changes: [])
         for (index, decoded) in await Self.decodeAll(records).enumerated() {
@@ -46,13 +48,12 @@ struct EventProcessor: Sendable {
                 continue
             }
             do {
-                try await consumption?.answer(event)
-                if let checkouts {
-                    guard let matched = try await checkouts.match(event) else {
-                        prepared.dispositions[index] = .done(.unchanged)
-                        continue
-                    }
-                    event = matched
+                // What merchant features write with the event, in the batch's transaction.
+                var steps: [any ProjectionStep] = []
+                if let step = try consumption?.step(for: event) { steps.append(step) }
+                if let matched = try await checkouts?.match(event) {
+                    event = matched.event
+                    steps.append(matched.step)
                 }
                 let snapshot: PurchaseSnapshot?
                 switch try await enricher?.enrich(event) ?? .asSent {
@@ -69,9 +70,12 @@ struct EventProcessor: Sendable {
                     }
                     snapshot = reported
                 }
-                if let change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event),
-                                                    ownership: ownership(event.app)) {
+                if var change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event),
+                                                 ownership: ownership(event.app)) {
+                    change.steps = steps
                     prepared.changes.append((index, change))
+                } else if !steps.isEmpty {
+                    prepared.changes.append((index, .stepsOnly(eventId: event.id, key: Projector.purchaseKey(of: event), steps: steps)))
                 } else {
                     prepared.dispositions[index] = .done(.unchanged)
                 }

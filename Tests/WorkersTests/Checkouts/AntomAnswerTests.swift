@@ -97,7 +97,7 @@ struct AntomAnswerTests {
             let matcher = CheckoutMatcher(records: api.service.records, providers: api.service.providers, metrics: MerchantMetrics(factory: metrics), logger: api.logger,
                                           now: { Timestamp.now.millisecondsSince1970 })
             let payment = try #require(try await fixture.antomNotification(reference: reference, amount: "1999").first)
-            _ = try await matcher.match(payment)
+            _ = try await matcher.project(payment, into: store)
             #expect(try await api.get(id).string("state") == "paid")
 
             var sent: String?

@@ -68,12 +68,12 @@ struct CheckoutQuarantineTests {
                 (unsigned, .amountMissing),
             ]
             for (event, reason) in wrong {
-                #expect(try await scene.matcher.match(event) == nil, "\(reason)")
+                #expect(try await scene.matcher.project(event, into: scene.store) == nil, "\(reason)")
                 #expect(try await scene.api.get(id).string("state") == "pending", "\(reason)")
                 #expect(scene.quarantined(reason) == 1, "\(reason)")
             }
             // Processed again (a redelivery): kept and counted once.
-            #expect(try await scene.matcher.match(wrong[0].0) == nil)
+            #expect(try await scene.matcher.project(wrong[0].0, into: scene.store) == nil)
             #expect(scene.quarantined(.amountMismatch) == 1)
             let kept = try await scene.records.quarantinedPayments(checkoutId: id)
             #expect(kept.map(\.eventId).sorted() == wrong.map(\.0.id).sorted())
@@ -83,13 +83,13 @@ struct CheckoutQuarantineTests {
             #expect(cent.user == Self.user && cent.product == Self.product && cent.reference == reference && cent.provider == .citcon)
 
             // The owner's payment, of the checkout's amount: paid, and the event entitles the owner.
-            let paid = try #require(try await scene.matcher.match(try await scene.ipn(reference, id: "ch_owner")))
+            let paid = try #require(try await scene.matcher.project(try await scene.ipn(reference, id: "ch_owner"), into: scene.store))
             #expect(paid.user == Self.user && paid.product == Self.product)
             #expect(try await scene.api.get(id).string("state") == "paid")
             #expect(scene.metrics.total("tollgate_checkout_notifications_total", ["provider": "citcon", "outcome": "paid"]) == 1)
 
             // A wrong payment after it was paid changes nothing but is kept too.
-            #expect(try await scene.matcher.match(try await scene.ipn(reference, id: "ch_late", amount: "5")) == nil)
+            #expect(try await scene.matcher.project(try await scene.ipn(reference, id: "ch_late", amount: "5"), into: scene.store) == nil)
             #expect(try await scene.api.get(id).string("state") == "paid")
             #expect(try await scene.records.quarantinedPayments(checkoutId: id).count == wrong.count + 1)
             #expect(scene.metrics.total("tollgate_checkout_notifications_total", ["provider": "citcon", "outcome": "quarantined"]) == 5)
@@ -102,7 +102,7 @@ struct CheckoutQuarantineTests {
             let (id, reference) = try await scene.citconCheckout()
             var foreign = try await scene.ipn(reference, id: "ch_foreign")
             foreign.app = "shop-other"
-            let passed = try #require(try await scene.matcher.match(foreign))
+            let passed = try #require(try await scene.matcher.project(foreign, into: scene.store))
             #expect(passed.user == nil && passed.product == nil)
             #expect(try await scene.records.quarantinedPayments(checkoutId: id).isEmpty)
             #expect(try await scene.api.get(id).string("state") == "pending")

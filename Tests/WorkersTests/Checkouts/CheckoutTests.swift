@@ -86,7 +86,7 @@ struct CheckoutTests {
         let reference = try #require(created.string("reference"))
         for event in try await fixture.antomNotification(reference: reference, amount: "1999") { try await harness.publish(event) }
         try await waitUntil("the checkout paid") { try await api.get(id).string("state") == "paid" }
-        // The matcher marks the checkout paid before the projection's transaction entitles the user.
+        // The checkout is marked paid in the same transaction that entitles the user.
         try await waitUntil("the user entitled") {
             try await store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product)
         }
@@ -324,7 +324,7 @@ struct CheckoutTests {
             let reference = try #require(created.string("reference"))
             let events = try await fixture.citconIPN(reference: reference, id: "ch_3", amount: "1999")
             let event = try #require(events.first)
-            let result = try await matcher.match(event)
+            let result = try await matcher.project(event, into: store)
             let matched = try #require(result)
             #expect(matched.user == Self.user && matched.product == Self.product)
             #expect(try await api.get(id).string("state") == "paid")
@@ -352,10 +352,10 @@ struct CheckoutTests {
             }
             let paid = try #require(checkouts["paid"]), refunded = try #require(checkouts["refunded"]), unpaid = try #require(checkouts["unpaid"])
             for (reference, id) in [(paid.reference, "ch_p"), (refunded.reference, "ch_r")] {
-                _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: reference, id: id, amount: "1999").first))
+                _ = try await matcher.project(try #require(try await fixture.citconIPN(reference: reference, id: id, amount: "1999").first), into: store)
             }
-            _ = try await matcher.match(try #require(try await fixture.citconIPN(reference: refunded.reference, id: "rf_r", type: "refund",
-                                                                                 amount: "1999").first))
+            _ = try await matcher.project(try #require(try await fixture.citconIPN(reference: refunded.reference, id: "rf_r", type: "refund",
+                                                                                   amount: "1999").first), into: store)
             #expect(try await api.get(refunded.id).string("state") == "refunded")
 
             let sweeper = CheckoutExpirySweeper(records: records, metrics: MerchantMetrics(factory: metrics), logger: api.logger, now: clock,
