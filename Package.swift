@@ -220,7 +220,7 @@ let package = Package(
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers", "Rejections"], swiftSettings: strict),
-        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
+        .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "ProviderAPIs", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(
             name: "GatewayTests",

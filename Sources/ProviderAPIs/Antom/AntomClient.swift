@@ -23,23 +23,6 @@ extension OutboundAPIMetrics where Call == AntomAPICall {
     public init(factory: any MetricsFactory) { self.init(factory: factory, api: "antom_api") }
 }
 
-/// One Alipay+ client able to start payments: its id, the merchant private key that signs the calls
-/// (read from `merchantPrivateKey`; the path and the key are never logged) and the platform public keys
-/// that verify Antom's answers (the same that verify its notifications).
-public struct AntomMerchant: Sendable {
-    public let clientId: String
-    public let merchantKey: PrivateKey
-    public let merchantKeyVersion: Int?
-    public let platformKeys: [PublicKey]
-
-    public init(clientId: String, merchantKey: PrivateKey, merchantKeyVersion: Int?, platformKeys: [PublicKey]) {
-        self.clientId = clientId
-        self.merchantKey = merchantKey
-        self.merchantKeyVersion = merchantKeyVersion
-        self.platformKeys = platformKeys
-    }
-}
-
 /// What a `pay` (cashier payment) call came to.
 public enum AntomPayOutcome: Sendable, Equatable {
     /// The cashier page the payer is sent to (`normalUrl`).
@@ -152,7 +135,7 @@ public struct AntomClient: Sendable {
         return encoder
     }()
 
-    public func pay(_ payment: CashierPayment, merchant: AntomMerchant) async -> AntomPayOutcome {
+    public func pay(_ payment: CashierPayment, account: AntomAccount) async -> AntomPayOutcome {
         let amount = Amount(currency: payment.currency, value: String(payment.amountMinor))
         let request = PayRequest(paymentRequestId: payment.paymentRequestId,
                                  order: Order(referenceOrderId: payment.referenceOrderId, orderDescription: payment.orderDescription,
@@ -161,7 +144,7 @@ public struct AntomClient: Sendable {
                                  paymentRedirectUrl: payment.redirectURL, paymentNotifyUrl: payment.notifyURL,
                                  env: Env(terminalType: "WEB"), settlementStrategy: SettlementStrategy(settlementCurrency: payment.currency))
         let answer: (status: String, code: String, body: [String: JSONValue])
-        switch await call(.pay, request, merchant: merchant) {
+        switch await call(.pay, request, account: account) {
         case .success(let verified): answer = verified
         case .failure(let failure): return unavailable(.pay, failure)
         }
@@ -192,11 +175,11 @@ public struct AntomClient: Sendable {
 
     /// A full refund of `paymentId`; `refundRequestId` is Antom's idempotency key.
     public func refund(refundRequestId: String, paymentId: String, currency: String, amountMinor: Int64, notifyURL: String,
-                       merchant: AntomMerchant) async -> AntomRefundOutcome {
+                       account: AntomAccount) async -> AntomRefundOutcome {
         let request = RefundRequest(refundRequestId: refundRequestId, paymentId: paymentId,
                                     refundAmount: Amount(currency: currency, value: String(amountMinor)), refundNotifyUrl: notifyURL)
         let answer: (status: String, code: String, body: [String: JSONValue])
-        switch await call(.refund, request, merchant: merchant) {
+        switch await call(.refund, request, account: account) {
         case .success(let verified): answer = verified
         case .failure(let failure):
             failed(.refund, unavailable: failure)
@@ -233,19 +216,19 @@ public struct AntomClient: Sendable {
     /// Signs and sends one call; the answer's `result.resultStatus`, `resultCode` and body once its
     /// signature verified and its `Response-Time` is within the window.
     private func call(_ call: AntomAPICall, _ request: some Encodable,
-                      merchant: AntomMerchant) async -> Result<(status: String, code: String, body: [String: JSONValue]), CallFailure> {
+                      account: AntomAccount) async -> Result<(status: String, code: String, body: [String: JSONValue]), CallFailure> {
         guard let body = try? Self.encoder.encode(request).map({ $0 }) else {
             return .failure(CallFailure(kind: "encode", message: "the \(call.rawValue) request could not be written"))
         }
         let requestTime = String(now())
-        let content = AntomSignature.signedContent(path: call.path, clientId: merchant.clientId, time: requestTime, body: body)
-        guard let signature = merchant.merchantKey.signRSASHA256(content) else {
+        let content = AntomSignature.signedContent(path: call.path, clientId: account.clientId, time: requestTime, body: body)
+        guard let signature = account.merchantKey?.signRSASHA256(content) else {
             return .failure(CallFailure(kind: "signing", message: "the merchant key could not sign"))
         }
         let fetch = HTTPFetchRequest(url: baseURL + call.path, method: "POST",
-                                     headers: [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", merchant.clientId),
+                                     headers: [("Content-Type", "application/json; charset=UTF-8"), ("Client-Id", account.clientId),
                                                ("Request-Time", requestTime),
-                                               ("Signature", AntomSignature.header(signature: signature, keyVersion: merchant.merchantKeyVersion ?? 1))],
+                                               ("Signature", AntomSignature.header(signature: signature, keyVersion: account.merchantKeyVersion ?? 1))],
                                      body: body, timeout: timeout, maxResponseBytes: 65_536)
         let (outcome, elapsed) = await fetcher.timedFetch(fetch)
         metrics.requestDuration(call, elapsed)
@@ -262,7 +245,7 @@ public struct AntomClient: Sendable {
         guard let responseTime = response.headers["response-time"], !responseTime.isEmpty else {
             return .failure(CallFailure(kind: "response_time", message: "Antom's answer has no Response-Time"))
         }
-        guard verified(response, responseTime: responseTime, path: call.path, merchant: merchant) else {
+        guard verified(response, responseTime: responseTime, path: call.path, account: account) else {
             return .failure(CallFailure(kind: "bad_signature", message: "Antom's answer does not verify with the client's platform public keys"))
         }
         // Judged once the answer is in hand, by the time it is used.
@@ -283,12 +266,12 @@ public struct AntomClient: Sendable {
 
     /// `Signature` over `POST <path>\n<Client-Id>.<Response-Time>.<body>`, with the platform keys the
     /// key version selects (all of them when it names none).
-    private func verified(_ response: HTTPFetchResponse, responseTime time: String, path: String, merchant: AntomMerchant) -> Bool {
+    private func verified(_ response: HTTPFetchResponse, responseTime time: String, path: String, account: AntomAccount) -> Bool {
         guard let parsed = try? AntomSignature.parse(response.headers["signature"]) else { return false }
-        let clientId = response.headers["client-id"] ?? merchant.clientId
-        guard clientId == merchant.clientId else { return false }
+        let clientId = response.headers["client-id"] ?? account.clientId
+        guard clientId == account.clientId else { return false }
         let content = AntomSignature.signedContent(path: path, clientId: clientId, time: time, body: response.body)
-        return merchant.platformKeys.contains { $0.verifyRSASHA256(message: content, signature: parsed.signature) }
+        return account.platformKeys.contains { $0.key.verifyRSASHA256(message: content, signature: parsed.signature) }
     }
 
     /// Counts and logs a call Antom refused or did not answer usably (never the request or the key).

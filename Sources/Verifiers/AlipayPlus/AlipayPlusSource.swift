@@ -10,22 +10,22 @@ import Toolkit
 public struct AlipayPlusSource: WebhookSource {
     public let name = SourceName.alipayplus
     public let mediaTypes: [MediaType] = [.json]
-    private let clients: [String: AlipayPlusClient]
+    private let clients: [String: AntomAccount]
     private let requestTimeWindow: RequestTimeWindow
 
     /// What Antom and Alipay+ expect back, whatever the payment's outcome; anything else is retried.
     public static let responseBody = #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#
 
     public init(settings: AlipayPlusSettings) throws(ConfigError) {
-        var clients: [AlipayPlusClient] = []
+        var clients: [AntomAccount] = []
         for (index, client) in settings.clients.enumerated() {
-            clients.append(try AlipayPlusClient(settings: client, index: index))
+            clients.append(try AntomAccount(settings: client, index: index))
         }
         self.init(clients: clients, requestTimeWindow: RequestTimeWindow(maxAgeSeconds: settings.maxRequestAgeSeconds,
                                                                          maxSkewSeconds: settings.maxRequestClockSkewSeconds))
     }
 
-    init(clients: [AlipayPlusClient], requestTimeWindow: RequestTimeWindow = RequestTimeWindow()) {
+    init(clients: [AntomAccount], requestTimeWindow: RequestTimeWindow = RequestTimeWindow()) {
         self.clients = Dictionary(clients.map { ($0.clientId, $0) }, uniquingKeysWith: { first, _ in first })
         self.requestTimeWindow = requestTimeWindow
     }
@@ -71,7 +71,7 @@ public struct AlipayPlusSource: WebhookSource {
         return event
     }
 
-    private func response(client: AlipayPlusClient, path: String, time: Timestamp) -> SenderResponse {
+    private func response(client: AntomAccount, path: String, time: Timestamp) -> SenderResponse {
         let body = Array(Self.responseBody.utf8)
         var response = SenderResponse(contentType: "application/json", body: body)
         guard let merchantKey = client.merchantKey else { return response }

@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import ProviderAPIs
 import Rejections
 import Testing
 @testable import Toolkit
@@ -20,9 +21,9 @@ enum AlipayPlusFixtures {
 
     /// One client with an unversioned key and a merchant key; one with keys bound to versions 1 and 2.
     static let source = AlipayPlusSource(clients: [
-        AlipayPlusClient(clientId: clientId, platformKeys: [.init(key: platformKey.publicKey!, keyVersion: nil)],
+        AntomAccount(clientId: clientId, platformKeys: [.init(key: platformKey.publicKey!, keyVersion: nil)],
                          merchantKey: merchantKey, merchantKeyVersion: 3),
-        AlipayPlusClient(clientId: "versioned", platformKeys: [.init(key: platformKey.publicKey!, keyVersion: 1),
+        AntomAccount(clientId: "versioned", platformKeys: [.init(key: platformKey.publicKey!, keyVersion: 1),
                                                                .init(key: rotatedPlatformKey.publicKey!, keyVersion: 2)]),
     ])
 

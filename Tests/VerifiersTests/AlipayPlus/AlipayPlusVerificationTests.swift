@@ -1,6 +1,7 @@
 import Config
 import Events
 import Foundation
+import ProviderAPIs
 import Rejections
 import TestSupport
 import Testing
@@ -110,12 +111,12 @@ struct AlipayPlusVerificationTests {
         #expect(await reason(time: "2026-11-21T04:05:02Z") == .requestTimeOutsideWindow, "more than 300 s ahead")
         #expect(await reason(time: "yesterday") == .invalidField, "an age that cannot be told")
         // The window is the configured one, and 0 turns the check off.
-        let narrow = AlipayPlusSource(clients: [AlipayPlusClient(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
+        let narrow = AlipayPlusSource(clients: [AntomAccount(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
                                       requestTimeWindow: RequestTimeWindow(maxAgeSeconds: 60, maxSkewSeconds: 0))
         #expect(await reason(time: "2026-11-21T03:59:30Z", source: narrow) == nil)
         #expect(await reason(time: "2026-11-21T03:58:00Z", source: narrow) == .requestTimeOutsideWindow)
         #expect(await reason(time: "2026-11-21T04:00:02Z", source: narrow) == .requestTimeOutsideWindow)
-        let off = AlipayPlusSource(clients: [AlipayPlusClient(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
+        let off = AlipayPlusSource(clients: [AntomAccount(clientId: F.clientId, platformKeys: [.init(key: F.platformKey.publicKey!, keyVersion: nil)])],
                                    requestTimeWindow: RequestTimeWindow(maxAgeSeconds: 0, maxSkewSeconds: 0))
         #expect(await reason(time: "2020-01-01T00:00:00Z", source: off) == nil)
         #expect(await reason(time: "yesterday", source: off) == nil)

@@ -9,25 +9,16 @@ import Verifiers
 /// Checkouts paid through Alipay+ / Antom (docs/checkouts.md): Tollgate calls Antom's `pay` (Cashier
 /// Payment) signed with the client's merchant key and answers its cashier page; refunds are asked of
 /// Antom's `refund`. Notifications come through the Alipay+ sender, which verifies them with the same
-/// client's keys (`AlipayPlusSource.antomMerchants`: one reading of them for both).
+/// client's keys (`AlipayPlusSource.antomAccounts`: one `AntomAccount`, read once, for both).
 public struct AntomCheckouts: CheckoutProvider {
     public static let name = SourceName.alipayplus
     public static let displayName = "Antom"
 
-    public struct Accounts: Sendable {
-        /// The clients with a merchant key, by client id.
-        let merchants: [String: AntomMerchant]
-        /// Every client's environment (those without a merchant key cannot start a payment).
-        let environments: [String: NormalizedEvent.Environment]
-    }
+    /// Every configured client, by client id (those without a merchant key cannot start a payment).
+    public typealias Accounts = [String: AntomAccount]
 
     public static func readAccounts(_ config: TollgateConfig) throws(ConfigError) -> Accounts {
-        let merchants = try AlipayPlusSource.antomMerchants(config.sources.alipayplus)
-        var environments: [String: NormalizedEvent.Environment] = [:]
-        for client in config.sources.alipayplus.clients {
-            environments[client.clientId] = client.clientId.hasPrefix("SANDBOX_") ? .sandbox : client.environment
-        }
-        return Accounts(merchants: merchants, environments: environments)
+        try AlipayPlusSource.antomAccounts(config.sources.alipayplus)
     }
 
     let accounts: Accounts
@@ -50,26 +41,26 @@ public struct AntomCheckouts: CheckoutProvider {
     public let appPlacesOrder = false
 
     public func environment(account: String) throws(Rejection) -> NormalizedEvent.Environment {
-        guard let environment = accounts.environments[account] else {
+        guard let client = accounts[account] else {
             throw Rejection(.providerNotConfigured, "no Alipay+ client \(account) is configured (sources.alipayplus.clients)")
         }
-        guard accounts.merchants[account] != nil else {
+        guard client.merchantKey != nil else {
             throw Rejection(.providerNotConfigured, "Alipay+ client \(account) has no merchantPrivateKey to sign the pay call")
         }
-        return environment
+        return client.eventEnvironment
     }
 
     public func notifyURL(account: String, publicBase: String) -> String { "\(publicBase)/webhooks/alipayplus" }
 
     public func startPayment(_ checkout: CheckoutRecord) async throws(Rejection) -> String? {
-        guard let merchant = accounts.merchants[checkout.account] else {
+        guard let client = accounts[checkout.account], client.merchantKey != nil else {
             throw Rejection(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the pay call")
         }
         let payment = AntomClient.CashierPayment(
             paymentRequestId: checkout.reference, referenceOrderId: checkout.id, orderDescription: checkout.product,
             currency: checkout.currency, amountMinor: checkout.amountMinor, paymentMethodType: settings.antomPaymentMethodType,
             redirectURL: settings.antomRedirectUrl ?? settings.publicBaseUrl ?? "", notifyURL: checkout.notifyURL ?? "")
-        switch await antom.pay(payment, merchant: merchant) {
+        switch await antom.pay(payment, account: client) {
         case .paymentPage(let page): return page
         case .refused(let code): throw Rejection(.paymentRefused, "Antom refused the payment: \(code)")
         case .unavailable: throw Rejection(.paymentProviderUnavailable, "Antom cannot start the payment now", retryAfterSeconds: 30)
@@ -77,7 +68,7 @@ public struct AntomCheckouts: CheckoutProvider {
     }
 
     public func checkRefundable(_ checkout: CheckoutRecord) throws(Rejection) {
-        guard accounts.merchants[checkout.account] != nil else {
+        guard accounts[checkout.account]?.merchantKey != nil else {
             throw Rejection(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the refund call")
         }
         guard checkout.paymentId != nil else {
@@ -86,9 +77,9 @@ public struct AntomCheckouts: CheckoutProvider {
     }
 
     public func refund(_ checkout: CheckoutRecord, refundRequestId: String) async -> CheckoutRefundOutcome {
-        guard let merchant = accounts.merchants[checkout.account], let paymentId = checkout.paymentId else { return .unavailable }
+        guard let client = accounts[checkout.account], let paymentId = checkout.paymentId else { return .unavailable }
         switch await antom.refund(refundRequestId: refundRequestId, paymentId: paymentId, currency: checkout.currency,
-                                  amountMinor: checkout.amountMinor, notifyURL: checkout.notifyURL ?? "", merchant: merchant) {
+                                  amountMinor: checkout.amountMinor, notifyURL: checkout.notifyURL ?? "", account: client) {
         case .refunded(let answer):
             // AntomClient took only an S answer naming this refundRequestId: the event names the checkout by it.
             do {

@@ -5,30 +5,8 @@ import ProviderAPIs
 import Rejections
 import Toolkit
 
-/// One configured client: its platform public keys (loaded and checked at start-up) and, when
-/// configured, the merchant private key that signs responses.
-struct AlipayPlusClient: Sendable {
-    struct PlatformKey: Sendable {
-        let key: PublicKey
-        /// Nil: tried whatever `keyVersion` a request names.
-        let keyVersion: Int?
-    }
-
-    let clientId: String
-    let platformKeys: [PlatformKey]
-    let merchantKey: PrivateKey?
-    let merchantKeyVersion: Int?
-    let environment: NormalizedEvent.Environment
-
-    init(clientId: String, platformKeys: [PlatformKey], merchantKey: PrivateKey? = nil, merchantKeyVersion: Int? = nil,
-         environment: NormalizedEvent.Environment = .production) {
-        self.clientId = clientId
-        self.environment = environment
-        self.platformKeys = platformKeys
-        self.merchantKey = merchantKey
-        self.merchantKeyVersion = merchantKeyVersion
-    }
-
+/// How the Alipay+ sender reads an `AntomAccount` from `sources.alipayplus.clients[]`, and picks its keys.
+extension AntomAccount {
     /// Reads every key file; an unreadable file, a key that is not RSA or is under 2048 bits stops start-up.
     init(settings: AlipayPlusSettings.Client, index: Int) throws(ConfigError) {
         let prefix = "sources.alipayplus.clients[\(index)]"
@@ -76,17 +54,15 @@ struct AlipayPlusClient: Sendable {
 }
 
 extension AlipayPlusSource {
-    /// The configured clients with a merchant key as Antom's API client signs for them: the keys read and
+    /// The configured clients as Antom's API client and the checkouts use them: the keys read and
     /// checked once, as the sender reads them (RSA of at least 2048 bits, a merchant key that signs), so a
     /// checkout's calls and the notifications' answers use one client configuration.
-    public static func antomMerchants(_ settings: AlipayPlusSettings) throws(ConfigError) -> [String: AntomMerchant] {
-        var merchants: [String: AntomMerchant] = [:]
+    public static func antomAccounts(_ settings: AlipayPlusSettings) throws(ConfigError) -> [String: AntomAccount] {
+        var accounts: [String: AntomAccount] = [:]
         for (index, configured) in settings.clients.enumerated() {
-            let client = try AlipayPlusClient(settings: configured, index: index)
-            guard let merchantKey = client.merchantKey else { continue }
-            merchants[client.clientId] = AntomMerchant(clientId: client.clientId, merchantKey: merchantKey,
-                                                       merchantKeyVersion: client.merchantKeyVersion, platformKeys: client.platformKeys.map(\.key))
+            let account = try AntomAccount(settings: configured, index: index)
+            accounts[account.clientId] = account
         }
-        return merchants
+        return accounts
     }
 }
