@@ -28,6 +28,12 @@ public struct MerchantMetrics: Sendable {
         Counter(label: "tollgate_worker_consumption_answers_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
+    /// The consumption requests waiting for their answer, and how long ago Apple sent the oldest.
+    func consumptionAnswersWaiting(_ count: Int, oldestAgeSeconds: Double) {
+        Gauge(label: "tollgate_worker_consumption_answers_waiting", factory: factory).record(count)
+        Gauge(label: "tollgate_worker_consumption_answer_oldest_age_seconds", factory: factory).record(oldestAgeSeconds)
+    }
+
     /// A page of a store's history read by a reconciliation job (`apple`, `google`).
     func reconcilePage(job: String) {
         Counter(label: "tollgate_reconcile_pages_total", dimensions: [("job", job)], factory: factory).increment()
@@ -72,6 +78,10 @@ public struct MerchantMetrics: Sendable {
                      help: "Purchases apps reported (POST /v1/purchases, /v1/validate), by store and outcome: applied (answered with the entitlements), pending (202: not applied within purchases.waitMs), unchanged (nothing new to publish)."),
         MetricFamily("tollgate_worker_consumption_answers_total", .counter, labels: ["outcome"],
                      help: "Apple consumption requests handled, by outcome (sent, skipped_disabled, skipped_unknown_purchase, expired, failed)."),
+        MetricFamily("tollgate_worker_consumption_answers_waiting", .gauge,
+                     help: "Apple consumption requests queued by the projection and not yet answered (Apple unreachable or failing: retried until its 12 hours end)."),
+        MetricFamily("tollgate_worker_consumption_answer_oldest_age_seconds", .gauge,
+                     help: "How long ago Apple sent the oldest consumption request still waiting for its answer (0 when none waits); Apple takes answers for 12 hours."),
         MetricFamily("tollgate_reconcile_pages_total", .counter, labels: ["job"], help: "Pages of a store's history read by a reconciliation job (apple: Get Notification History)."),
         MetricFamily("tollgate_reconcile_items_total", .counter, labels: ["job", "outcome"],
                      help: "Items reconciliation found, by job and outcome: new (published to tollgate.events), known (already processed), rejected (did not verify)."),

@@ -31,6 +31,7 @@ struct WorkerMetricFamiliesTests {
         metrics.outboxPending(0)
         metrics.expiriesQueued(1)
         merchant.consumptionAnswer(outcome: ConsumptionAnswerer.Outcome.sent.rawValue)
+        merchant.consumptionAnswersWaiting(0, oldestAgeSeconds: 0)
         merchant.reconcilePage(job: "apple")
         merchant.reconcileItems(job: "apple", outcome: "new", count: 1)
         merchant.reconcileRateLimited(job: "apple")

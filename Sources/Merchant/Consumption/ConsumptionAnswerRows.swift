@@ -62,6 +62,14 @@ enum ConsumptionAnswerRows {
         }
     }
 
+    /// How many wait, and when Apple sent the oldest (nil when none): the waiting gauges.
+    static func backlog(_ store: EntitlementStore) async throws(StoreError) -> (count: Int, oldestRequestedAtMs: Int64?) {
+        try await store.database.read { connection throws(StoreError) in
+            let row = try connection.query("SELECT COUNT(*) AS n, MIN(requested_at_ms) AS oldest FROM consumption_answers", []).first
+            return (Int(row?.int("n") ?? 0), row?.int("oldest"))
+        }
+    }
+
     /// Answered, given up or past Apple's window.
     static func remove(_ store: EntitlementStore, eventId: String) async throws(StoreError) {
         _ = try await store.database.transaction { connection throws(StoreError) in

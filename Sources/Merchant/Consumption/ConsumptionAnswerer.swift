@@ -93,6 +93,8 @@ public struct ConsumptionAnswerer: Sendable {
         // Claimed for a minute: another replica's job leaves them alone while this one answers.
         let due = try await ConsumptionAnswerRows.claimDue(store, nowMs: nowMs, claimUntilMs: nowMs + 60_000, limit: Self.batch)
         for request in due { try await answer(request) }
+        let backlog = try await ConsumptionAnswerRows.backlog(store)
+        metrics.consumptionAnswersWaiting(backlog.count, oldestAgeSeconds: backlog.oldestRequestedAtMs.map { Double(max(now() - $0, 0)) / 1_000 } ?? 0)
         return due.count == Self.batch ? .moreWaiting : .idle
     }
 

@@ -271,7 +271,7 @@ public struct AntomClient: Sendable {
         let clientId = response.headers["client-id"] ?? account.clientId
         guard clientId == account.clientId else { return false }
         let content = AntomSignature.signedContent(path: path, clientId: clientId, time: time, body: response.body)
-        return account.platformKeys.contains { $0.key.verifyRSASHA256(message: content, signature: parsed.signature) }
+        return account.platformKeys(for: parsed.keyVersion).contains { $0.verifyRSASHA256(message: content, signature: parsed.signature) }
     }
 
     /// Counts and logs a call Antom refused or did not answer usably (never the request or the key).

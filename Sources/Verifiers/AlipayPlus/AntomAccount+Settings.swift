@@ -42,14 +42,11 @@ extension AntomAccount {
                   merchantKeyVersion: settings.merchantKeyVersion, environment: settings.environment)
     }
 
-    /// The keys a request's `keyVersion` selects: those bound to it plus the unbound ones.
+    /// The keys a request's `keyVersion` selects (`platformKeys(for:)`), or why there are none.
     func keys(for keyVersion: Int?) throws(Rejection) -> [PublicKey] {
-        guard let keyVersion else { return platformKeys.map(\.key) }
-        let selected = platformKeys.filter { $0.keyVersion == nil || $0.keyVersion == keyVersion }
-        guard !selected.isEmpty else {
-            throw Rejection(.unknownKeyVersion, "keyVersion \(keyVersion) names no platform key configured for this Client-Id")
-        }
-        return selected.map(\.key)
+        let selected = platformKeys(for: keyVersion)
+        guard let keyVersion, selected.isEmpty else { return selected }
+        throw Rejection(.unknownKeyVersion, "keyVersion \(keyVersion) names no platform key configured for this Client-Id")
     }
 }
 

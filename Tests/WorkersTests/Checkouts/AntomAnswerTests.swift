@@ -19,7 +19,7 @@ import Toolkit
 struct AntomAnswerTests {
     /// A fake Antom, the fixture (with `checkouts.antomAnswerWindowSeconds` = `window` when given), a
     /// store and the checkout API counting into `metrics` and publishing into `published`.
-    static func withAntom(window: Int? = nil,
+    static func withAntom(window: Int? = nil, platformKeyVersion: Int? = nil,
                           _ body: (FakeAntom, CheckoutFixture, EntitlementStore, CheckoutAPI, RecordingMetrics, RecordingPublisher) async throws -> Void) async throws {
         let platform = await offPool { PrivateKey.generateRSA()! }
         let merchant = await offPool { PrivateKey.generateRSA()! }
@@ -28,6 +28,7 @@ struct AntomAnswerTests {
         defer { antom.stop() }
         var fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
         if let window { fixture.config.checkouts.antomAnswerWindowSeconds = window }
+        if let platformKeyVersion { fixture.config.sources.alipayplus.clients[0].platformPublicKeys[0].keyVersion = platformKeyVersion }
         let metrics = RecordingMetrics()
         let published = RecordingPublisher()
         try await TestDatabases.withStore(.sqlite) { store in
@@ -70,6 +71,19 @@ struct AntomAnswerTests {
             #expect(started.status == 201, "\(started.text)")
             let reference = try #require(started.string("reference"))
             #expect(started.string("paymentUrl") == FakeAntom.pageURL(reference))
+        }
+    }
+
+    @Test("an answer signed under a keyVersion no platform key is configured for is refused as a bad signature, as a notification would be")
+    func answerKeyVersion() async throws {
+        // The fake signs its answers with keyVersion=1; the client's one platform key is bound to version 2.
+        try await Self.withAntom(platformKeyVersion: 2) { _, _, store, api, metrics, _ async throws in
+            #expect(try await api.post(Self.body).status == 503)
+            #expect(Self.errors(metrics, "pay", "bad_signature") == 1)
+            #expect(try await store.checkoutCount() == 0)
+        }
+        try await Self.withAntom(platformKeyVersion: 1) { _, _, _, api, _, _ async throws in
+            #expect(try await api.post(Self.body).status == 201)
         }
     }
 

@@ -204,6 +204,10 @@ struct ConsumptionEndToEndTests {
             #expect(workers.metrics.total("tollgate_worker_retries_total", ["topic": harness.topics.retry(delayMs: 300)]) == 0)
             #expect(try await harness.records(harness.topics.deadLetter).isEmpty)
             #expect(try await Self.queued(store) == 0)
+            // The gauge showed it waiting between the two attempts, and nothing once it was sent.
+            try await waitUntil("nothing waiting") { workers.metrics.gauge("tollgate_worker_consumption_answers_waiting")?.last == 0 }
+            #expect(workers.metrics.gauge("tollgate_worker_consumption_answers_waiting")?.highest == 1)
+            #expect(workers.metrics.gauge("tollgate_worker_consumption_answer_oldest_age_seconds")?.highest ?? 0 >= 3_600)
         }
         #expect(apple.answers.attempts.load(ordering: .sequentiallyConsistent) == 2)
         #expect(apple.answers.accepted.withLock { $0.count } == 1)

@@ -1,8 +1,9 @@
 import CoreMetrics
 import Synchronization
 
-/// A metrics factory that keeps counter totals in memory, one per worker instance, so a test reads
-/// what each instance counted (swift-metrics' global system would mix them). Recorders and timers are ignored.
+/// A metrics factory that keeps counter totals and gauges' values in memory, one per worker instance, so
+/// a test reads what each instance counted (swift-metrics' global system would mix them). Histograms
+/// and timers are ignored.
 final class RecordingMetrics: MetricsFactory {
     struct Key: Hashable, Sendable {
         var label: String
@@ -10,6 +11,18 @@ final class RecordingMetrics: MetricsFactory {
     }
 
     private let counters = Mutex<[Key: Int64]>([:])
+    private let gauges = Mutex<[String: (last: Double, highest: Double)]>([:])
+
+    /// The last value and the highest ever recorded of the gauge named `label` (dimensions ignored); nil when never recorded.
+    func gauge(_ label: String) -> (last: Double, highest: Double)? {
+        gauges.withLock { $0[label] }
+    }
+
+    fileprivate func record(_ value: Double, gauge label: String) {
+        gauges.withLock { gauges in
+            gauges[label] = (value, max(value, gauges[label]?.highest ?? value))
+        }
+    }
 
     /// The sum of the counters named `label` whose dimensions include every given one.
     func total(_ label: String, _ dimensions: [String: String] = [:]) -> Int64 {
@@ -37,7 +50,9 @@ final class RecordingMetrics: MetricsFactory {
         Counting(metrics: self, key: Key(label: label, dimensions: Dictionary(dimensions) { $1 }))
     }
 
-    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { Ignored() }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        aggregate ? Ignored() : Gauging(metrics: self, label: label)
+    }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler { Ignored() }
     func destroyCounter(_ handler: any CounterHandler) {}
     func destroyRecorder(_ handler: any RecorderHandler) {}
@@ -56,6 +71,20 @@ private final class Counting: CounterHandler {
 
     func increment(by amount: Int64) { metrics.add(amount, to: key) }
     func reset() { metrics.reset(key) }
+}
+
+/// A gauge (a recorder that does not aggregate): its values kept.
+private final class Gauging: RecorderHandler {
+    let metrics: RecordingMetrics
+    let label: String
+
+    init(metrics: RecordingMetrics, label: String) {
+        self.metrics = metrics
+        self.label = label
+    }
+
+    func record(_ value: Int64) { metrics.record(Double(value), gauge: label) }
+    func record(_ value: Double) { metrics.record(value, gauge: label) }
 }
 
 private final class Ignored: RecorderHandler, TimerHandler {

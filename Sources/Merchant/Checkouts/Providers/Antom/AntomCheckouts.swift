@@ -9,7 +9,7 @@ import Verifiers
 /// Checkouts paid through Alipay+ / Antom (docs/checkouts.md): Tollgate calls Antom's `pay` (Cashier
 /// Payment) signed with the client's merchant key and answers its cashier page; refunds are asked of
 /// Antom's `refund`. Notifications come through the Alipay+ sender, which verifies them with the same
-/// client's keys (`AlipayPlusSource.antomAccounts`: one `AntomAccount`, read once, for both).
+/// client's keys (`AlipayPlusSource.antomAccounts`: the same `AntomAccount`, read by the same code).
 public struct AntomCheckouts: CheckoutProvider {
     public static let name = SourceName.alipayplus
     public static let displayName = "Antom"
