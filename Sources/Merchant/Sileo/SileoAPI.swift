@@ -80,6 +80,14 @@ public struct SileoAPI: Sendable {
                               authenticationBanner: s.authenticationBanner.map { Banner(message: $0.message, button: $0.button) }))
     }
 
+    /// The sign-in cookie's attributes: `Secure` unless the vendor's public URL is http on this machine
+    /// (`http://127.0.0.1`, `localhost`: a browser would not send a `Secure` cookie back there).
+    var cookieAttributes: String { Self.cookieAttributes(publicBaseURL: vendor.settings.publicBaseURL) }
+
+    static func cookieAttributes(publicBaseURL: String) -> String {
+        ConfigReader.isLoopbackHTTP(publicBaseURL) ? "HttpOnly; SameSite=Lax" : "HttpOnly; Secure; SameSite=Lax"
+    }
+
     /// Hands the browser to the merchant's sign-in page with a fresh nonce and the return URL; the nonce
     /// is bound to this browser by a cookie only the completion reads.
     func authenticate() async -> Response {
@@ -93,7 +101,7 @@ public struct SileoAPI: Sendable {
         let signIn = vendor.settings.signIn.url
         var headers = noStoreHeaders()
         headers[.location] = signIn + (signIn.contains("?") ? "&" : "?") + "nonce=" + nonce + "&return_url=" + PercentEncoding.encode(returnURL)
-        headers[.setCookie] = "\(Self.cookieName)=\(browser); Path=\(base)/authenticate; Max-Age=\(Self.nonceTTLMs / 1000); HttpOnly; Secure; SameSite=Lax"
+        headers[.setCookie] = "\(Self.cookieName)=\(browser); Path=\(base)/authenticate; Max-Age=\(Self.nonceTTLMs / 1000); \(cookieAttributes)"
         return Response(status: .found, headers: headers)
     }
 
@@ -127,7 +135,7 @@ public struct SileoAPI: Sendable {
         var headers = noStoreHeaders()
         // The one place the token travels in a URL: Sileo's own callback, which only the device opens.
         headers[.location] = "sileo://authentication_success?token=BEARER%20\(token)&payment_secret=\(paymentSecret)"
-        headers[.setCookie] = "\(Self.cookieName)=; Path=\(base)/authenticate; Max-Age=0; HttpOnly; Secure; SameSite=Lax"
+        headers[.setCookie] = "\(Self.cookieName)=; Path=\(base)/authenticate; Max-Age=0; \(cookieAttributes)"
         return Response(status: .found, headers: headers)
     }
 

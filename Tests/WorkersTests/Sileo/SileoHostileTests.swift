@@ -56,6 +56,19 @@ struct SileoHostileTests {
         }
     }
 
+    @Test("the sign-in cookie is Secure unless the public URL is http on this machine, where a browser would not send it back")
+    func cookieSecurity() async throws {
+        #expect(SileoAPI.cookieAttributes(publicBaseURL: "https://repo.example") == "HttpOnly; Secure; SameSite=Lax")
+        #expect(SileoAPI.cookieAttributes(publicBaseURL: "http://repo.example") == "HttpOnly; Secure; SameSite=Lax")
+        #expect(SileoAPI.cookieAttributes(publicBaseURL: "http://127.0.0.1:8080") == "HttpOnly; SameSite=Lax")
+        #expect(SileoAPI.cookieAttributes(publicBaseURL: "http://localhost:8080") == "HttpOnly; SameSite=Lax")
+        try await Self.withScene { scene in
+            let start = try await SileoHTTP.call("GET", scene.base + SileoFixture.base + "/authenticate?udid=x&model=y")
+            let cookie = try #require(start.headers["set-cookie"])
+            #expect(cookie.hasSuffix("; HttpOnly; SameSite=Lax") && !cookie.contains("Secure"), "\(cookie)")
+        }
+    }
+
     @Test("a vendor whose provider takes no checkouts stops the start, naming the providers that do")
     func unknownProvider() throws {
         let fixture = try SileoFixture()
