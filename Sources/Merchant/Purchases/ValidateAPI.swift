@@ -70,8 +70,14 @@ public struct ValidateAPI: Sendable {
     struct Request: Equatable {
         var app: String
         var user: String?
+        /// The product asked about: the request's `id`, unless it names the application (`type`
+        /// `application`, Apple's whole receipt); for `apple-sk2`, the transaction's `id` (its product).
         var product: String?
         var claim: PurchaseClaim
+        /// The answer's `data.id`: the request's `id` when it sends one, else the app.
+        var answerId: String
+        /// `transaction.type` as sent: the answer's `data.transaction.type`.
+        var transactionType: String
     }
 
     func respond(_ request: Hummingbird.Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
@@ -102,13 +108,20 @@ public struct ValidateAPI: Sendable {
         // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
         let ids = try? await purchaseIds.ids()
         let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
-        let data = Answer.Data(id: parsed.product ?? app, collection: collection,
-                               ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted())
-        // The product asked about is an expired subscription: Iaptic's "not owned" answer, with the data.
-        if let product = parsed.product, let asked = collection.first(where: { $0.id == product }), asked.isExpired == true,
-           !collection.contains(where: { $0.id == product && $0.isExpired != true }) {
-            return PurchasesAPI.json(.ok, Failure(code: Code.subscriptionExpired.rawValue, message: "Subscription expired",
-                                                  error: nil, data: data))
+        let data = Answer.Data(id: parsed.answerId, collection: collection,
+                               ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted(),
+                               transaction: NativeTransaction(type: parsed.transactionType))
+        if let product = parsed.product {
+            // The purchase does not hold the product asked about: the seed's "not owned", with what it holds.
+            guard collection.contains(where: { $0.id == product }) else {
+                return PurchasesAPI.json(.ok, Failure(code: Code.invalidPayload.rawValue, message: "the purchase does not hold \(product): not owned",
+                                                      error: nil, data: data))
+            }
+            // The product asked about is an expired subscription: Iaptic's "not owned" answer, with the data.
+            if !collection.contains(where: { $0.id == product && $0.isExpired != true }) {
+                return PurchasesAPI.json(.ok, Failure(code: Code.subscriptionExpired.rawValue, message: "Subscription expired",
+                                                      error: nil, data: data))
+            }
         }
         return PurchasesAPI.json(.ok, Answer(data: data))
     }
@@ -120,25 +133,63 @@ public struct ValidateAPI: Sendable {
     static func parse(_ body: [UInt8], app: String, maxReceiptBytes: Int) throws(Rejection) -> Request {
         guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
         guard let transaction = object["transaction"]?.object else { throw Rejection(.missingField, "transaction is missing or not an object") }
-        let product = try optionalText(object["id"], "id")
+        // The plugin sends Apple's bundle id here, empty when StoreKit 2 has no receipt yet: empty is no id.
+        let id = object["id"]?.string == "" ? nil : try optionalText(object["id"], "id")
+        let product = object["type"]?.string == "application" ? nil : id
         var user: String?
         if let additional = object["additionalData"] {
             guard let fields = additional.object else { throw Rejection(.invalidField, "additionalData is not an object") }
-            user = try optionalText(fields["applicationUsername"], "additionalData.applicationUsername")
-            if let user, user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                throw Rejection(.invalidField, "additionalData.applicationUsername contains a control character")
+            user = try username(fields["applicationUsername"])
+        }
+        var parsed = try claim(transaction, app: app, user: user, product: product, maxReceiptBytes: maxReceiptBytes)
+        parsed.answerId = id ?? app
+        return parsed
+    }
+
+    /// `additionalData.applicationUsername`: a string, or an integer as the plugin's type allows
+    /// (`string | number`), kept as its decimal text, so `42` and `"42"` name one user.
+    static func username(_ value: JSONValue?) throws(Rejection) -> String? {
+        let name = "additionalData.applicationUsername"
+        var user: String?
+        if case .number(let number)? = value {
+            // Below 10^15 a double holds every integer exactly: `42`, `42.0` and `4.2e1` are one user.
+            guard let value = Double(number.text), value.rounded() == value, abs(value) < 1e15 else {
+                throw Rejection(.invalidField, "\(name) must be a string or an integer of at most 15 digits")
             }
+            user = String(Int64(value))
+        } else {
+            user = try optionalText(value, name)
+        }
+        if let user, user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw Rejection(.invalidField, "\(name) contains a control character")
+        }
+        return user
+    }
+
+    /// The claim `transaction` makes, by its `type`: `apple-sk2` (the plugin's StoreKit 2 path: a signed
+    /// transaction, its product in `id`), `ios-appstore` (a receipt, or a signed transaction), `android-playstore`.
+    private static func claim(_ transaction: [String: JSONValue], app: String, user: String?, product: String?,
+                              maxReceiptBytes: Int) throws(Rejection) -> Request {
+        func request(_ product: String?, _ claim: PurchaseClaim, _ type: String) -> Request {
+            Request(app: app, user: user, product: product, claim: claim, answerId: app, transactionType: type)
         }
         switch try optionalText(transaction["type"], "transaction.type") {
+        case "apple-sk2":
+            guard let jws = try optionalText(transaction["jwsRepresentation"], "transaction.jwsRepresentation", max: 65_536) else {
+                throw Rejection(.missingField, "transaction.jwsRepresentation is missing")
+            }
+            // Its `id` is the transaction's product (the plugin's own comment: not the numeric transaction id).
+            let asked = transaction["id"]?.string == "" ? product : try optionalText(transaction["id"], "transaction.id") ?? product
+            return request(asked, .appleSignedTransaction(jws), "apple-sk2")
         case "ios-appstore":
             if let jws = try optionalText(transaction["jwsRepresentation"], "transaction.jwsRepresentation", max: 65_536) {
-                return Request(app: app, user: user, product: product, claim: .appleSignedTransaction(jws))
+                return request(product, .appleSignedTransaction(jws), "ios-appstore")
             }
             try PurchasesAPI.checkReceiptSize(transaction["appStoreReceipt"], "transaction.appStoreReceipt", maxBytes: maxReceiptBytes)
             guard let receipt = try optionalText(transaction["appStoreReceipt"], "transaction.appStoreReceipt", max: maxReceiptBytes) else {
                 throw Rejection(.missingField, "transaction.appStoreReceipt is missing")
             }
-            return Request(app: app, user: user, product: product, claim: .appleReceipt(receipt, bundleId: app))
+            return request(product, .appleReceipt(receipt, bundleId: app), "ios-appstore")
         case "android-playstore":
             guard let token = try optionalText(transaction["purchaseToken"], "transaction.purchaseToken", max: 4_096) else {
                 throw Rejection(.missingField, "transaction.purchaseToken is missing")
@@ -150,11 +201,11 @@ public struct ValidateAPI: Sendable {
                let named = purchase["productId"]?.string, !named.isEmpty {
                 productId = named
             }
-            return Request(app: app, user: user, product: product, claim: .google(packageName: app, productId: productId, purchaseToken: token))
+            return request(product, .google(packageName: app, productId: productId, purchaseToken: token), "android-playstore")
         case nil:
             throw Rejection(.missingField, "transaction.type is missing")
         default:
-            throw Rejection(.invalidField, "transaction.type must be ios-appstore or android-playstore")
+            throw Rejection(.invalidField, "transaction.type must be apple-sk2, ios-appstore or android-playstore")
         }
     }
 
@@ -214,15 +265,23 @@ public struct ValidateAPI: Sendable {
             var latest_receipt = true
             var collection: [Item]
             var ineligible_for_intro_price: [String]
+            /// The plugin's guard wants an object here (its `NativeTransaction`, told apart by `type`).
+            var transaction: NativeTransaction
 
-            init(id: String, collection: [Item], ineligible_for_intro_price: [String]) {
+            init(id: String, collection: [Item], ineligible_for_intro_price: [String], transaction: NativeTransaction) {
                 self.id = id
                 self.collection = collection
                 self.ineligible_for_intro_price = ineligible_for_intro_price
+                self.transaction = transaction
             }
         }
         var ok = true
         var data: Data
+    }
+
+    /// The plugin's `NativeTransaction`: its `type`, the request's transaction type (all `apple-sk2` has).
+    struct NativeTransaction: Encodable, Equatable {
+        var type: String
     }
 
     /// Iaptic's error shape, with Tollgate's reason code beside its number.

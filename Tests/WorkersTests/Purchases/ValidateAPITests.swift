@@ -226,6 +226,64 @@ extension ValidateAPITests {
         return #"{"id":"lifetime","type":"application","transaction":{"type":"ios-appstore","id":"lifetime","jwsRepresentation":"\#(jws)"}\#(additional)}"#
     }
 
+    /// cordova-plugin-purchase's `isValidatorResponsePayload` (src/ts/validator/validator.ts, 13.18): an
+    /// answer it does not take is reported to the app as BAD_RESPONSE, whatever the purchase.
+    static func pluginTakes(_ json: JSONValue?) -> Bool {
+        guard let object = json?.object, case .bool(let ok)? = object["ok"] else { return false }
+        guard ok else { return true }
+        guard let data = object["data"]?.object, data["id"]?.string != nil, data["transaction"]?.object != nil else { return false }
+        return true
+    }
+
+    /// The body the plugin posts in StoreKit 2 mode (appstore-adapter.ts): the bundle id as `id`, type
+    /// `application`, the transaction's product as `transaction.id`, the user the app set.
+    static func storeKit2Body(_ jws: String, product: String, id: String = ApplePurchases.bundleId, user: String = #""user-k""#) -> String {
+        #"{"id":"\#(id)","type":"application","products":[],"transaction":{"type":"apple-sk2","id":"\#(product)","jwsRepresentation":"\#(jws)"},"additionalData":{"applicationUsername":\#(user)},"device":{"plugin":"cordova-plugin-purchase/13.18.0","platform":"iOS"}}"#
+    }
+
+    @Test("the plugin's StoreKit 2 request validates, and every answer passes the plugin's own guard: data.id, latest_receipt, data.transaction")
+    func storeKit2() async throws {
+        let apple = try ApplePurchases()
+        defer { apple.stop() }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
+                    let api = workers.workers.validate
+                    let jws = try apple.transaction("840001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
+                    let answer = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime"))
+                    #expect(answer.status == 200 && answer.json?["ok"] == .bool(true), "\(answer.text)")
+                    #expect(Self.pluginTakes(answer.json))
+                    #expect(answer.json?["data"]?["id"]?.string == ApplePurchases.bundleId)
+                    #expect(answer.json?["data"]?["latest_receipt"] == .bool(true))
+                    #expect(answer.json?["data"]?["transaction"]?["type"]?.string == "apple-sk2")
+                    #expect(answer.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
+                    let key = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840001")
+                    #expect(try await store.purchase(key)?.user == "user-k")
+
+                    // Before StoreKit 2 has a receipt the plugin sends an empty id: the answer is named by the app.
+                    let unnamed = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime", id: ""))
+                    #expect(unnamed.status == 200 && unnamed.json?["data"]?["id"]?.string == ApplePurchases.bundleId, "\(unnamed.text)")
+                    #expect(Self.pluginTakes(unnamed.json))
+
+                    // Asking about a product the transaction does not hold: ok false (not owned), with what it holds.
+                    let other = try await Self.validate(api, Self.storeKit2Body(jws, product: "pro.yearly"))
+                    #expect(other.status == 200 && other.json?["ok"] == .bool(false), "\(other.text)")
+                    #expect(other.json?["code"]?.int64 == 6778001 && other.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
+                    #expect(Self.pluginTakes(other.json))
+
+                    // The plugin's type allows applicationUsername as a number: 42 is the user "42"; 4.5 names nobody.
+                    let numbered = try apple.transaction("840101", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
+                    let byNumber = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "42"))
+                    #expect(byNumber.status == 200 && byNumber.json?["ok"] == .bool(true), "\(byNumber.text)")
+                    let numberedKey = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840101")
+                    #expect(try await store.purchase(numberedKey)?.user == "42")
+                    let fraction = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "4.5"))
+                    #expect(fraction.json?["error"]?.string == "invalid_field" && fraction.json?["code"]?.int64 == 6778001, "\(fraction.text)")
+                }
+            }
+        }
+    }
+
     @Test("a signed transaction saved before its refund answers as refunded, not owned; from the app, a purchase is answered only with its user")
     func answersAsStored() async throws {
         let apple = try ApplePurchases()
