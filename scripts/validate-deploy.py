@@ -1015,9 +1015,10 @@ def check_server(spec, asyncapi, event_schema, entitlement_schema):
     process, base, bootstrap = start_dev()
     try:
         server_checks(spec, asyncapi, event_schema, entitlement_schema, base, bootstrap)
-        # After the deliveries, entitlement and dead letter: most metrics have a sample by now.
+        # After the deliveries, entitlement and dead letter: most metrics have a sample by now; the
+        # samplers (consumer lag) may still be due, so their first sample is awaited, up to 15 s.
         http("GET", base + "/readyz")
-        LIVE_METRICS["tollgate dev"] = http("GET", base + "/metrics")[2].decode()
+        LIVE_METRICS["tollgate dev"] = await_alert_metrics(base)
         check_spool(spec, asyncapi, bootstrap)
     finally:
         process.terminate()
@@ -1477,6 +1478,17 @@ NOT_EXERCISED = {
     "tollgate_worker_play_acknowledgement": "Play acknowledgements: no Play Developer API service account is configured",
     "tollgate_worker_retries_total": "a retry tier: only a transient failure (store or Play API down) sends an event there",
 }
+
+
+def await_alert_metrics(base, seconds=15):
+    """/metrics of the process at base once its periodic samplers have reported (the consumer lag, every
+    5 s from the first known value), or at the deadline: a condition awaited, not a fixed sleep."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = http("GET", base + "/metrics")[2].decode()
+        if re.search(r"^tollgate_consumer_lag\{", text, re.M) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.2)
 
 
 def check_alerts():

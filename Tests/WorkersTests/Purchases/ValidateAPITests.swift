@@ -27,6 +27,17 @@ struct ValidateAPITests {
         return setup
     }
 
+    /// Runs `body` with workers whose purchases verify against `apple`, on a fresh SQLite store.
+    func withValidator(_ apple: ApplePurchases, _ body: (EntitlementStore, WorkerHarness, RunningWorkers) async throws -> Void) async throws {
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
+                    try await body(store, harness, workers)
+                }
+            }
+        }
+    }
+
     static func validate(_ api: ValidateAPI, query: String = ValidateAPITests.query, _ json: String) async throws -> (status: Int, json: JSONValue?, text: String) {
         let head = HTTPRequest(method: .post, scheme: "https", authority: "tollgate.example", path: ValidateAPI.path + query)
         let response = try await api.routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
@@ -245,42 +256,38 @@ extension ValidateAPITests {
     func storeKit2() async throws {
         let apple = try ApplePurchases()
         defer { apple.stop() }
-        try await TestDatabases.withStore(.sqlite) { store async throws in
-            try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
-                    let api = workers.workers.validate
-                    let jws = try apple.transaction("840001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
-                    let answer = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime"))
-                    #expect(answer.status == 200 && answer.json?["ok"] == .bool(true), "\(answer.text)")
-                    #expect(Self.pluginTakes(answer.json))
-                    #expect(answer.json?["data"]?["id"]?.string == ApplePurchases.bundleId)
-                    #expect(answer.json?["data"]?["latest_receipt"] == .bool(true))
-                    #expect(answer.json?["data"]?["transaction"]?["type"]?.string == "apple-sk2")
-                    #expect(answer.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
-                    let key = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840001")
-                    #expect(try await store.purchase(key)?.user == "user-k")
+        try await withValidator(apple) { store, _, workers in
+            let api = workers.workers.validate
+            let jws = try apple.transaction("840001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
+            let answer = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime"))
+            #expect(answer.status == 200 && answer.json?["ok"] == .bool(true), "\(answer.text)")
+            #expect(Self.pluginTakes(answer.json))
+            #expect(answer.json?["data"]?["id"]?.string == ApplePurchases.bundleId)
+            #expect(answer.json?["data"]?["latest_receipt"] == .bool(true))
+            #expect(answer.json?["data"]?["transaction"]?["type"]?.string == "apple-sk2")
+            #expect(answer.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
+            let key = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840001")
+            #expect(try await store.purchase(key)?.user == "user-k")
 
-                    // Before StoreKit 2 has a receipt the plugin sends an empty id: the answer is named by the app.
-                    let unnamed = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime", id: ""))
-                    #expect(unnamed.status == 200 && unnamed.json?["data"]?["id"]?.string == ApplePurchases.bundleId, "\(unnamed.text)")
-                    #expect(Self.pluginTakes(unnamed.json))
+            // Before StoreKit 2 has a receipt the plugin sends an empty id: the answer is named by the app.
+            let unnamed = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime", id: ""))
+            #expect(unnamed.status == 200 && unnamed.json?["data"]?["id"]?.string == ApplePurchases.bundleId, "\(unnamed.text)")
+            #expect(Self.pluginTakes(unnamed.json))
 
-                    // Asking about a product the transaction does not hold: ok false (not owned), with what it holds.
-                    let other = try await Self.validate(api, Self.storeKit2Body(jws, product: "pro.yearly"))
-                    #expect(other.status == 200 && other.json?["ok"] == .bool(false), "\(other.text)")
-                    #expect(other.json?["code"]?.int64 == 6778001 && other.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
-                    #expect(Self.pluginTakes(other.json))
+            // Asking about a product the transaction does not hold: ok false (not owned), with what it holds.
+            let other = try await Self.validate(api, Self.storeKit2Body(jws, product: "pro.yearly"))
+            #expect(other.status == 200 && other.json?["ok"] == .bool(false), "\(other.text)")
+            #expect(other.json?["code"]?.int64 == 6778001 && other.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
+            #expect(Self.pluginTakes(other.json))
 
-                    // The plugin's type allows applicationUsername as a number: 42 is the user "42"; 4.5 names nobody.
-                    let numbered = try apple.transaction("840101", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
-                    let byNumber = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "42"))
-                    #expect(byNumber.status == 200 && byNumber.json?["ok"] == .bool(true), "\(byNumber.text)")
-                    let numberedKey = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840101")
-                    #expect(try await store.purchase(numberedKey)?.user == "42")
-                    let fraction = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "4.5"))
-                    #expect(fraction.json?["error"]?.string == "invalid_field" && fraction.json?["code"]?.int64 == 6778001, "\(fraction.text)")
-                }
-            }
+            // The plugin's type allows applicationUsername as a number: 42 is the user "42"; 4.5 names nobody.
+            let numbered = try apple.transaction("840101", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
+            let byNumber = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "42"))
+            #expect(byNumber.status == 200 && byNumber.json?["ok"] == .bool(true), "\(byNumber.text)")
+            let numberedKey = PurchaseKey(source: "apple", app: ApplePurchases.bundleId, environment: "production", subject: "840101")
+            #expect(try await store.purchase(numberedKey)?.user == "42")
+            let fraction = try await Self.validate(api, Self.storeKit2Body(numbered, product: "lifetime", user: "4.5"))
+            #expect(fraction.json?["error"]?.string == "invalid_field" && fraction.json?["code"]?.int64 == 6778001, "\(fraction.text)")
         }
     }
 
@@ -288,34 +295,30 @@ extension ValidateAPITests {
     func answersAsStored() async throws {
         let apple = try ApplePurchases()
         defer { apple.stop() }
-        try await TestDatabases.withStore(.sqlite) { store async throws in
-            try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
-                    let api = workers.workers.validate
-                    let saved = try apple.transaction("890001", signedAgoMs: 60_000, type: "Non-Consumable", productId: "lifetime")
-                    // Shared without a user (a copied receipt or transaction): nothing is unlocked.
-                    let anonymous = try await Self.validate(api, Self.signedBody(saved, user: nil))
-                    #expect(anonymous.status == 400 && anonymous.json?["ok"] == .bool(false), "\(anonymous.text)")
-                    #expect(anonymous.json?["code"]?.int64 == 6778001 && anonymous.json?["error"]?.string == "missing_user")
+        try await withValidator(apple) { store, harness, workers in
+            let api = workers.workers.validate
+            let saved = try apple.transaction("890001", signedAgoMs: 60_000, type: "Non-Consumable", productId: "lifetime")
+            // Shared without a user (a copied receipt or transaction): nothing is unlocked.
+            let anonymous = try await Self.validate(api, Self.signedBody(saved, user: nil))
+            #expect(anonymous.status == 400 && anonymous.json?["ok"] == .bool(false), "\(anonymous.text)")
+            #expect(anonymous.json?["code"]?.int64 == 6778001 && anonymous.json?["error"]?.string == "missing_user")
 
-                    let owned = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
-                    #expect(owned.status == 200 && owned.json?["ok"] == .bool(true), "\(owned.text)")
-                    #expect(owned.json?["data"]?["collection"]?.array?.first?["isExpired"] == nil)
+            let owned = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
+            #expect(owned.status == 200 && owned.json?["ok"] == .bool(true), "\(owned.text)")
+            #expect(owned.json?["data"]?["collection"]?.array?.first?["isExpired"] == nil)
 
-                    // Apple refunds it: its notification, signed after the saved transaction.
-                    let refunded = try apple.transaction("890001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime", revokedAgoMs: 1_000)
-                    let delivery = try await apple.chain.source(apps: [ApplePurchases.app])
-                        .handle(AppleBodies.request(try apple.notification("REFUND", transactionJWS: refunded)))
-                    let notification = try #require(delivery.events.first)
-                    try await harness.publish(notification)
-                    try await waitUntil("the refund applied") { try await store.hasProcessed(eventId: notification.id) }
+            // Apple refunds it: its notification, signed after the saved transaction.
+            let refunded = try apple.transaction("890001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime", revokedAgoMs: 1_000)
+            let delivery = try await apple.chain.source(apps: [ApplePurchases.app])
+                .handle(AppleBodies.request(try apple.notification("REFUND", transactionJWS: refunded)))
+            let notification = try #require(delivery.events.first)
+            try await harness.publish(notification)
+            try await waitUntil("the refund applied") { try await store.hasProcessed(eventId: notification.id) }
 
-                    let replayed = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
-                    #expect(replayed.status == 200, "\(replayed.text)")
-                    let item = try #require(replayed.json?["data"]?["collection"]?.array?.first)
-                    #expect(item["isExpired"] == .bool(true) && item["cancelationReason"]?.string == "Customer", "\(replayed.text)")
-                }
-            }
+            let replayed = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
+            #expect(replayed.status == 200, "\(replayed.text)")
+            let item = try #require(replayed.json?["data"]?["collection"]?.array?.first)
+            #expect(item["isExpired"] == .bool(true) && item["cancelationReason"]?.string == "Customer", "\(replayed.text)")
         }
     }
 }
