@@ -36,13 +36,19 @@ struct BatchPlan {
         return PurchaseKey(source: change.key.source, app: change.key.app, environment: change.key.environment, subject: subject)
     }
 
-    init(_ changes: [PurchaseChange], fresh: [Bool], stored: [PurchaseKey: Purchase]) {
+    /// `proceeding`: the fresh changes that go ahead (none a step held back, none that names no purchase
+    /// to change); a fresh one that does not is processed, `unchanged`.
+    init(_ changes: [PurchaseChange], fresh: [Bool], proceeding: [Bool], stored: [PurchaseKey: Purchase]) {
         var purchases = stored
         var writtenAt: [PurchaseKey: Int] = [:]
         var allTouched: Set<EntitlementKey> = []
-        for (change, isFresh) in zip(changes, fresh) {
-            guard isFresh else {
+        for (index, change) in changes.enumerated() {
+            guard fresh[index] else {
                 outcomes.append(.duplicate)
+                continue
+            }
+            guard proceeding[index] else {
+                outcomes.append(.unchanged)
                 continue
             }
             let current = purchases[change.key]

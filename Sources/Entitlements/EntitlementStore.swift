@@ -62,9 +62,9 @@ public final class EntitlementStore: Sendable {
         // 1. Which events are new.
         let fresh = try ProcessedEventRows.mark(changes.map(\.eventId), nowMs: nowMs, on: connection)
         // 2. The merchant features' steps of the new ones, in order: they may hold a change back.
-        var proceeding = fresh
+        var proceeding = zip(fresh, changes).map { $0 && $1.changesPurchase }
         var afterCommit: [@Sendable () -> Void] = []
-        for (index, change) in changes.enumerated() where fresh[index] {
+        for (index, change) in changes.enumerated() where fresh[index] && !change.steps.isEmpty {
             for step in change.steps {
                 let result = try step.apply(eventId: change.eventId, nowMs: nowMs, on: connection)
                 if !result.proceeds { proceeding[index] = false }
@@ -73,10 +73,9 @@ public final class EntitlementStore: Sendable {
         }
         // 3. Their purchases, locked: no other writer changes them until commit.
         let stored = try PurchaseRow.load(BatchPlan.keys(changes, fresh: proceeding), on: connection, forUpdate: true)
-        // 4. The changes in order, in memory; one a step held back is processed, unchanged.
-        let plan = BatchPlan(changes, fresh: proceeding, stored: stored)
-        let outcomes = zip(plan.outcomes, zip(fresh, proceeding)).map { outcome, state in state.0 && !state.1 ? ApplyOutcome.unchanged : outcome }
-        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return (outcomes, afterCommit) }
+        // 4. The changes in order, in memory; one held back is processed, unchanged.
+        let plan = BatchPlan(changes, fresh: fresh, proceeding: proceeding, stored: stored)
+        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return (plan.outcomes, afterCommit) }
         // 5. The entitlements they touch: locked, then read with their candidates, then refreshed step by step.
         try EntitlementRows.lock(plan.touched, on: connection)
         var replay = EntitlementReplay(purchases: stored,
@@ -87,7 +86,7 @@ public final class EntitlementStore: Sendable {
         try PurchaseRow.save(plan.written, nowMs: nowMs, on: connection)
         try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
         try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
-        return (outcomes, afterCommit)
+        return (plan.outcomes, afterCommit)
     }
 
     /// Queues `active: false` for up to `limit` entitlements whose expiry or grace period ended at or

@@ -21,8 +21,7 @@ public enum Projector {
         // The sender's API knows better than the notification whether a purchase is a test (Google's
         // testPurchase / purchaseType), so its environment wins.
         let environment = snapshot?.environment?.rawValue ?? event.environment.rawValue
-        let named = purchaseKey(of: event)
-        let key = PurchaseKey(source: named.source, app: named.app, environment: environment, subject: named.subject)
+        let key = purchaseKey(of: event, environment: environment)
         let occurredAtMs = Timestamp(rfc3339: event.occurredAt)?.millisecondsSince1970 ?? 0
         if let snapshot {
             // The event's claimed time cannot be later than its arrival: a forged future time must not
@@ -147,12 +146,12 @@ public enum Projector {
         event.type.rawValue.hasPrefix("subscription.") || event.transaction?.expiresAt != nil ? .subscription : .oneTime
     }
 
-    /// `/apple/<bundleId>` -> `apple`.
-    /// The purchase `event` names, as its sender says.
-    public static func purchaseKey(of event: NormalizedEvent) -> PurchaseKey {
-        PurchaseKey(source: sourceName(of: event), app: event.app, environment: event.environment.rawValue, subject: event.subject)
+    /// The purchase `event` names, in the environment `environment` (the event's own unless given).
+    public static func purchaseKey(of event: NormalizedEvent, environment: String? = nil) -> PurchaseKey {
+        PurchaseKey(source: sourceName(of: event), app: event.app, environment: environment ?? event.environment.rawValue, subject: event.subject)
     }
 
+    /// `/apple/<bundleId>` -> `apple`.
     public static func sourceName(of event: NormalizedEvent) -> String {
         event.source.split(separator: "/").first.map(String.init) ?? event.source
     }

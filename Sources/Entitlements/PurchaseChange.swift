@@ -13,6 +13,8 @@ public struct PurchaseChange: Sendable {
     public var supersedes: String?
     /// What merchant features write with this event, in its transaction, before `update` (`ProjectionStep`).
     public var steps: [any ProjectionStep] = []
+    /// False for an event that changes no purchase, only runs its steps (`stepsOnly`): its purchase is not read.
+    public private(set) var changesPurchase = true
 
     public init(eventId: String, key: PurchaseKey, supersedes: String? = nil,
                 update: @escaping @Sendable (Purchase?) -> Purchase?) {
@@ -27,6 +29,7 @@ public struct PurchaseChange: Sendable {
     public static func stepsOnly(eventId: String, key: PurchaseKey, steps: [any ProjectionStep]) -> PurchaseChange {
         var change = PurchaseChange(eventId: eventId, key: key) { _ in nil }
         change.steps = steps
+        change.changesPurchase = false
         return change
     }
 }

@@ -171,20 +171,20 @@ extension Rejection {
         self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: challenge)
     }
 
-    init(_ reason: EntitlementReason, _ message: String, retryAfterSeconds: Int? = nil, challenge: String? = nil) {
-        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: challenge)
+    init(_ reason: EntitlementReason, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: nil)
     }
 
-    init(_ reason: PurchaseReason, _ message: String, retryAfterSeconds: Int? = nil, challenge: String? = nil) {
-        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: challenge)
+    init(_ reason: PurchaseReason, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: nil)
     }
 
-    init(_ reason: CheckoutReason, _ message: String, retryAfterSeconds: Int? = nil, challenge: String? = nil) {
-        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: challenge)
+    init(_ reason: CheckoutReason, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: nil)
     }
 
-    init(_ reason: SileoReason, _ message: String, retryAfterSeconds: Int? = nil, challenge: String? = nil) {
-        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: challenge)
+    init(_ reason: SileoReason, _ message: String, retryAfterSeconds: Int? = nil) {
+        self.init(reason as any ReasonCode, message, retryAfterSeconds: retryAfterSeconds, challenge: nil)
     }
 }
 

@@ -20,7 +20,7 @@ func runConsumer(_ config: ConsumerConfig, topics: [String], role: String, metri
     logger.info("\(role) stopped")
 }
 
-/// Publishes consumer lag per partition every few seconds, from the first moment one is known.
+/// Publishes consumer lag per partition every few seconds, from the first assignment on.
 final class LagReporter: Sendable {
     let consumer: KafkaConsumer
     let metrics: WorkerMetrics
@@ -38,13 +38,11 @@ final class LagReporter: Sendable {
             return true
         }
         guard due else { return }
-        var reported = false
-        for entry in await consumer.lag() {
-            guard let lag = entry.lag else { continue }
-            metrics.lag(topic: entry.topic, partition: entry.partition, lag: lag)
-            reported = true
+        let entries = await consumer.lag()
+        for entry in entries {
+            if let lag = entry.lag { metrics.lag(topic: entry.topic, partition: entry.partition, lag: lag) }
         }
-        // Before the first assignment no partition's lag is known: ask again at the next tick, not 5 s later.
-        if !reported { last.withLock { $0 = ContinuousClock.now - .seconds(60) } }
+        // Before the first assignment there is no partition at all: ask again at the next tick, not 5 s later.
+        if entries.isEmpty { last.withLock { $0 = ContinuousClock.now - .seconds(60) } }
     }
 }

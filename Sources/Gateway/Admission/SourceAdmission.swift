@@ -74,9 +74,9 @@ final class SourceAdmission: Sendable {
     private func refuse(_ rejection: Rejection, retryAfter: Int) -> AdmissionTicket {
         metrics.rejection(source: source.rawValue, reason: rejection.code)
         refusals.record(rejection)
-        var headers = HTTPFields()
-        headers[.retryAfter] = String(retryAfter)
-        return AdmissionTicket(admitted: nil, refusal: rejection.response(extraHeaders: headers))
+        var refusal = rejection
+        refusal.retryAfterSeconds = retryAfter
+        return AdmissionTicket(admitted: nil, refusal: refusal.response())
     }
 
     private static func format(_ perSecond: Double?) -> String {

@@ -32,7 +32,7 @@ struct WebhookHandler: Sendable {
         } catch {
             metrics.rejection(source: name.rawValue, reason: error.code)
             var headers = HTTPFields()
-            if error.httpStatus == 503 { headers[.retryAfter] = "5" }
+            if error.httpStatus == 503, error.retryAfterSeconds == nil { headers[.retryAfter] = "5" }
             // The rest of an oversize body is not worth reading: end the connection.
             if error.is(CommonReason.bodyTooLarge) { headers[.connection] = "close" }
             logger.notice("delivery rejected", metadata: [

@@ -58,7 +58,7 @@ extension RejectionMiddleware where Context == MerchantRequestContext {
     /// logged at info with the route when `logger` is given.
     static func merchant(_ metrics: MerchantMetrics, logger: Logger? = nil, route: String = "",
                          render: @escaping @Sendable (Rejection) -> Response = { $0.response() }) -> Self {
-        RejectionMiddleware { rejection, _ in
+        RejectionMiddleware { rejection in
             metrics.apiRejected(reason: rejection.code)
             logger?.info("request refused", metadata: ["route": .string(route), "reason": .string(rejection.code),
                                                        "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])

@@ -33,7 +33,8 @@ public struct CheckoutMatcher: Sendable {
     /// An event given its checkout's user and product, with what it does to the checkout.
     public struct Matched: Sendable {
         public var event: NormalizedEvent
-        public var step: any ProjectionStep
+        /// Nil when the notification cannot move the checkout (pending, failed, canceled): no lock is taken.
+        public var step: (any ProjectionStep)?
     }
 
     /// The event and its checkout step, or nil when it names no checkout (it passes as it is).
@@ -63,7 +64,8 @@ public struct CheckoutMatcher: Sendable {
                                        paymentId: event.transaction?.id, quarantinedAtMs: now())
                 }
             case .purchaseRefunded, .purchaseChargeback: notice = .reversal
-            default: notice = .other
+            // Pending, failed, canceled: the purchase records them for the user; the checkout does not move.
+            default: return Matched(event: matched, step: nil)
             }
             return Matched(event: matched, step: step(checkout, provider: provider.name, notice, paymentId: provider.paymentId(of: event),
                                                       quarantined: quarantined, event: event))

@@ -13,8 +13,6 @@ enum CheckoutStateMachine {
         /// The result of the refund Tollgate asked for; `current` whether the request it names is still
         /// the checkout's (a failure clears it).
         case refundResult(RefundResult, current: Bool)
-        /// Pending, failed, canceled: the purchase records it for the user; the checkout does not move.
-        case other
     }
 
     enum RefundResult: Sendable, Equatable { case succeeded, declined, unknown }
@@ -63,8 +61,6 @@ enum CheckoutStateMachine {
         case .refundResult(.unknown, current: true):
             // A status the provider does not document: the request stays under way for its final result.
             return Decision(next: nil, proceeds: false, outcome: "refund_unknown")
-        case .other:
-            return Decision(next: nil, proceeds: true)
         }
     }
 

@@ -14,7 +14,8 @@ import Verifiers
 /// The projection only queues a request (`step(for:)`: a row of `consumption_answers`, written in the
 /// event's transaction, so it is queued once with the event and never for an event that did not
 /// apply); `answerDue`, run by the workers' job, answers what is queued: a failure that may pass is
-/// tried again later (5 s, doubling, at most 10 minutes apart) until Apple's 12 hours end, a permanent
+/// tried again later (5 s, doubling, at most 10 minutes apart, a last time a minute before Apple's 12
+/// hours end; the Play acknowledgements' backoff), a permanent
 /// one is counted `failed` and logged. An answer sent twice (a crash between the answer and the row's
 /// removal) is harmless: Apple keeps the latest.
 public struct ConsumptionAnswerer: Sendable {
@@ -115,10 +116,12 @@ public struct ConsumptionAnswerer: Sendable {
                                                             in: queued.environment == NormalizedEvent.Environment.sandbox.rawValue ? .sandbox : .production)
         } catch where error.isTransient {
             let attempts = queued.attempts + 1
-            let waitMs = min(firstRetryMs << Int64(min(attempts - 1, 20)), 600_000)
+            // A last attempt still fits in Apple's window.
+            let nextAttemptAtMs = PlayAcknowledgementBackoff(initialMs: firstRetryMs, maxMs: 600_000, lastAttemptBeforeDeadlineMs: 60_000)
+                .nextAttemptAtMs(afterAttempts: attempts, nowMs: now(), deadlineMs: queued.requestedAtMs + Self.windowMs, retryAfterSeconds: nil)
             logger.warning("a consumption answer failed; trying again", metadata: ["event_id": .string(queued.eventId), "app": .string(queued.app),
                                                                                   "attempts": "\(attempts)", "error": .string(error.description)])
-            return try await ConsumptionAnswerRows.reschedule(store, eventId: queued.eventId, attempts: attempts, nextAttemptAtMs: now() + waitMs,
+            return try await ConsumptionAnswerRows.reschedule(store, eventId: queued.eventId, attempts: attempts, nextAttemptAtMs: nextAttemptAtMs,
                                                               lastError: error.description)
         } catch {
             try await ConsumptionAnswerRows.remove(store, eventId: queued.eventId)

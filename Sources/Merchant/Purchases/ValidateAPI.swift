@@ -134,7 +134,7 @@ public struct ValidateAPI: Sendable {
         guard let json = JSONValue.parse(body), let object = json.object else { throw Rejection(.malformedJSON, "the body is not a JSON object") }
         guard let transaction = object["transaction"]?.object else { throw Rejection(.missingField, "transaction is missing or not an object") }
         // The plugin sends Apple's bundle id here, empty when StoreKit 2 has no receipt yet: empty is no id.
-        let id = object["id"]?.string == "" ? nil : try optionalText(object["id"], "id")
+        let id = try optionalText(object["id"], "id", emptyIsNone: true)
         let product = object["type"]?.string == "application" ? nil : id
         var user: String?
         if let additional = object["additionalData"] {
@@ -158,6 +158,7 @@ public struct ValidateAPI: Sendable {
             }
             user = String(Int64(value))
         } else {
+            guard value == nil || value?.string != nil else { throw Rejection(.invalidField, "\(name) must be a string or an integer") }
             user = try optionalText(value, name)
         }
         if let user, user.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
@@ -179,7 +180,7 @@ public struct ValidateAPI: Sendable {
                 throw Rejection(.missingField, "transaction.jwsRepresentation is missing")
             }
             // Its `id` is the transaction's product (the plugin's own comment: not the numeric transaction id).
-            let asked = transaction["id"]?.string == "" ? product : try optionalText(transaction["id"], "transaction.id") ?? product
+            let asked = try optionalText(transaction["id"], "transaction.id", emptyIsNone: true) ?? product
             return request(asked, .appleSignedTransaction(jws), "apple-sk2")
         case "ios-appstore":
             if let jws = try optionalText(transaction["jwsRepresentation"], "transaction.jwsRepresentation", max: 65_536) {
@@ -209,9 +210,11 @@ public struct ValidateAPI: Sendable {
         }
     }
 
-    private static func optionalText(_ value: JSONValue?, _ name: String, max: Int = 256) throws(Rejection) -> String? {
+    /// `emptyIsNone`: an empty string reads as absent (the plugin sends `""` for what it does not know yet).
+    private static func optionalText(_ value: JSONValue?, _ name: String, max: Int = 256, emptyIsNone: Bool = false) throws(Rejection) -> String? {
         guard let value else { return nil }
         guard let text = value.string else { throw Rejection(.invalidField, "\(name) is not a string") }
+        if emptyIsNone, text.isEmpty { return nil }
         guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(name) must be 1 to \(max) characters") }
         return text
     }

@@ -26,8 +26,8 @@ public struct SileoVendor: Sendable {
     /// `downloadURLSecretFile`, and checks that every package's `file` exists under `downloadDirectory`
     /// and that `provider` is one of `providers` (`CheckoutProviderCatalog`).
     /// The secret's path is named in errors, never its contents.
-    public static func load(_ settings: SileoSettings.Vendor,
-                            providers: [SourceName] = CheckoutProviderCatalog.standard.names) throws(SetupError) -> SileoVendor {
+    public static func load(_ settings: SileoSettings.Vendor) throws(SetupError) -> SileoVendor {
+        let providers = CheckoutProviderCatalog.standard.names
         guard providers.contains(SourceName(settings.provider)) else {
             throw SetupError(description: "sileo vendor \(settings.basePath): provider \"\(settings.provider)\" is not a checkout provider (\(providers.map(\.rawValue).joined(separator: ", ")))")
         }

@@ -17,11 +17,7 @@ public struct AlipayPlusSource: WebhookSource {
     public static let responseBody = #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"}}"#
 
     public init(settings: AlipayPlusSettings) throws(ConfigError) {
-        var clients: [AntomAccount] = []
-        for (index, client) in settings.clients.enumerated() {
-            clients.append(try AntomAccount(settings: client, index: index))
-        }
-        self.init(clients: clients, requestTimeWindow: RequestTimeWindow(maxAgeSeconds: settings.maxRequestAgeSeconds,
+        self.init(clients: Array(try Self.antomAccounts(settings).values), requestTimeWindow: RequestTimeWindow(maxAgeSeconds: settings.maxRequestAgeSeconds,
                                                                          maxSkewSeconds: settings.maxRequestClockSkewSeconds))
     }
 

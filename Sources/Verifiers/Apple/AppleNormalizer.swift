@@ -18,14 +18,14 @@ struct AppleNormalizer {
         if renewal != nil || payload.data?.status != nil || transaction?.isAutoRenewable == true {
             subscription = NormalizedEvent.Subscription(
                 autoRenew: renewal?.autoRenewStatus.map { $0 == 1 },
-                gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate.map(rfc3339),
+                gracePeriodExpiresAt: renewal?.gracePeriodExpiresDate.map(\.rfc3339),
                 billingRetry: renewal?.isInBillingRetryPeriod,
                 state: payload.data?.status.flatMap(Self.state))
         }
         return NormalizedEvent(
             id: "apple:\(notificationUUID)", type: type, source: "/apple/\(bundleId)",
             environment: environment == .production ? .production : .sandbox, app: bundleId, subject: subject,
-            occurredAt: payload.signedDate.map(rfc3339) ?? receivedAt.rfc3339, receivedAt: receivedAt.rfc3339,
+            occurredAt: payload.signedDate.map(\.rfc3339) ?? receivedAt.rfc3339, receivedAt: receivedAt.rfc3339,
             user: transaction?.appAccountToken ?? renewal?.appAccountToken,
             product: transaction?.productId ?? renewal?.productId ?? payload.summary?.productId,
             transaction: transaction?.normalizedTransaction,
@@ -68,5 +68,4 @@ struct AppleNormalizer {
         }
     }
 
-    private func rfc3339(_ date: AppleDate) -> String { Timestamp(millisecondsSince1970: date.milliseconds).rfc3339 }
 }

@@ -20,9 +20,8 @@ extension TransactionPayload {
 
     /// Its ids, dates (RFC 3339) and quantity.
     public var normalizedTransaction: NormalizedEvent.Transaction {
-        let rfc3339 = { (date: AppleDate) in Timestamp(millisecondsSince1970: date.milliseconds).rfc3339 }
-        return NormalizedEvent.Transaction(id: transactionId, originalId: originalTransactionId, purchasedAt: purchaseDate.map(rfc3339),
-                                           expiresAt: expiresDate.map(rfc3339), revokedAt: revocationDate.map(rfc3339),
+        NormalizedEvent.Transaction(id: transactionId, originalId: originalTransactionId, purchasedAt: purchaseDate?.rfc3339,
+                                           expiresAt: expiresDate?.rfc3339, revokedAt: revocationDate?.rfc3339,
                                            quantity: quantity.map { Int($0) })
     }
 }

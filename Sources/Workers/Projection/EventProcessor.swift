@@ -53,7 +53,7 @@ struct EventProcessor: Sendable {
                 if let step = try consumption?.step(for: event) { steps.append(step) }
                 if let matched = try await checkouts?.match(event) {
                     event = matched.event
-                    steps.append(matched.step)
+                    if let step = matched.step { steps.append(step) }
                 }
                 let snapshot: PurchaseSnapshot?
                 switch try await enricher?.enrich(event) ?? .asSent {

@@ -30,7 +30,6 @@ struct CheckoutStateMachineTests {
             (.refundResult(.succeeded, current: false), .paid, Decision(next: nil, proceeds: false, outcome: "refund_unmatched")),
             (.refundResult(.declined, current: true), .paid, Decision(next: nil, proceeds: false, outcome: "refund_failed", clearRefundRequest: true)),
             (.refundResult(.unknown, current: true), .paid, Decision(next: nil, proceeds: false, outcome: "refund_unknown")),
-            (.other, .pending, Decision(next: nil, proceeds: true)),
         ]
         for (notice, state, expected) in cases {
             #expect(Machine.decide(notice, state: state) == expected, "\(notice) in \(state?.rawValue ?? "none")")
@@ -58,7 +57,7 @@ struct CheckoutStateMachineTests {
             var changes: [PurchaseChange] = []
             for matched in [matchedPayment, matchedRefund] {
                 var change = try #require(Projector.change(for: matched.event))
-                change.steps = [matched.step]
+                change.steps = [try #require(matched.step)]
                 changes.append(change)
             }
             #expect(try await scene.store.apply([changes.removeFirst()], nowMs: Timestamp.now.millisecondsSince1970) == [.applied])

@@ -11,7 +11,7 @@ extension CheckoutMatcher {
         guard let matched = try await match(event) else { return event }
         var change = Projector.change(for: matched.event)
             ?? .stepsOnly(eventId: matched.event.id, key: Projector.purchaseKey(of: matched.event), steps: [])
-        change.steps = [matched.step]
+        change.steps = matched.step.map { [$0] } ?? []
         return try await store.apply([change], nowMs: now()) == [.applied] ? matched.event : nil
     }
 }

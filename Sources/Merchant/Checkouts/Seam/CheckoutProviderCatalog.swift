@@ -20,10 +20,8 @@ public struct CheckoutProviderCatalog: Sendable {
 
     /// A catalog with `providers` added (tests).
     public func adding(_ providers: [any CheckoutProvider.Type]) -> CheckoutProviderCatalog {
-        CheckoutProviderCatalog(providers: entries.map(\.type) + providers)
+        CheckoutProviderCatalog(entries.map(\.type) + providers)
     }
-
-    private init(providers: [any CheckoutProvider.Type]) { self.init(providers) }
 
     /// The providers' names, in catalog order.
     public var names: [SourceName] { entries.map(\.name) }

@@ -47,6 +47,9 @@ public struct AppleDate: Hashable, Sendable, JSONReadable {
 
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
+    /// As events write dates (RFC 3339, milliseconds, UTC).
+    public var rfc3339: String { Timestamp(millisecondsSince1970: milliseconds).rfc3339 }
+
     /// Nil (so the field is `malformed_jws`) outside years 0000-9999, which the event could not write.
     init?(json: JSONValue) {
         if let whole = json.int64 {

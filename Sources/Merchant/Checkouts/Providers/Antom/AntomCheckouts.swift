@@ -41,21 +41,24 @@ public struct AntomCheckouts: CheckoutProvider {
     public let appPlacesOrder = false
 
     public func environment(account: String) throws(Rejection) -> NormalizedEvent.Environment {
+        try signingAccount(account, for: "pay").eventEnvironment
+    }
+
+    /// The client `account` names, when it has the merchant key that signs `call`.
+    private func signingAccount(_ account: String, for call: String) throws(Rejection) -> AntomAccount {
         guard let client = accounts[account] else {
             throw Rejection(.providerNotConfigured, "no Alipay+ client \(account) is configured (sources.alipayplus.clients)")
         }
         guard client.merchantKey != nil else {
-            throw Rejection(.providerNotConfigured, "Alipay+ client \(account) has no merchantPrivateKey to sign the pay call")
+            throw Rejection(.providerNotConfigured, "Alipay+ client \(account) has no merchantPrivateKey to sign the \(call) call")
         }
-        return client.eventEnvironment
+        return client
     }
 
     public func notifyURL(account: String, publicBase: String) -> String { "\(publicBase)/webhooks/alipayplus" }
 
     public func startPayment(_ checkout: CheckoutRecord) async throws(Rejection) -> String? {
-        guard let client = accounts[checkout.account], client.merchantKey != nil else {
-            throw Rejection(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the pay call")
-        }
+        let client = try signingAccount(checkout.account, for: "pay")
         let payment = AntomClient.CashierPayment(
             paymentRequestId: checkout.reference, referenceOrderId: checkout.id, orderDescription: checkout.product,
             currency: checkout.currency, amountMinor: checkout.amountMinor, paymentMethodType: settings.antomPaymentMethodType,
@@ -68,9 +71,7 @@ public struct AntomCheckouts: CheckoutProvider {
     }
 
     public func checkRefundable(_ checkout: CheckoutRecord) throws(Rejection) {
-        guard accounts[checkout.account]?.merchantKey != nil else {
-            throw Rejection(.providerNotConfigured, "Alipay+ client \(checkout.account) has no merchantPrivateKey to sign the refund call")
-        }
+        _ = try signingAccount(checkout.account, for: "refund")
         guard checkout.paymentId != nil else {
             throw Rejection(.checkoutNotRefundable, "Antom's paymentId for this checkout is not known, so Antom cannot be asked to refund it")
         }
