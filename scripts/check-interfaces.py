@@ -146,8 +146,8 @@ def api_yaml(port=None):
     high enough that schemathesis' bursts are judged on their content, not throttled; and the catalog
     (docs/catalog.md) that prices the checkouts and the Sileo packages."""
     return f"""api:
-  tokens: [{API_TOKEN}, {{ token: {CLIENT_TOKEN}, kind: client, apps: [demo, com.example.repo] }}]
-  userTokenKeys: {{ demo: {user_token_key()[1]}, com.example.repo: {user_token_key()[1]} }}
+  tokens: [{API_TOKEN}, {{ token: {CLIENT_TOKEN}, kind: client, apps: [demo, SANDBOX_DEVREPO0001] }}]
+  userTokenKeys: {{ demo: {user_token_key()[1]}, SANDBOX_DEVREPO0001: {user_token_key()[1]} }}
   ratePerSecond: 100000
   rateBurst: 1000000
 {f"  port: {port}" if port is not None else ""}
@@ -155,7 +155,7 @@ catalog:
   apps:
     - {{ name: Demo, ids: [demo], products: [{{ id: pro.monthly, prices: {{ USD: 1999 }}, entitlements: [pro] }},
                                             {{ id: "apple:pro_monthly", entitlements: [pro] }}] }}
-    - {{ name: Dev Repo, ids: [com.example.repo], products: [{{ id: tweak.lifetime, prices: {{ USD: 199 }}, entitlements: [tweak] }},
+    - {{ name: Dev Repo, ids: [SANDBOX_DEVREPO0001], products: [{{ id: tweak.lifetime, prices: {{ USD: 199 }}, entitlements: [tweak] }},
                                                           {{ id: retired, prices: {{ USD: 99 }} }}] }}
 """
 
@@ -179,14 +179,15 @@ def sileo_vendor():
       description: Dev Pay
       authenticationBanner: {{ message: Sign in to buy, button: Sign in }}
       publicBaseURL: http://127.0.0.1:8080
-      app: com.example.repo
+      app: SANDBOX_DEVREPO0001
+      environment: sandbox
       provider: alipayplus
       signIn: {{ url: "http://127.0.0.1:8080/sign-in", assertionKeyFile: {key} }}
       downloadURLSecretFile: {secret}
       packages:
         - {{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: "$1.99", downloadURL: "https://repo.example/tweak.deb" }}
         - {{ id: com.example.retired, product: retired, currency: USD, price: "$0.99", available: false,
-            recoveryUrl: "https://repo.example/retired", downloadURL: "https://repo.example/retired.deb" }}
+            recoveryURL: "https://repo.example/retired", downloadURL: "https://repo.example/retired.deb" }}
 """
 
 
@@ -196,10 +197,15 @@ def start_dev():
 {api_yaml()}silence: {{ iaptic: 86400, citcon: 604800 }}
 store: {{ url: "sqlite:{WORK}/dev.sqlite" }}
 spool: {{ path: {WORK}/dev-spool.sqlite }}
+# The Sileo vendor's checkouts: Antom is not reachable here (a closed local port), so a purchase is 503.
+checkouts: {{ publicBaseURL: "http://127.0.0.1:8080", antomBaseURL: "http://127.0.0.1:9", antomTimeoutMs: 1000 }}
 sources:
   iaptic: {{ apps: [{{ name: demo, secrets: [demo-secret] }}] }}
   citcon: {{ accounts: [{{ name: demo, secrets: [demo-upi-secret] }}] }}
-  alipayplus: {{ clients: [{{ clientId: demo-client, platformPublicKeys: [{alipay}] }}] }}
+  alipayplus:
+    clients:
+      - {{ clientId: demo-client, platformPublicKeys: [{alipay}] }}
+      - {{ clientId: SANDBOX_DEVREPO0001, platformPublicKeys: [{alipay}], merchantPrivateKey: {os.path.join(WORK, "alipay-private.pem")} }}
   google:
     audience: https://tollgate.example/webhooks/google
     serviceAccountEmail: push@demo.iam.gserviceaccount.com

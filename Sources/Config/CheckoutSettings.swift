@@ -5,17 +5,17 @@ public struct CheckoutSettings: Sendable {
     /// Where the gateway's webhook routes are reachable from outside, with any proxy prefix
     /// (`https://pay.example.com`): the notification URL each checkout hands the provider is built on it.
     /// Unset: no checkout can be started (403 `provider_not_configured`).
-    public var publicBaseUrl: String?
+    public var publicBaseURL: String?
     /// How long a checkout waits for its payment before the sweeper marks it `expired`.
     public var expirySeconds = 1_800
     /// How long after its expiry an expired (never paid) checkout is kept before the sweeper deletes
     /// it; paid and refunded ones are kept.
     public var retentionDays = 30
-    /// Antom's API domain for the merchant's region; the `pay` call goes to `<antomBaseUrl>/ams/api/v1/payments/pay`.
+    /// Antom's API domain for the merchant's region; the `pay` call goes to `<antomBaseURL>/ams/api/v1/payments/pay`.
     /// `https://`, or `http://` to this machine only (tests, a local proxy).
-    public var antomBaseUrl = "https://open-sea-global.alipay.com"
-    /// Where Antom sends the payer back after paying (`paymentRedirectUrl`). Unset: `publicBaseUrl`.
-    public var antomRedirectUrl: String?
+    public var antomBaseURL = "https://open-sea-global.alipay.com"
+    /// Where Antom sends the payer back after paying (`paymentRedirectUrl`). Unset: `publicBaseURL`.
+    public var antomRedirectURL: String?
     /// Antom's `paymentMethod.paymentMethodType` for the cashier page.
     public var antomPaymentMethodType = "ALIPAY_CN"
     /// The whole `pay` exchange, answer included; past it the checkout is refused 503 and removed.

@@ -2,16 +2,16 @@
 extension ConfigLoader {
     static func readCheckouts(_ s: ConfigReader) throws(ConfigError) -> CheckoutSettings {
         var c = CheckoutSettings()
-        c.publicBaseUrl = try baseURL(s, "publicBaseUrl")
+        c.publicBaseURL = try baseURL(s, "publicBaseURL")
         c.expirySeconds = try s.int("expirySeconds", default: c.expirySeconds, range: 60...604_800)
         c.retentionDays = try s.int("retentionDays", default: c.retentionDays, range: 1...3_650)
-        c.antomBaseUrl = try baseURL(s, "antomBaseUrl", default: c.antomBaseUrl) ?? c.antomBaseUrl
+        c.antomBaseURL = try baseURL(s, "antomBaseURL", default: c.antomBaseURL) ?? c.antomBaseURL
         // The merchant's signed calls and Antom's payment pages travel here: never in clear text off this machine.
-        guard c.antomBaseUrl.lowercased().hasPrefix("https://") || ConfigReader.isLoopbackHTTP(c.antomBaseUrl) else {
-            throw ConfigError(key: s.name("antomBaseUrl"),
-                              message: "expected an https:// URL (http:// only to this machine: 127.0.0.0/8, [::1] or localhost), got \"\(c.antomBaseUrl)\"")
+        guard c.antomBaseURL.lowercased().hasPrefix("https://") || ConfigReader.isLoopbackHTTP(c.antomBaseURL) else {
+            throw ConfigError(key: s.name("antomBaseURL"),
+                              message: "expected an https:// URL (http:// only to this machine: 127.0.0.0/8, [::1] or localhost), got \"\(c.antomBaseURL)\"")
         }
-        c.antomRedirectUrl = try baseURL(s, "antomRedirectUrl")
+        c.antomRedirectURL = try baseURL(s, "antomRedirectURL")
         c.antomPaymentMethodType = try s.string("antomPaymentMethodType", default: c.antomPaymentMethodType)
         if c.antomPaymentMethodType.isEmpty || c.antomPaymentMethodType.utf8.count > 64 {
             throw ConfigError(key: s.name("antomPaymentMethodType"), message: "expected 1 to 64 characters")

@@ -40,10 +40,10 @@ extension ConfigLoader {
         // Which names are checkout providers is the workers' catalog's to say (`SileoVendor.load`).
         let provider = try v.requiredString("provider")
         let signIn = try v.section("signIn") { (i) throws(ConfigError) in
-            SileoSettings.SignIn(url: try i.credentialedURL("url", default: ""), assertionKeyFile: try i.requiredString("assertionKeyFile"))
+            SileoSettings.SignIn(url: try i.credentialedURL("url", default: ""), assertionKeyFile: try i.requiredPath("assertionKeyFile"))
         }
-        let downloadDirectory = try v.string("downloadDirectory").flatMap { $0.isEmpty ? nil : $0 }
-        let downloadURLSecretFile = try v.string("downloadURLSecretFile").flatMap { $0.isEmpty ? nil : $0 }
+        let downloadDirectory = try v.path("downloadDirectory")
+        let downloadURLSecretFile = try v.path("downloadURLSecretFile")
         let paymentPageURL: String? = try v.string("paymentPageURL") == nil ? nil : try v.credentialedURL("paymentPageURL", default: "")
         let app = try v.requiredString("app")
         let packages = try v.list("packages") { (p) throws(ConfigError) in
@@ -100,8 +100,8 @@ extension ConfigLoader {
                 throw ConfigError(key: p.name("downloadURL"), message: "expected an https URL with a path and no query or fragment, got \"\(url)\"")
             }
         }
-        let recoveryURL = try p.string("recoveryUrl").flatMap { $0.isEmpty ? nil : $0 }
-        if recoveryURL != nil { _ = try p.credentialedURL("recoveryUrl", default: "") }
+        let recoveryURL = try p.string("recoveryURL").flatMap { $0.isEmpty ? nil : $0 }
+        if recoveryURL != nil { _ = try p.credentialedURL("recoveryURL", default: "") }
         let product = try p.requiredString("product")
         guard let priced = catalog.product(app: app, id: product) else {
             throw ConfigError(key: p.name("product"), message: "names no product of app \(app) in the catalog (catalog.apps[].products)")

@@ -10,6 +10,7 @@ public enum ConfigLoader {
                             senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
         var text = ""
         var origin = "(defaults)"
+        var directory: String?
         let chosen = path ?? (FileManager.default.fileExists(atPath: defaultPath) ? defaultPath : nil)
         if let chosen {
             guard let data = FileManager.default.contents(atPath: chosen) else {
@@ -17,15 +18,17 @@ public enum ConfigLoader {
             }
             text = String(decoding: data, as: UTF8.self)
             origin = chosen
+            directory = URL(fileURLWithPath: chosen).deletingLastPathComponent().path
         }
-        return try parse(yaml: text, origin: origin, environment: environment, senders: senders)
+        return try parse(yaml: text, origin: origin, environment: environment, senders: senders, baseDirectory: directory)
     }
 
+    /// `baseDirectory`: what relative paths in `yaml` resolve against (`ConfigReader.resolvePath`); nil: the working directory.
     public static func parse(yaml: String, origin: String = "(text)", environment: [String: String] = [:],
-                             senders: [SenderConfigSection]) throws(ConfigError) -> TollgateConfig {
+                             senders: [SenderConfigSection], baseDirectory: String? = nil) throws(ConfigError) -> TollgateConfig {
         let root = try ConfigValue.parse(yaml: yaml, origin: origin)
         let overrides = EnvironmentOverrides(environment)
-        let reader = try ConfigReader(path: [], value: root, environment: overrides)
+        let reader = try ConfigReader(path: [], value: root, environment: overrides, baseDirectory: baseDirectory)
         let config = try read(reader, senders: senders)
         try reader.finish()
         try overrides.finish()
@@ -83,7 +86,7 @@ public enum ConfigLoader {
             for token in a.tokens where !seen.insert(token.token).inserted {
                 throw ConfigError(key: s.name("tokens"), message: "a token is listed twice")
             }
-            a.userTokenKeys = try s.stringMap("userTokenKeys")
+            a.userTokenKeys = try s.pathMap("userTokenKeys")
             for token in a.tokens where token.kind == .client {
                 for app in (token.apps ?? []).sorted() where a.userTokenKeys[app] == nil {
                     throw ConfigError(key: s.name("userTokenKeys") + ".\(app)",
@@ -146,10 +149,12 @@ public enum ConfigLoader {
         }
         c.store = try r.section("store") { (s) throws(ConfigError) in
             var st = StoreSettings()
+            let given = try s.string("url")
             st.url = try s.string("url", default: st.url)
             guard st.url.hasPrefix("sqlite:") || st.url.hasPrefix("postgres://") || st.url.hasPrefix("postgresql://") else {
                 throw ConfigError(key: s.name("url"), message: "expected sqlite:<path> or postgres://..., got \"\(st.url)\"")
             }
+            if given != nil, st.url.hasPrefix("sqlite:") { st.url = "sqlite:" + s.resolvePath(String(st.url.dropFirst("sqlite:".count)), key: "url") }
             return st
         }
         c.log = try r.section("log") { (s) throws(ConfigError) in
@@ -175,7 +180,7 @@ public enum ConfigLoader {
         c.spool = try r.section("spool") { (s) throws(ConfigError) in
             var spool = SpoolSettings()
             spool.enabled = try s.bool("enabled", default: spool.enabled)
-            spool.path = try s.string("path", default: spool.path)
+            spool.path = try s.path("path", default: spool.path)
             if spool.path.isEmpty { throw ConfigError(key: s.name("path"), message: "must not be empty") }
             spool.maxBytes = try s.int("maxBytes", default: spool.maxBytes, range: 1_048_576...1_099_511_627_776)
             return spool

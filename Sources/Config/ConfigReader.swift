@@ -7,6 +7,14 @@ public final class ConfigReader {
     private var readKeys: Set<String> = []
     /// Set when the read is for `ConfigLoader.schema`: every key read is noted there.
     private let schema: ConfigSchema?
+    /// The configuration file's directory, which relative paths written in the file resolve against;
+    /// nil: the working directory (no file, or text parsed directly).
+    private let baseDirectory: String?
+    /// Whether this mapping's values came from an environment variable (a list given whole), whose
+    /// relative paths resolve against the working directory.
+    private let fromEnvironment: Bool
+    /// The keys whose value an environment variable gave.
+    private var environmentKeys: Set<String> = []
 
     /// A reader of an absent section at `path`: every key takes its default, no environment.
     public init(empty path: [String]) {
@@ -14,12 +22,17 @@ public final class ConfigReader {
         self.environment = nil
         schema = nil
         values = [:]
+        baseDirectory = nil
+        fromEnvironment = false
     }
 
-    init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?, schema: ConfigSchema? = nil) throws(ConfigError) {
+    init(path: [String], value: ConfigValue, environment: EnvironmentOverrides?, schema: ConfigSchema? = nil,
+         baseDirectory: String? = nil, fromEnvironment: Bool = false) throws(ConfigError) {
         self.path = path
         self.environment = environment
         self.schema = schema
+        self.baseDirectory = baseDirectory
+        self.fromEnvironment = fromEnvironment
         switch value {
         case .null: values = [:]
         case .map(let map): values = map
@@ -39,10 +52,19 @@ public final class ConfigReader {
     private func raw(_ key: String, asYAML: Bool) throws(ConfigError) -> ConfigValue? {
         readKeys.insert(key)
         if let environment, let override = try environment.take(path: path + [key], asYAML: asYAML) {
+            environmentKeys.insert(key)
             return override
         }
+        try refuseOtherCasing(of: key)
         guard let value = values[key], value != .null else { return nil }
         return value
+    }
+
+    /// A key written in another casing than the one read (`publicBaseUrl` for `publicBaseURL`) is
+    /// refused by its name, before a missing required key's own error could hide the typo.
+    private func refuseOtherCasing(of key: String) throws(ConfigError) {
+        guard values[key] == nil, let other = values.keys.sorted().first(where: { $0 != key && $0.lowercased() == key.lowercased() }) else { return }
+        throw ConfigError(key: name(other), message: "unknown key: it is spelled \(key)")
     }
 
     public func string(_ key: String) throws(ConfigError) -> String? {
@@ -134,7 +156,9 @@ public final class ConfigReader {
     /// A nested mapping; environment overrides reach its keys individually.
     public func section<T>(_ key: String, _ read: (ConfigReader) throws(ConfigError) -> T) throws(ConfigError) -> T {
         readKeys.insert(key)
-        let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment, schema: schema)
+        try refuseOtherCasing(of: key)
+        let reader = try ConfigReader(path: path + [key], value: values[key] ?? .null, environment: environment, schema: schema,
+                                      baseDirectory: baseDirectory, fromEnvironment: fromEnvironment)
         let result = try read(reader)
         try reader.finish()
         return result
@@ -151,7 +175,8 @@ public final class ConfigReader {
         }
         var result: [T] = []
         for (index, item) in items.enumerated() {
-            let reader = try ConfigReader(path: path + ["\(key)[\(index)]"], value: item, environment: nil)
+            let reader = try ConfigReader(path: path + ["\(key)[\(index)]"], value: item, environment: nil, baseDirectory: baseDirectory,
+                                          fromEnvironment: fromEnvironment || environmentKeys.contains(key))
             result.append(try read(reader))
             try reader.finish()
         }
@@ -176,7 +201,8 @@ public final class ConfigReader {
                 result.append(try scalar(text, name(itemName)))
                 continue
             }
-            let reader = try ConfigReader(path: path + [itemName], value: item, environment: nil)
+            let reader = try ConfigReader(path: path + [itemName], value: item, environment: nil, baseDirectory: baseDirectory,
+                                          fromEnvironment: fromEnvironment || environmentKeys.contains(key))
             result.append(try mapping(reader))
             try reader.finish()
         }
@@ -192,6 +218,44 @@ public final class ConfigReader {
 }
 
 extension ConfigReader {
+    /// `text`, a file or directory path `key` gave: a relative one written in the configuration file
+    /// resolves against the file's directory (as Prometheus and nginx resolve theirs), so the file works
+    /// from any working directory; one from an environment variable, or a default, against the working
+    /// directory.
+    public func resolvePath(_ text: String, key: String) -> String {
+        guard let baseDirectory, !text.isEmpty, !text.hasPrefix("/"), !fromEnvironment, !environmentKeys.contains(key) else { return text }
+        var relative = Substring(text)
+        while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
+        return baseDirectory.hasSuffix("/") ? baseDirectory + relative : baseDirectory + "/" + relative
+    }
+
+    /// A file or directory path (`resolvePath`); empty is none.
+    public func path(_ key: String) throws(ConfigError) -> String? {
+        guard let text = try string(key), !text.isEmpty else { return nil }
+        return resolvePath(text, key: key)
+    }
+
+    /// A path (`resolvePath`), or `value` as it is (a default is the working directory's) when absent.
+    public func path(_ key: String, default value: String) throws(ConfigError) -> String {
+        defer { note(key, .text(value)) }
+        guard let text = try string(key) else { return value }
+        return text.isEmpty ? text : resolvePath(text, key: key)
+    }
+
+    public func requiredPath(_ key: String) throws(ConfigError) -> String {
+        resolvePath(try requiredString(key), key: key)
+    }
+
+    /// A list of paths (`resolvePath`), each as written when empty (for the caller's own error).
+    public func paths(_ key: String) throws(ConfigError) -> [String] {
+        try strings(key).map { resolvePath($0, key: key) }
+    }
+
+    /// A mapping of names to paths (`resolvePath`).
+    public func pathMap(_ key: String) throws(ConfigError) -> [String: String] {
+        try stringMap(key).mapValues { resolvePath($0, key: key) }
+    }
+
     /// The text of `key`, which must be present and not empty.
     public func requiredString(_ key: String) throws(ConfigError) -> String {
         guard let value = try string(key), !value.isEmpty else { throw ConfigError(key: name(key), message: "is required") }

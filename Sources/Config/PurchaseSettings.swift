@@ -44,7 +44,7 @@ extension ConfigLoader {
             throw ConfigError(key: s.name("validatorKeys") + ".\(app)", message: "must be at least 16 characters (a random key)")
         }
         purchases.maxReceiptBytes = try s.int("maxReceiptBytes", default: purchases.maxReceiptBytes, range: PurchaseSettings.maxReceiptBytesRange)
-        purchases.receiptRootCertificates = try s.strings("receiptRootCertificates")
+        purchases.receiptRootCertificates = try s.paths("receiptRootCertificates")
         for (index, path) in purchases.receiptRootCertificates.enumerated() where path.isEmpty {
             throw ConfigError(key: s.name("receiptRootCertificates") + "[\(index)]", message: "is empty (a path to a PEM or DER certificate)")
         }

@@ -88,7 +88,7 @@ public enum PurchaseReason: String, ReasonCode, CaseIterable {
 /// Why a checkout, or its refund, was refused (docs/checkouts.md).
 public enum CheckoutReason: String, ReasonCode, CaseIterable {
     /// Checkouts: the provider, or the account the app names, is not configured for checkouts (no
-    /// such Alipay+ client or Citcon account, no merchant key, no `checkouts.publicBaseUrl`).
+    /// such Alipay+ client or Citcon account, no merchant key, no `checkouts.publicBaseURL`).
     case providerNotConfigured = "provider_not_configured"
     /// Checkouts: a pending checkout of this user and product exists with another amount or currency.
     case checkoutConflict = "checkout_conflict"

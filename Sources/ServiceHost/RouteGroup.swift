@@ -72,15 +72,16 @@ public struct RouteGroup: Sendable {
 /// counts (and logs) the refusal and makes its response, so the middleware outside the group (the
 /// gateway's request metrics) sees an answer like any other.
 public struct RejectionMiddleware<Context: RequestContext>: RouterMiddleware {
-    let answer: @Sendable (Rejection) -> Response
+    /// The refusal's answer; the request is there for a route whose client chose the answer's form.
+    let answer: @Sendable (Rejection, Request) -> Response
 
-    public init(answer: @escaping @Sendable (Rejection) -> Response) { self.answer = answer }
+    public init(answer: @escaping @Sendable (Rejection, Request) -> Response) { self.answer = answer }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let rejection as Rejection {
-            return answer(rejection)
+            return answer(rejection, request)
         }
     }
 }

@@ -91,8 +91,8 @@ public struct EntitlementWorkers: Service {
                                               clients: appStoreClients, receipts: receipts, logger: logger),
                         google.verifier],
             settings: config.purchases, acknowledger: google.acknowledger)
-        let sileo = try config.sileo.vendors.map(SileoVendor.load)
         let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
+        let sileo = try config.sileo.vendors.map { (vendor) throws(SileoVendor.SetupError) in try SileoVendor.load(vendor, checkouts: checkouts) }
         let merchantAPI = try MerchantAPISetup.make(config: config)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,

@@ -40,7 +40,7 @@ struct CheckoutDevTests {
               apps:
                 - { name: Shop, ids: [\(Self.clientId)], products: [{ id: pro.lifetime, prices: { USD: 1999 }, entitlements: [pro] }] }
                 - { name: UPI Shop, ids: [\(Self.account)], products: [{ id: pro.lifetime, prices: { USD: 2500 }, entitlements: [pro] }] }
-            checkouts: { publicBaseUrl: "\(Self.publicBase)", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
+            checkouts: { publicBaseURL: "\(Self.publicBase)", antomBaseURL: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(platformPath)], merchantPrivateKey: \(merchantPath) }] }
               citcon: { accounts: [{ name: \(Self.account), secrets: [\(Self.secret)] }] }

@@ -41,7 +41,7 @@ struct SileoDevWalkTests {
               apps:
                 - { name: Shop, ids: [\(Self.clientId)], products: [{ id: \(Self.product), prices: { USD: 199 } }] }
                 - { name: UPI Shop, ids: [\(CheckoutDevTests.account)], products: [{ id: \(Self.product), prices: { USD: 2500 } }] }
-            checkouts: { publicBaseUrl: "https://pay.example.com", antomBaseUrl: "\(antom.baseURL)", antomTimeoutMs: 5000 }
+            checkouts: { publicBaseURL: "https://pay.example.com", antomBaseURL: "\(antom.baseURL)", antomTimeoutMs: 5000 }
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
               citcon: { accounts: [{ name: \(CheckoutDevTests.account), secrets: [\(CheckoutDevTests.secret)] }] }

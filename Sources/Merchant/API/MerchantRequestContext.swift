@@ -57,12 +57,12 @@ extension RejectionMiddleware where Context == MerchantRequestContext {
     /// `{"error","message"}` with the reason's status (or by `render`, `/v1/validate`'s Iaptic shape),
     /// logged at info with the route when `logger` is given.
     static func merchant(_ metrics: MerchantMetrics, logger: Logger? = nil, route: String = "",
-                         render: @escaping @Sendable (Rejection) -> Response = { $0.response() }) -> Self {
-        RejectionMiddleware { rejection in
+                         render: @escaping @Sendable (Rejection, Request) -> Response = { rejection, _ in rejection.response() }) -> Self {
+        RejectionMiddleware { rejection, request in
             metrics.apiRejected(reason: rejection.code)
             logger?.info("request refused", metadata: ["route": .string(route), "reason": .string(rejection.code),
                                                        "status": .stringConvertible(rejection.httpStatus), "detail": .string(rejection.message)])
-            return render(rejection)
+            return render(rejection, request)
         }
     }
 }

@@ -10,7 +10,7 @@ import ServiceHost
 import Toolkit
 import Verifiers
 
-/// `POST /v1/checkouts`, `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
+/// `POST /v1/checkouts`, `GET /v1/checkouts` (a user's, by product), `GET /v1/checkouts/{id}` and `POST /v1/checkouts/{id}/refund`
 /// (docs/checkouts.md, docs/openapi.yaml): credentials from `api.tokens` as every merchant API checks
 /// them; a client credential starts and reads checkouts only for the user its user token names;
 /// refunds are for server credentials configured `refunds: true`. A checkout names a catalog product
@@ -22,6 +22,8 @@ public struct CheckoutAPI: Sendable {
     public static let refundPath = "/v1/checkouts/:id/refund"
     static let maxBodyBytes = 16_384
     static let maxTextLength = 200
+    /// The most checkouts one listing answers (the newest).
+    static let maxListed = 100
 
     let service: CheckoutService
     let credentials: APICredentials
@@ -40,6 +42,7 @@ public struct CheckoutAPI: Sendable {
     public var routes: RouteGroup {
         .merchant([
             .init(.post, Self.collectionPath) { request, context in try await create(request, context) },
+            .init(.get, Self.collectionPath) { request, context in try await list(request, context) },
             .init(.get, Self.itemPath) { _, context in try await show(context) },
             .init(.post, Self.refundPath) { _, context in try await refund(context) },
         ], credentials: CredentialMiddleware(credentials: credentials), refusals: .merchant(metrics))
@@ -63,6 +66,46 @@ public struct CheckoutAPI: Sendable {
         try credentials.authorize(caller, app: order.app, user: order.user)
         let started = try await service.startOrRepeat(try Self.intent(order, catalog: catalog))
         return Self.json(started.repeated ? .ok : .created, body(started.record))
+    }
+
+    /// `GET /v1/checkouts?app=&user=[&product=][&environment=]`: the user's checkouts, newest first (at
+    /// most `maxListed`), for what a refund or a support question needs: the checkout's id. Authorized
+    /// as starting one is: a client credential only for its user token's user.
+    func list(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        let query = request.uri.queryParameters
+        func text(_ name: String) throws(Rejection) -> String? {
+            guard let value = query.get(name) else { return nil }
+            guard (1...Self.maxTextLength).contains(value.unicodeScalars.count),
+                  !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw Rejection(.invalidField, "\(name) must be 1 to \(Self.maxTextLength) characters without control characters")
+            }
+            return value
+        }
+        guard let app = try text("app"), let user = try text("user") else {
+            throw Rejection(.missingField, "the query parameters app and user are required")
+        }
+        let product = try text("product")
+        var environment: NormalizedEvent.Environment?
+        if let named = try text("environment") {
+            guard let known = NormalizedEvent.Environment(rawValue: named) else {
+                throw Rejection(.invalidField, "environment must be production or sandbox")
+            }
+            environment = known
+        }
+        try credentials.authorize(caller, app: app, user: user)
+        let found: [CheckoutRecord]
+        do {
+            found = try await service.records.list(app: app, user: user, product: product, environment: environment, limit: Self.maxListed)
+        } catch {
+            logger.error("checkout listing failed", metadata: ["error": .string("\(error)")])
+            throw Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
+        }
+        struct Listing: Encodable { var checkouts: [Body] }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        let data = (try? Self.encoder.encode(Listing(checkouts: found.map(body)))) ?? Data()
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     func show(_ context: MerchantRequestContext) async throws(Rejection) -> Response {

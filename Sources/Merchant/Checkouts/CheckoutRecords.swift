@@ -138,6 +138,24 @@ struct CheckoutRecords: Sendable {
         }
     }
 
+    /// A user's checkouts, newest first, at most `limit`: of one product and one environment when given.
+    func list(app: String, user: String, product: String?, environment: NormalizedEvent.Environment?,
+              limit: Int) async throws(StoreError) -> [CheckoutRecord] {
+        var conditions = ["app = $1", "user_id = $2"]
+        var values: [SQLValue] = [.text(app), .text(user)]
+        if let product { values.append(.text(product)); conditions.append("product = $\(values.count)") }
+        if let environment { values.append(.text(environment.rawValue)); conditions.append("environment = $\(values.count)") }
+        values.append(.int(Int64(limit)))
+        let sql = """
+            SELECT \(CheckoutRecord.columns) FROM checkouts WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY created_at_ms DESC, id LIMIT $\(values.count)
+            """
+        let parameters = values
+        return try await database.read { connection throws(StoreError) in
+            try connection.query(sql, parameters).compactMap(CheckoutRecord.init(row:))
+        }
+    }
+
     /// The user's checkouts of this product through this provider still waiting for their payment.
     func pending(app: String, environment: NormalizedEvent.Environment, user: String, product: String, provider: SourceName,
                  nowMs: Int64) async throws(StoreError) -> [CheckoutRecord] {

@@ -3,6 +3,7 @@ import Entitlements
 import Events
 import Foundation
 import Logging
+import CoreMetrics
 import Rejections
 import Store
 import Toolkit
@@ -20,6 +21,20 @@ public struct CheckoutSetup: Sendable {
     public static func make(config: TollgateConfig, fetcher: any HTTPFetcher,
                             catalog: CheckoutProviderCatalog = .standard) throws(ConfigError) -> CheckoutSetup {
         CheckoutSetup(settings: config.checkouts, providers: try catalog.readAccounts(config), fetcher: fetcher)
+    }
+
+    /// The environment a checkout of `provider` under `account` is kept in, or why none could start
+    /// (`provider_not_configured`): what a Sileo vendor is checked against at start.
+    public func environment(provider: String, account: String) throws(Rejection) -> NormalizedEvent.Environment {
+        guard settings.publicBaseURL != nil else {
+            throw Rejection(.providerNotConfigured, "checkouts.publicBaseURL is not set, so no notification URL can be given")
+        }
+        let context = CheckoutProviderContext(settings: settings, fetcher: fetcher, metricsFactory: NOOPMetricsHandler.instance,
+                                              logger: Logger(label: "tollgate.checkouts"), now: { 0 })
+        guard let named = providers.providers(context)[provider] else {
+            throw Rejection(.providerNotConfigured, "\(provider) is not a checkout provider")
+        }
+        return try named.environment(account: account)
     }
 }
 
@@ -59,8 +74,8 @@ public struct CheckoutService: CheckoutStarting {
         guard let provider = providers[name] else {
             throw Rejection(.invalidField, "provider must be \(providers.namesText)")
         }
-        guard setup.settings.publicBaseUrl != nil else {
-            throw Rejection(.providerNotConfigured, "checkouts.publicBaseUrl is not set, so no notification URL can be given")
+        guard setup.settings.publicBaseURL != nil else {
+            throw Rejection(.providerNotConfigured, "checkouts.publicBaseURL is not set, so no notification URL can be given")
         }
         return (provider, try provider.environment(account: app))
     }
@@ -96,7 +111,7 @@ public struct CheckoutService: CheckoutStarting {
             id: "co_" + Self.randomHex(16), app: intent.app, user: intent.user, product: intent.product, amountMinor: intent.amountMinor,
             currency: intent.currency, provider: intent.provider, account: intent.app, reference: "tg" + Self.randomHex(15),
             environment: environment, state: .pending, paymentURL: nil,
-            notifyURL: provider.notifyURL(account: intent.app, publicBase: setup.settings.publicBaseUrl ?? ""),
+            notifyURL: provider.notifyURL(account: intent.app, publicBase: setup.settings.publicBaseURL ?? ""),
             createdAtMs: nowMs, expiresAtMs: nowMs + Int64(setup.settings.expirySeconds) * 1000, paidEventId: nil)
         do throws(StoreError) { try await records.insert(record) } catch { throw storeUnavailable(error) }
 

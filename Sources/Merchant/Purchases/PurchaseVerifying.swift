@@ -66,6 +66,24 @@ public struct VerifiedPurchase: Sendable, Equatable {
     }
     /// A price increase: true once the customer agreed, false while notified only; nil without one.
     public var priceIncreaseAgreed: Bool?
+    /// What the store's own record says beyond the event's fields, for answers in the store's shape
+    /// (`/v1/validate`'s native transaction). Never a purchase token or an account id.
+    public var record: StoreRecord?
+
+    public enum StoreRecord: Sendable, Equatable {
+        /// Apple's transaction: when the original purchase was made; a subscription's web order line item id.
+        case apple(originalPurchaseDate: Timestamp?, webOrderLineItemId: String?)
+        /// A Play one-time product, its states as the Play Developer API numbers them.
+        case playProduct(purchaseState: Int?, consumptionState: Int?, acknowledgementState: Int?, regionCode: String?)
+        /// A Play subscription (`subscriptionsv2`): its state and acknowledgement as the API names them, its line items.
+        case playSubscription(state: String?, acknowledgementState: String?, regionCode: String?, lineItems: [PlayLineItem])
+    }
+
+    public struct PlayLineItem: Sendable, Equatable {
+        public var productId: String?
+        public var expiryTime: Timestamp?
+        public init(productId: String?, expiryTime: Timestamp?) { self.productId = productId; self.expiryTime = expiryTime }
+    }
 
     public enum Kind: String, Sendable, Equatable { case subscription, oneTime = "one_time" }
 

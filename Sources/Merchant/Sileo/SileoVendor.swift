@@ -24,12 +24,28 @@ public struct SileoVendor: Sendable {
 
     /// Reads `signIn.assertionKeyFile` (a P-256 public key, PEM or DER, or a certificate holding one) and
     /// `downloadURLSecretFile`, and checks that every package's `file` exists under `downloadDirectory`
-    /// and that `provider` is one of `providers` (`CheckoutProviderCatalog`).
+    /// and that `provider` is one of `providers` (`CheckoutProviderCatalog`). With `checkouts` (the
+    /// workers' own), `app` must be an account of the provider that can take checkouts, in the vendor's
+    /// `environment`: a payment kept in another environment than the one the Sileo API reads would be
+    /// taken and never delivered, and bought again.
     /// The secret's path is named in errors, never its contents.
-    public static func load(_ settings: SileoSettings.Vendor) throws(SetupError) -> SileoVendor {
+    public static func load(_ settings: SileoSettings.Vendor, checkouts: CheckoutSetup? = nil) throws(SetupError) -> SileoVendor {
         let providers = CheckoutProviderCatalog.standard.names
+        let vendor = "sileo vendor \(settings.basePath)"
         guard providers.contains(SourceName(settings.provider)) else {
-            throw SetupError(description: "sileo vendor \(settings.basePath): provider \"\(settings.provider)\" is not a checkout provider (\(providers.map(\.rawValue).joined(separator: ", ")))")
+            throw SetupError(description: "\(vendor): provider \"\(settings.provider)\" is not a checkout provider (\(providers.map(\.rawValue).joined(separator: ", ")))")
+        }
+        if let checkouts {
+            let environment: NormalizedEvent.Environment
+            do { environment = try checkouts.environment(provider: settings.provider, account: settings.app) } catch {
+                throw SetupError(description: "\(vendor): app \"\(settings.app)\" cannot take \(settings.provider) checkouts: \(error.message). "
+                                 + "Set sileo.vendors[].app to the provider account its payments are made under (docs/sileo.md)")
+            }
+            guard environment == settings.environment else {
+                throw SetupError(description: "\(vendor): environment is \(settings.environment.rawValue) but \(settings.provider) account \(settings.app) "
+                                 + "pays in \(environment.rawValue), so a purchase would be paid and never delivered. "
+                                 + "Set sileo.vendors[].environment: \(environment.rawValue)")
+            }
         }
         let keyPath = settings.signIn.assertionKeyFile
         guard let data = FileManager.default.contents(atPath: keyPath) else {

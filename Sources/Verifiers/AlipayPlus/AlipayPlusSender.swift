@@ -19,15 +19,15 @@ public enum AlipayPlusSender: SenderDefinition {
             let clientId = try c.requiredString("clientId")
             let keys = try c.list("platformPublicKeys", scalar: { (path, itemName) throws(ConfigError) in
                 guard !path.isEmpty else { throw ConfigError(key: itemName, message: "is an empty path") }
-                return AlipayPlusSettings.PlatformKey(path: path)
+                return AlipayPlusSettings.PlatformKey(path: c.resolvePath(path, key: "platformPublicKeys"))
             }, mapping: { (k) throws(ConfigError) in
-                AlipayPlusSettings.PlatformKey(path: try k.requiredString("path"),
+                AlipayPlusSettings.PlatformKey(path: try k.requiredPath("path"),
                                                keyVersion: try keyVersion(k, "keyVersion"))
             })
             if keys.isEmpty {
                 throw ConfigError(key: c.name("platformPublicKeys"), message: "client \(clientId) needs at least one platform public key")
             }
-            let merchantPrivateKey = try c.string("merchantPrivateKey").flatMap { $0.isEmpty ? nil : $0 }
+            let merchantPrivateKey = try c.path("merchantPrivateKey")
             let merchantKeyVersion = try keyVersion(c, "merchantKeyVersion")
             if merchantKeyVersion != nil, merchantPrivateKey == nil {
                 throw ConfigError(key: c.name("merchantKeyVersion"), message: "is only meaningful with merchantPrivateKey")

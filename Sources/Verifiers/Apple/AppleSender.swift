@@ -12,7 +12,7 @@ public enum AppleSender: SenderDefinition {
 
     public static func readSettings(_ a: ConfigReader) throws(ConfigError) -> AppleSettings {
         var apple = AppleSettings()
-        let roots = try a.strings("roots")
+        let roots = try a.paths("roots")
         if !roots.isEmpty { apple.roots = roots }
         apple.onlineChecks = try a.bool("onlineChecks", default: false)
         apple.ocspTimeoutMs = try a.int("ocspTimeoutMs", default: apple.ocspTimeoutMs, range: 100...60_000)
@@ -43,7 +43,7 @@ public enum AppleSender: SenderDefinition {
                 for (name, value) in [("issuerId", issuerId), ("keyId", keyId), ("privateKeyFile", keyFile)] where value.isEmpty {
                     throw ConfigError(key: s.name(name), message: "is empty")
                 }
-                return AppleSettings.App.ServerAPIKey(issuerId: issuerId, keyId: keyId, privateKeyFile: keyFile)
+                return AppleSettings.App.ServerAPIKey(issuerId: issuerId, keyId: keyId, privateKeyFile: s.resolvePath(keyFile, key: "privateKeyFile"))
             }
             settings.consumption = try app.section("consumption") { (c) throws(ConfigError) in
                 try readConsumptionPolicy(c, hasServerAPIKey: settings.serverAPI != nil)

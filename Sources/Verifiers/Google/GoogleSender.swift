@@ -33,11 +33,12 @@ public enum GoogleSender: SenderDefinition {
         if google.jwks.contains("://"), !google.jwks.lowercased().hasPrefix("https://") {
             throw ConfigError(key: g.name("jwks"), message: "expected an https:// URL or a file path (the key set decides which tokens verify: never over plain http)")
         }
+        if !google.jwks.contains("://") { google.jwks = g.resolvePath(google.jwks, key: "jwks") }
         google.playApi = try g.section("playApi") { (p) throws(ConfigError) in
             var play = GoogleSettings.PlayAPI()
             play.baseURL = try p.credentialedURL("baseURL", default: play.baseURL)
             play.tokenURL = try p.credentialedURL("tokenURL", default: play.tokenURL)
-            play.credentialsFile = try p.string("credentialsFile")
+            play.credentialsFile = try p.string("credentialsFile").map { p.resolvePath($0, key: "credentialsFile") }
             play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
             return play
         }

@@ -73,8 +73,8 @@ struct CheckoutFixture: Sendable {
         var citcon = CitconSettings()
         citcon.accounts = [.init(name: citconAccount, secrets: [citconSecret])]
         config.sources.citcon = citcon
-        config.checkouts.publicBaseUrl = publicBase
-        config.checkouts.antomBaseUrl = antomBaseURL
+        config.checkouts.publicBaseURL = publicBase
+        config.checkouts.antomBaseURL = antomBaseURL
         config.checkouts.antomTimeoutMs = 3_000
         config.catalog = catalog
         return CheckoutFixture(merchantKey: merchant, platformKey: platform, config: config, folder: folder)
@@ -161,6 +161,14 @@ extension CheckoutAPI {
     /// `POST /v1/checkouts/{id}/refund`.
     func askRefund(_ id: String, token: String = CheckoutFixture.token, userToken: String? = nil) async throws -> CheckoutAnswer {
         var head = HTTPRequest(method: .post, scheme: "http", authority: "localhost", path: "/v1/checkouts/\(id)/refund")
+        head.headerFields[.authorization] = "Bearer \(token)"
+        if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
+        return try await Self.read(await routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer()))))
+    }
+
+    /// `GET /v1/checkouts?<query>`.
+    func list(_ query: String, token: String = CheckoutFixture.token, userToken: String? = nil) async throws -> CheckoutAnswer {
+        var head = HTTPRequest(method: .get, scheme: "http", authority: "localhost", path: Self.collectionPath + "?" + query)
         head.headerFields[.authorization] = "Bearer \(token)"
         if let userToken { head.headerFields[APICredentials.userTokenHeader] = userToken }
         return try await Self.read(await routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer()))))

@@ -261,6 +261,42 @@ struct CheckoutTests {
         }
     }
 
+    @Test("a user's checkouts are listed newest first, by product and environment, for a server credential and for the user's own token only")
+    func listing() async throws {
+        try await Self.withCheckouts { _, _, _, api, _, _ in
+            let account = CheckoutFixture.citconAccount
+            var ids: [String] = []
+            for (user, product) in [(Self.user, "pro.lifetime"), (Self.user, "tweak.lifetime"), ("user-7", "pro.lifetime")] {
+                let created = try await api.post(Self.body(app: account, provider: "citcon", user: user, product: product))
+                ids.append(try #require(created.string("id"), "\(created.text)"))
+            }
+            let ofUser = try await api.list("app=\(account)&user=\(Self.user)")
+            #expect(ofUser.status == 200, "\(ofUser.text)")
+            let listed = ofUser.json?["checkouts"]?.array ?? []
+            #expect(Set(listed.compactMap { $0["id"]?.string }) == [ids[0], ids[1]])
+            let created = listed.compactMap { $0["createdAt"]?.string }
+            #expect(created.count == 2 && created == created.sorted(by: >), "newest first: \(created)")
+            let ofProduct = try await api.list("app=\(account)&user=\(Self.user)&product=tweak.lifetime&environment=production")
+            #expect(ofProduct.json?["checkouts"]?.array?.compactMap { $0["id"]?.string } == [ids[1]])
+            #expect(ofProduct.json?["checkouts"]?.array?.first?["state"]?.string == "pending")
+            #expect(try await api.list("app=\(account)&user=\(Self.user)&environment=sandbox").json?["checkouts"]?.array?.isEmpty == true)
+
+            // The app's credential: its user's own checkouts only.
+            let own = try await api.list("app=\(account)&user=\(Self.user)", token: CheckoutFixture.clientToken,
+                                         userToken: CheckoutFixture.userToken(Self.user, app: account))
+            #expect(own.status == 200 && own.json?["checkouts"]?.array?.count == 2, "\(own.text)")
+            let another = try await api.list("app=\(account)&user=user-7", token: CheckoutFixture.clientToken,
+                                             userToken: CheckoutFixture.userToken(Self.user, app: account))
+            #expect(another.status == 403 && another.error == "user_not_allowed" && !another.text.contains(ids[2]), "\(another.text)")
+            let tokenless = try await api.list("app=\(account)&user=user-7", token: CheckoutFixture.clientToken)
+            #expect(tokenless.status == 401 && tokenless.error == "user_token_required")
+            let otherApp = try await api.list("app=\(account)&user=\(Self.user)", token: CheckoutFixture.limitedToken)
+            #expect(otherApp.status == 403 && otherApp.error == "app_not_allowed")
+            #expect(try await api.list("app=\(account)").error == "missing_field")
+            #expect(try await api.list("app=\(account)&user=\(Self.user)&environment=staging").error == "invalid_field")
+        }
+    }
+
     @Test("a payment of another amount or currency is quarantined and entitles nobody; the checkout stays pending, and the owner's right payment then entitles")
     func wrongPaymentQuarantined() async throws {
         try await Self.withCheckouts { _, fixture, store, api, harness, workers in

@@ -27,7 +27,7 @@ struct ProbePay: CheckoutProvider {
     typealias Accounts = [String: NormalizedEvent.Environment]
 
     static func readAccounts(_ config: TollgateConfig) throws(ConfigError) -> Accounts {
-        guard config.checkouts.publicBaseUrl != nil else { throw ConfigError(key: "probepay", message: "needs checkouts.publicBaseUrl") }
+        guard config.checkouts.publicBaseURL != nil else { throw ConfigError(key: "probepay", message: "needs checkouts.publicBaseURL") }
         return [account: .production]
     }
 
@@ -86,7 +86,7 @@ struct TestOnlyProviderTests {
 
     static func config() -> TollgateConfig {
         var config = TollgateConfig()
-        config.checkouts.publicBaseUrl = "https://pay.example.com"
+        config.checkouts.publicBaseURL = "https://pay.example.com"
         config.catalog = CatalogSettings(apps: [
             .init(name: "probe-app", ids: [ProbePay.account], products: [
                 .init(id: "gem", pricesMinor: ["USD": 500], entitlements: ["gems"]),

@@ -100,7 +100,16 @@ struct ValidateAPITests {
                                                  "priceConsentStatus", "purchaseId", "platform"]
                     for item in items { #expect(Set((item.object ?? [:]).keys).isSubset(of: seedKeys)) }
                     #expect(items.allSatisfy { $0["purchaseId"]?.string?.hasPrefix("pur_") == true })
-                    #expect(!answer.text.contains("810002") && !answer.text.contains("810001"))
+                    #expect(items.allSatisfy { item in (item.object ?? [:]).values.allSatisfy { !["810001", "810002", "810101"].contains($0.string ?? "") } })
+                    // data.transaction: the plugin's AppleTransaction of the receipt's own transaction, Apple's three date forms.
+                    #expect(PluginResponseTypes.problems(answer.json) == [])
+                    let native = try #require(data["transaction"]?.object)
+                    #expect(native["type"]?.string == "ios-appstore" && native["product_id"]?.string == "pro.monthly")
+                    #expect(native["transaction_id"]?.string == "810002" && native["original_transaction_id"]?.string == "810001")
+                    #expect(native["purchase_date_ms"]?.string == String(now - 60_000))
+                    #expect(native["expires_date_ms"]?.string == String(now + 7 * ApplePurchases.day))
+                    #expect(native["purchase_date"]?.string == Self.appleDate(now - 60_000, zone: "Etc/GMT"))
+                    #expect(native["purchase_date_pst"]?.string == Self.appleDate(now - 60_000, zone: "America/Los_Angeles"))
                     // applicationUsername linked the purchases: the entitlement API tells the same.
                     let entitled = try await store.entitlements(app: ApplePurchases.bundleId, user: "user-v")?.map(\.product) ?? []
                     #expect(Set(entitled) == ["pro.monthly", "lifetime"])
@@ -129,8 +138,9 @@ struct ValidateAPITests {
                 try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
                     for (name, receipt, status, reason) in forgeries {
                         let answer = try await Self.validate(workers.workers.validate, Self.appleBody(receipt: receipt, user: "attacker"))
-                        #expect(answer.status == status && answer.json?["error"]?.string == reason && answer.json?["code"]?.int64 == 6778001,
-                                "\(name): \(answer.status) \(answer.text)")
+                        #expect(answer.status == 200 && answer.json?["status"]?.int64 == Int64(status) && answer.json?["error"]?.string == reason
+                                    && answer.json?["code"]?.int64 == 6778001, "\(name): \(answer.status) \(answer.text)")
+                        #expect(PluginResponseTypes.problems(answer.json) == [], "\(name)")
                     }
                     #expect(apple.fake.requests.isEmpty)
                     #expect(try await harness.records(harness.topics.events).isEmpty)
@@ -160,12 +170,13 @@ struct ValidateAPITests {
                     #expect(answer.json?["code"]?.int64 == 6778003)
                     #expect(answer.json?["message"]?.string != nil)
                     #expect(answer.json?["data"]?["collection"]?.array?.first?["isExpired"]?.bool == true)
+                    #expect(PluginResponseTypes.problems(answer.json) == [])
                 }
             }
         }
     }
 
-    @Test("errors in Iaptic's shape: wrong key, invalid payload 6778001, Apple unreachable 6778002; each counted")
+    @Test("errors in Iaptic's shape, answered 200 with the refusal's status in the body, or with it as the HTTP status on errorStatus=http; each counted")
     func errors() async throws {
         let apple = try ApplePurchases()
         apple.stop()
@@ -174,19 +185,27 @@ struct ValidateAPITests {
                 try await harness.withWorkers(store: store, purchases: try setup(apple)) { workers async throws in
                     let api = workers.workers.validate
                     let receipt = try TestReceipt.make(transactions: [("830001", "830001")], signer: apple.receiptChain)
-                    let wrongKey = try await Self.validate(api, query: "?appName=com.example&apiKey=validator-key-wrong-000000", Self.appleBody(receipt: receipt))
-                    #expect(wrongKey.status == 401 && wrongKey.json?["ok"]?.bool == false && wrongKey.json?["error"]?.string == "unauthorized")
-                    let noApp = try await Self.validate(api, query: "?apiKey=\(Self.key)", Self.appleBody(receipt: receipt))
-                    #expect(noApp.status == 400 && noApp.json?["code"]?.int64 == 6778001)
-                    for bad in ["{", #"{"id":"x","type":"application"}"#, #"{"transaction":{"type":"windows-store-transaction"}}"#,
-                                #"{"transaction":{"type":"ios-appstore"}}"#] {
-                        let answer = try await Self.validate(api, bad)
-                        #expect(answer.status == 400, "\(bad): \(answer.text)")
-                        #expect(answer.json?["ok"]?.bool == false && answer.json?["code"]?.int64 == 6778001, "\(bad): \(answer.text)")
+                    let bodies = ["{", #"{"id":"x","type":"application"}"#, #"{"transaction":{"type":"windows-store-transaction"}}"#,
+                                  #"{"transaction":{"type":"ios-appstore"}}"#]
+                    let cases: [(query: String, body: String, status: Int, code: Int64, reason: String?)] = [
+                        ("?appName=com.example&apiKey=validator-key-wrong-000000", Self.appleBody(receipt: receipt), 401, 6778007, "unauthorized"),
+                        ("?apiKey=\(Self.key)", Self.appleBody(receipt: receipt), 400, 6778001, "missing_app"),
+                        (Self.query, Self.appleBody(receipt: receipt), 503, 6778002, "store_api_unavailable"),
+                    ] + bodies.map { (Self.query, $0, 400, 6778001, nil) }
+                    for (query, body, status, code, reason) in cases {
+                        // The plugin's form: HTTP 200, so its code reaches the app; `status` the refusal's.
+                        let answer = try await Self.validate(api, query: query, body)
+                        #expect(answer.status == 200 && answer.json?["ok"]?.bool == false && answer.json?["status"]?.int64 == Int64(status)
+                                    && answer.json?["code"]?.int64 == code && (reason == nil || answer.json?["error"]?.string == reason),
+                                "\(body): \(answer.status) \(answer.text)")
+                        #expect(Self.pluginTakes(answer.json) && PluginResponseTypes.problems(answer.json) == [], "\(answer.text)")
+                        // Asked for with errorStatus=http: the same answer with its status on the response.
+                        let http = try await Self.validate(api, query: query + "&errorStatus=http", body)
+                        #expect(http.status == status && http.json?["code"]?.int64 == code && http.json?["status"]?.int64 == Int64(status),
+                                "\(body): \(http.status) \(http.text)")
                     }
-                    let down = try await Self.validate(api, Self.appleBody(receipt: receipt))
-                    #expect(down.status == 503 && down.json?["code"]?.int64 == 6778002, "\(down.text)")
-                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "store_api_unavailable"]) == 1)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "store_api_unavailable"]) == 2)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "unauthorized"]) == 2)
                     #expect(try await harness.records(harness.topics.events).isEmpty)
                 }
             }
@@ -223,6 +242,13 @@ struct ValidateGoogleTests {
                     #expect(item["expiryDate"]?.int64 != nil && item["purchaseDate"]?.int64 != nil)
                     #expect(answer.json?["data"]?["ineligible_for_intro_price"]?.array?.compactMap(\.string) == ["premium_monthly"])
                     #expect(h.fake.acknowledged.count == 1)
+                    // data.transaction: the Play Developer API's SubscriptionPurchaseV2 as the plugin types it, never the token.
+                    #expect(PluginResponseTypes.problems(answer.json) == [])
+                    let native = try #require(answer.json?["data"]?["transaction"]?.object)
+                    #expect(native["type"]?.string == "android-playstore" && native["kind"]?.string == "androidpublisher#subscriptionPurchaseV2")
+                    #expect(native["lineItems"]?.array?.first?["productId"]?.string == "premium_monthly")
+                    #expect(native["subscriptionState"]?.string == "SUBSCRIPTION_STATE_ACTIVE")
+                    #expect(!answer.text.contains(token))
                     #expect(try await store.entitlements(app: PlayHarness.package, user: "user-gv")?.map(\.product) == ["premium_monthly"])
                 }
             }
@@ -235,6 +261,15 @@ extension ValidateAPITests {
     static func signedBody(_ jws: String, user: String?) -> String {
         let additional = user.map { #","additionalData":{"applicationUsername":"\#($0)"}"# } ?? ""
         return #"{"id":"lifetime","type":"application","transaction":{"type":"ios-appstore","id":"lifetime","jwsRepresentation":"\#(jws)"}\#(additional)}"#
+    }
+
+    /// A date as Apple's receipts write it (`2026-11-27 10:15:00 Etc/GMT`), computed here with Foundation's formatter.
+    static func appleDate(_ ms: Int64, zone: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: zone)
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000)) + " " + zone
     }
 
     /// cordova-plugin-purchase's `isValidatorResponsePayload` (src/ts/validator/validator.ts, 13.18): an
@@ -261,7 +296,7 @@ extension ValidateAPITests {
             let jws = try apple.transaction("840001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
             let answer = try await Self.validate(api, Self.storeKit2Body(jws, product: "lifetime"))
             #expect(answer.status == 200 && answer.json?["ok"] == .bool(true), "\(answer.text)")
-            #expect(Self.pluginTakes(answer.json))
+            #expect(Self.pluginTakes(answer.json) && PluginResponseTypes.problems(answer.json) == [])
             #expect(answer.json?["data"]?["id"]?.string == ApplePurchases.bundleId)
             #expect(answer.json?["data"]?["latest_receipt"] == .bool(true))
             #expect(answer.json?["data"]?["transaction"]?["type"]?.string == "apple-sk2")
@@ -278,7 +313,7 @@ extension ValidateAPITests {
             let other = try await Self.validate(api, Self.storeKit2Body(jws, product: "pro.yearly"))
             #expect(other.status == 200 && other.json?["ok"] == .bool(false), "\(other.text)")
             #expect(other.json?["code"]?.int64 == 6778001 && other.json?["data"]?["collection"]?.array?.first?["id"]?.string == "lifetime")
-            #expect(Self.pluginTakes(other.json))
+            #expect(Self.pluginTakes(other.json) && PluginResponseTypes.problems(other.json) == [])
 
             // The plugin's type allows applicationUsername as a number: 42 is the user "42"; 4.5 names nobody.
             let numbered = try apple.transaction("840101", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime")
@@ -300,12 +335,15 @@ extension ValidateAPITests {
             let saved = try apple.transaction("890001", signedAgoMs: 60_000, type: "Non-Consumable", productId: "lifetime")
             // Shared without a user (a copied receipt or transaction): nothing is unlocked.
             let anonymous = try await Self.validate(api, Self.signedBody(saved, user: nil))
-            #expect(anonymous.status == 400 && anonymous.json?["ok"] == .bool(false), "\(anonymous.text)")
+            #expect(anonymous.status == 200 && anonymous.json?["status"]?.int64 == 400 && anonymous.json?["ok"] == .bool(false), "\(anonymous.text)")
             #expect(anonymous.json?["code"]?.int64 == 6778001 && anonymous.json?["error"]?.string == "missing_user")
 
             let owned = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
             #expect(owned.status == 200 && owned.json?["ok"] == .bool(true), "\(owned.text)")
             #expect(owned.json?["data"]?["collection"]?.array?.first?["isExpired"] == nil)
+            // A signed transaction's native transaction is Apple's, the ids the transaction itself carries.
+            #expect(PluginResponseTypes.problems(owned.json) == [])
+            #expect(owned.json?["data"]?["transaction"]?["transaction_id"]?.string == "890001" && owned.json?["data"]?["transaction"]?["type"]?.string == "ios-appstore")
 
             // Apple refunds it: its notification, signed after the saved transaction.
             let refunded = try apple.transaction("890001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime", revokedAgoMs: 1_000)
@@ -319,6 +357,28 @@ extension ValidateAPITests {
             #expect(replayed.status == 200, "\(replayed.text)")
             let item = try #require(replayed.json?["data"]?["collection"]?.array?.first)
             #expect(item["isExpired"] == .bool(true) && item["cancelationReason"]?.string == "Customer", "\(replayed.text)")
+            #expect(PluginResponseTypes.problems(replayed.json) == [])
         }
+    }
+}
+
+extension ValidateGoogleTests {
+    @Test("a Play one-time product's native transaction is its ProductPurchase as the plugin types it: states, order id, never the token")
+    func productNativeTransaction() throws {
+        var purchase = VerifiedPurchase(
+            source: .google, app: PlayHarness.package, environment: .production, subject: "token-of-the-buyer", product: "coins_100",
+            kind: .oneTime, type: .purchaseCompleted, occurredAt: Timestamp(millisecondsSince1970: 1_790_000_000_000),
+            transaction: .init(id: "GPA.3300-1", purchasedAt: Timestamp(millisecondsSince1970: 1_789_999_000_000).rfc3339, quantity: 2))
+        purchase.record = .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 1, regionCode: "US")
+        let data = ValidateAPI.Answer.Data(id: "coins_100", collection: [ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: nil)],
+                                           ineligible_for_intro_price: [],
+                                           transaction: .init("android-playstore", purchases: [purchase], product: "coins_100"))
+        let text = String(decoding: try JSONEncoder().encode(ValidateAPI.Answer(data: data)), as: UTF8.self)
+        let json = JSONValue.parse(Array(text.utf8))
+        #expect(PluginResponseTypes.problems(json) == [], "\(text)")
+        let native = try #require(json?["data"]?["transaction"]?.object)
+        #expect(native["kind"]?.string == "androidpublisher#productPurchase" && native["orderId"]?.string == "GPA.3300-1")
+        #expect(native["purchaseTimeMillis"]?.string == "1789999000000" && native["quantity"]?.int64 == 2 && native["acknowledgementState"]?.int64 == 1)
+        #expect(!text.contains("token-of-the-buyer"))
     }
 }

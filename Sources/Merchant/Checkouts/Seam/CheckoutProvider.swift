@@ -29,7 +29,7 @@ public protocol CheckoutProvider: Sendable {
     var appPlacesOrder: Bool { get }
     /// The environment of the account `account` names, or why it cannot take a checkout (`provider_not_configured`).
     func environment(account: String) throws(Rejection) -> NormalizedEvent.Environment
-    /// Where the provider sends its notifications for `account`, on `checkouts.publicBaseUrl`.
+    /// Where the provider sends its notifications for `account`, on `checkouts.publicBaseURL`.
     func notifyURL(account: String, publicBase: String) -> String
     /// Starts the payment of a recorded pending checkout: the page the payer pays on, or nil when the
     /// app places the order. Refusals are `payment_refused` or `payment_provider_unavailable`.

@@ -104,7 +104,7 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
         let price = item.autoRenewingPlan?.recurringPrice.flatMap { money in
             money.amountMicros.map { NormalizedEvent.Price(amountMicros: $0, currency: money.currencyCode ?? "") }
         }
-        return VerifiedPurchase(
+        var purchase = VerifiedPurchase(
             source: .google, app: packageName, environment: snapshot.environment ?? .production, subject: token, product: productId,
             kind: .subscription, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: item.latestSuccessfulOrderId ?? p.latestOrderId, purchasedAt: p.startTime?.rfc3339,
@@ -112,6 +112,9 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             price: price,
             subscription: NormalizedEvent.Subscription(autoRenew: item.autoRenewingPlan.map { $0.autoRenewEnabled ?? false }),
             acknowledgement: acknowledgement, owner: snapshot.user)
+        purchase.record = .playSubscription(state: p.subscriptionState?.rawValue, acknowledgementState: p.acknowledgementState, regionCode: p.regionCode,
+                                            lineItems: (p.lineItems ?? []).map { .init(productId: $0.productId, expiryTime: $0.expiryTime) })
+        return purchase
     }
 
     func productPurchase(_ p: ProductPurchase, packageName: String, productId: String, token: String) -> VerifiedPurchase {
@@ -128,11 +131,14 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             acknowledgement = PlayAcknowledgement(kind: .product, packageName: packageName, productId: productId, purchaseToken: token,
                                                   deadlineMs: (p.purchaseTimeMillis ?? nowMs) + Self.acknowledgementWindowMs)
         }
-        return VerifiedPurchase(
+        var purchase = VerifiedPurchase(
             source: .google, app: packageName, environment: snapshot.environment ?? .production, subject: token, product: productId,
             kind: .oneTime, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: p.orderId, purchasedAt: p.purchaseTime?.rfc3339, quantity: p.quantity ?? 1),
             acknowledgement: acknowledgement, owner: snapshot.user)
+        purchase.record = .playProduct(purchaseState: p.purchaseState?.rawValue, consumptionState: p.consumptionState,
+                                       acknowledgementState: p.acknowledgementState, regionCode: p.regionCode)
+        return purchase
     }
 
     /// A package or product id from the request: short and printable in messages, or not shown.

@@ -7,6 +7,9 @@ public struct TransactionPayload: Sendable, SignedPayload {
     public var bundleId: String?
     public var productId: String?
     public var purchaseDate: AppleDate?
+    public var originalPurchaseDate: AppleDate?
+    /// Subscriptions only: the id of the purchase across devices and renewals.
+    public var webOrderLineItemId: String?
     public var expiresDate: AppleDate?
     public var quantity: Int64?
     public var type: String?
@@ -30,6 +33,8 @@ public struct TransactionPayload: Sendable, SignedPayload {
         bundleId = try f.string("bundleId")
         productId = try f.string("productId")
         purchaseDate = try f.value("purchaseDate")
+        originalPurchaseDate = try f.value("originalPurchaseDate")
+        webOrderLineItemId = try f.string("webOrderLineItemId")
         expiresDate = try f.value("expiresDate")
         quantity = try f.int("quantity")
         type = try f.string("type")

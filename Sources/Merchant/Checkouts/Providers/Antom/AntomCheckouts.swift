@@ -30,7 +30,7 @@ public struct AntomCheckouts: CheckoutProvider {
     public init(accounts: Accounts, context: CheckoutProviderContext) {
         self.accounts = accounts
         settings = context.settings
-        antom = AntomClient(baseURL: context.settings.antomBaseUrl, fetcher: context.fetcher,
+        antom = AntomClient(baseURL: context.settings.antomBaseURL, fetcher: context.fetcher,
                             timeout: .milliseconds(context.settings.antomTimeoutMs),
                             answerWindowSeconds: context.settings.antomAnswerWindowSeconds,
                             metrics: AntomAPIMetrics(factory: context.metricsFactory), logger: context.logger, now: context.now)
@@ -62,7 +62,7 @@ public struct AntomCheckouts: CheckoutProvider {
         let payment = AntomClient.CashierPayment(
             paymentRequestId: checkout.reference, referenceOrderId: checkout.id, orderDescription: checkout.product,
             currency: checkout.currency, amountMinor: checkout.amountMinor, paymentMethodType: settings.antomPaymentMethodType,
-            redirectURL: settings.antomRedirectUrl ?? settings.publicBaseUrl ?? "", notifyURL: checkout.notifyURL ?? "")
+            redirectURL: settings.antomRedirectURL ?? settings.publicBaseURL ?? "", notifyURL: checkout.notifyURL ?? "")
         switch await antom.pay(payment, account: client) {
         case .paymentPage(let page): return page
         case .refused(let code): throw Rejection(.paymentRefused, "Antom refused the payment: \(code)")
