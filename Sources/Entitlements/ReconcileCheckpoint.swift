@@ -26,6 +26,13 @@ public struct ReconcileCheckpoint: Sendable, Equatable {
 }
 
 extension EntitlementStore {
+    /// When the job's least recently moved checkpoint was last written; nil when it has none.
+    public func oldestReconcileCheckpointUpdateMs(job: String) async throws(StoreError) -> Int64? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT MIN(updated_at_ms) AS oldest FROM reconcile_checkpoints WHERE job = $1", [.text(job)]).first?.int("oldest")
+        }
+    }
+
     public func reconcileCheckpoint(job: String, scope: String) async throws(StoreError) -> ReconcileCheckpoint? {
         try await database.read { connection throws(StoreError) in
             let rows = try connection.query("""

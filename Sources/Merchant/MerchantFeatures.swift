@@ -69,12 +69,14 @@ public struct MerchantFeatures: Sendable {
             let backfill = AppleNotificationBackfill(clients: appleBackfill.clients, apps: appleBackfill.apps, source: appleBackfill.source,
                                                      store: store, publisher: publisher,
                                                      firstRunDays: appleBackfill.firstRunDays, metrics: metrics, logger: logger)
-            jobs.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, logger: logger)))
+            jobs.append(.stop("apple backfill", ReconcileJob.apple(backfill, interval: appleBackfill.interval, startsNow: appleBackfill.startsNow,
+                                                                   logger: logger)))
         }
         if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
                                                          publisher: publisher, metrics: metrics, logger: logger)
-            jobs.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval, logger: logger)))
+            jobs.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval,
+                                                                             startsNow: googleBackfill.startsNow, logger: logger)))
         }
         if let answerer, let interval = consumption?.interval {
             // Needs only the store and Apple; a request in hand at shutdown is answered by the next start.
@@ -157,14 +159,17 @@ public struct AppleBackfillSetup: Sendable {
     public let source: any WebhookSource
     public let firstRunDays: Int
     public let interval: Duration
+    /// The first run at start, not after the interval (`--reconcile-now`).
+    public let startsNow: Bool
 
     public init(clients: [String: AppStoreAPIClient], apps: [AppleSettings.App], source: any WebhookSource, firstRunDays: Int,
-                interval: Duration) {
+                interval: Duration, startsNow: Bool = false) {
         self.clients = clients
         self.apps = apps
         self.source = source
         self.firstRunDays = firstRunDays
         self.interval = interval
+        self.startsNow = startsNow
     }
 }
 
@@ -173,9 +178,12 @@ public struct AppleBackfillSetup: Sendable {
 public struct GoogleBackfillSetup: Sendable {
     public let packages: [String]
     public let interval: Duration
+    /// The first run at start, not after the interval (`--reconcile-now`).
+    public let startsNow: Bool
 
-    public init(packages: [String], interval: Duration) {
+    public init(packages: [String], interval: Duration, startsNow: Bool = false) {
         self.packages = packages
         self.interval = interval
+        self.startsNow = startsNow
     }
 }

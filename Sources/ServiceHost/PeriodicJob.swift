@@ -18,11 +18,15 @@ public struct PeriodicJob: Service {
     public let interval: Duration
     let logger: Logger
     let pass: @Sendable () async throws -> Pass
+    /// How long to wait before the first pass (asked when the job starts).
+    let firstPassAfter: @Sendable () async -> Duration
 
-    public init(name: String, interval: Duration, logger: Logger, pass: @escaping @Sendable () async throws -> Pass) {
+    public init(name: String, interval: Duration, logger: Logger, firstPassAfter: @escaping @Sendable () async -> Duration = { .zero },
+                pass: @escaping @Sendable () async throws -> Pass) {
         self.name = name
         self.interval = interval
         self.logger = logger
+        self.firstPassAfter = firstPassAfter
         self.pass = pass
     }
 
@@ -34,6 +38,10 @@ public struct PeriodicJob: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            let delay = await firstPassAfter()
+            if delay > .zero {
+                do { try await Task.sleep(for: delay) } catch { return }
+            }
             var failures = 0
             while !Task.isCancelled {
                 let wait: Duration

@@ -63,7 +63,7 @@ public struct EntitlementWorkers: Service {
     public typealias GoogleBackfillSetup = Merchant.GoogleBackfillSetup
 
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
-                            listener: APIListener, logger: Logger) async throws -> EntitlementWorkers {
+                            listener: APIListener, reconcileNow: Bool = false, logger: Logger) async throws -> EntitlementWorkers {
         // The receipt roots are read first, so an unreadable file stops the start, naming its key, before anything opens.
         guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
                                                 maxBase64Bytes: config.purchases.maxReceiptBytes) else {
@@ -83,7 +83,7 @@ public struct EntitlementWorkers: Service {
         for warning in SenderCatalog.standard.startupWarnings(config.sources, process: .workers) {
             logger.warning("\(warning.message)", metadata: ["key": "\(warning.key)"])
         }
-        let appleBackfill = try appleBackfill(config: config, clients: appStoreClients)
+        let appleBackfill = try appleBackfill(config: config, clients: appStoreClients, startsNow: reconcileNow)
         let merchantMetrics = MerchantMetrics(factory: metrics.factory)
         let google = GooglePurchases.make(settings: config.sources.google, enricher: enricher, store: store, metrics: merchantMetrics, logger: logger)
         let purchases = PurchasesSetup(
@@ -100,18 +100,18 @@ public struct EntitlementWorkers: Service {
                                       expiryPublishDelayMs: config.workers.expiryPublishDelayMs, appleBackfill: appleBackfill,
                                       googleBackfill: config.workers.reconcileGoogleIntervalSeconds > 0
                                           ? GoogleBackfillSetup(packages: config.sources.google.packages,
-                                                                interval: .seconds(config.workers.reconcileGoogleIntervalSeconds))
+                                                                interval: .seconds(config.workers.reconcileGoogleIntervalSeconds), startsNow: reconcileNow)
                                           : nil,
                                       purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts,
                                       merchantAPI: merchantAPI, metrics: metrics, logger: logger)
     }
 
-    static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient]) throws -> AppleBackfillSetup? {
+    static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient], startsNow: Bool) throws -> AppleBackfillSetup? {
         guard config.workers.reconcileAppleIntervalSeconds > 0, !clients.isEmpty else { return nil }
         let source = try SenderCatalog.standard.offlineSource(named: SourceName.apple.rawValue, settings: config.sources)
         return AppleBackfillSetup(clients: clients, apps: config.sources.apple.apps, source: source,
                                   firstRunDays: config.workers.reconcileAppleFirstRunDays,
-                                  interval: .seconds(config.workers.reconcileAppleIntervalSeconds))
+                                  interval: .seconds(config.workers.reconcileAppleIntervalSeconds), startsNow: startsNow)
     }
 
     /// `consumption`: the apps whose Apple consumption requests are answered (nil: none answered or counted).

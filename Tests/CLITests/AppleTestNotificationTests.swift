@@ -40,7 +40,7 @@ extension DevEndToEndTests {
                         appAppleId: 1234
                         environments: [Sandbox]
                         serverApi: { issuerId: \(issuerId), keyId: \(keyId), privateKeyFile: \(p8.path) }
-                    serverApi: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
+                    serverApiEndpoints: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
                 """
             let configPath = dev.directory.appendingPathComponent("apple-test-notification-\(UUID().uuidString).yaml").path
             try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))

@@ -14,8 +14,9 @@ final class ChildProcess: @unchecked Sendable {
     /// Where this run's output starts in the log file (a restart appends to the same file).
     private let logStart: UInt64
 
-    /// Starts `tollgate <arguments>` in `directory`, its output appended to `<name>.log` there.
-    init(_ arguments: [String], directory: URL, name: String) throws {
+    /// Starts `tollgate <arguments>` in `directory`, its output appended to `<name>.log` there, with
+    /// `environment` (`TOLLGATE_*` overrides) over the test's own, whose `TOLLGATE_*` are dropped.
+    init(_ arguments: [String], directory: URL, name: String, environment: [String: String] = [:]) throws {
         logFile = directory.appendingPathComponent("\(name).log")
         if !FileManager.default.fileExists(atPath: logFile.path) {
             _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -27,6 +28,7 @@ final class ChildProcess: @unchecked Sendable {
         process.arguments = arguments
         process.currentDirectoryURL = directory
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TOLLGATE_") }
+            .merging(environment) { _, given in given }
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice

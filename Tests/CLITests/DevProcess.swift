@@ -167,8 +167,9 @@ actor DeliveryLog {
 
 /// Runs `body` against a `tollgate dev` of its own, started with `configPath` in `directory`, given the
 /// gateway's base URL; the process gets SIGTERM however `body` ends, and a failure carries its output.
-func withOwnDev(configPath: String, directory: URL, _ body: (String) async throws -> Void) async throws {
-    let child = try ChildProcess(["dev", "--config", configPath], directory: directory, name: "dev")
+func withOwnDev(configPath: String, directory: URL, arguments: [String] = [], environment: [String: String] = [:],
+                _ body: (String) async throws -> Void) async throws {
+    let child = try ChildProcess(["dev", "--config", configPath] + arguments, directory: directory, name: "dev", environment: environment)
     let result: Result<Void, any Error>
     do {
         try await body("http://127.0.0.1:\(try await child.gatewayPort())")

@@ -63,7 +63,7 @@ struct ReceiptDevTests {
                     appAppleId: 1234
                     environments: [Production, Sandbox]
                     serverApi: { issuerId: \(Self.issuerId), keyId: \(Self.keyId), privateKeyFile: \(try file("key.p8", try #require(apiKey.pem))) }
-                serverApi: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
+                serverApiEndpoints: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
             """
         try await withOwnDev(configPath: try file("tollgate.yaml", config), directory: directory) { base in
             try await Self.walk(base: base, fake: fake, original: original, receiptChain: receiptChain, otherRoot: otherRoot)

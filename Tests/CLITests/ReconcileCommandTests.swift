@@ -44,7 +44,7 @@ struct ReconcileCommandTests {
                     appAppleId: 1234
                     environments: [Sandbox]
                     serverApi: { issuerId: \(issuerId), keyId: \(keyId), privateKeyFile: \(p8.path) }
-                serverApi: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
+                serverApiEndpoints: { productionURL: "\(fake.productionURL)", sandboxURL: "\(fake.sandboxURL)", timeoutMs: 5000 }
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))

@@ -175,12 +175,13 @@ struct SileoDevWalkTests {
 
     /// Sileo's sign-in: /authenticate, the merchant's page (played here: it signs who signed in with the
     /// nonce it was given and sends the browser back), the completion with the browser's cookie.
-    static func signIn(vendor: String, local: String, user: String, key: PrivateKey) async throws -> (token: String, secret: String) {
+    static func signIn(vendor: String, local: String, user: String, key: PrivateKey,
+                       signInHost: String = "login.example") async throws -> (token: String, secret: String) {
         let start = try await SileoHTTP.call("GET", vendor + "/authenticate?udid=4e1243bd22c66e76c2ba9eddc1f91394e57f9f83&model=iPhone7%2C2")
         try #require(start.status == 302)
         let cookie = try #require(start.headers["set-cookie"]?.split(separator: ";").first.map(String.init))
         let page = try #require(URLComponents(string: start.location))
-        #expect(page.host == "login.example")
+        #expect(page.host == signInHost)
         let nonce = try #require(page.queryItems?.first { $0.name == "nonce" }?.value)
         let back = try #require(page.queryItems?.first { $0.name == "return_url" }?.value)
         struct Header: Encodable { var alg = "ES256"; var typ = "JWT" }
@@ -200,16 +201,18 @@ struct SileoDevWalkTests {
         return (String(token.dropFirst("BEARER ".count)), secret)
     }
 
-    static func notify(local: String, reference: String, amount: String, platform: PrivateKey) async throws -> HTTP.Response {
-        try await signedNotification(local: local, platform: platform, body: #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"USD","value":"\#(amount)"},"paymentTime":"\#(Timestamp.now.rfc3339)"}"#)
+    static func notify(local: String, reference: String, amount: String, platform: PrivateKey,
+                       clientId: String = clientId) async throws -> HTTP.Response {
+        try await signedNotification(local: local, platform: platform, clientId: clientId, body: #"{"notifyType":"PAYMENT_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"paymentRequestId":"\#(reference)","paymentId":"pay-\#(reference)","paymentAmount":{"currency":"USD","value":"\#(amount)"},"paymentTime":"\#(Timestamp.now.rfc3339)"}"#)
     }
 
     /// Antom's notifyRefund: the refund Tollgate asked for succeeded.
-    static func notifyRefund(local: String, refundRequestId: String, platform: PrivateKey) async throws -> HTTP.Response {
-        try await signedNotification(local: local, platform: platform, body: #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."},"refundStatus":"SUCCESS","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"199"},"refundTime":"\#(Timestamp.now.rfc3339)"}"#)
+    static func notifyRefund(local: String, refundRequestId: String, platform: PrivateKey,
+                             clientId: String = clientId) async throws -> HTTP.Response {
+        try await signedNotification(local: local, platform: platform, clientId: clientId, body: #"{"notifyType":"REFUND_RESULT","result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success."},"refundStatus":"SUCCESS","refundRequestId":"\#(refundRequestId)","refundId":"\#(FakeAntom.refundId(refundRequestId))","refundAmount":{"currency":"USD","value":"199"},"refundTime":"\#(Timestamp.now.rfc3339)"}"#)
     }
 
-    static func signedNotification(local: String, platform: PrivateKey, body: String) async throws -> HTTP.Response {
+    static func signedNotification(local: String, platform: PrivateKey, clientId: String = clientId, body: String) async throws -> HTTP.Response {
         let time = Timestamp.now.rfc3339
         let signature = try #require(platform.signRSASHA256(FakeAntom.content(path: "/webhooks/alipayplus", clientId: clientId, time: time,
                                                                               body: Array(body.utf8))))
@@ -218,7 +221,7 @@ struct SileoDevWalkTests {
             "Signature": "algorithm=RSA256,keyVersion=1,signature=\(FakeAntom.urlEncode(Base64.encodeStandard(signature)))"], body: body)
     }
 
-    static func waitUntilPurchased(vendor: String, token: String, expected: Bool) async throws {
+    static func waitUntilPurchased(vendor: String, token: String, expected: Bool, package: String = package) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let info = try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(token)"}"#)

@@ -25,7 +25,7 @@ struct AppleServerAPIConfigTests {
                     serverApi: { issuerId: 57246542-96fe-1a63-e053-0824d011072a, keyId: 2X9R4HXF34, privateKeyFile: /etc/tollgate/apple/SubscriptionKey_2X9R4HXF34.p8 }
                   - bundleId: com.example.other
                     appAppleId: 5678
-                serverApi: { sandboxURL: "http://127.0.0.1:9999/sandbox", timeoutMs: 2500 }
+                serverApiEndpoints: { sandboxURL: "http://127.0.0.1:9999/sandbox", timeoutMs: 2500 }
             """)
         let apple = config.sources.apple
         let key = try #require(apple.apps.first?.serverAPI)
@@ -40,13 +40,13 @@ struct AppleServerAPIConfigTests {
     @Test("a partial or empty key, a non-HTTP URL or a timeout out of range is refused, naming the key", arguments: [
         ("sources: { apple: { apps: [{ bundleId: b, appAppleId: 1, serverApi: { issuerId: i, keyId: k } }] } }", "sources.apple.apps[0].serverApi.issuerId"),
         ("sources: { apple: { apps: [{ bundleId: b, appAppleId: 1, serverApi: { issuerId: i, keyId: '', privateKeyFile: f } }] } }", "sources.apple.apps[0].serverApi.keyId"),
-        ("sources: { apple: { serverApi: { productionURL: ftp://x } } }", "sources.apple.serverApi.productionURL"),
+        ("sources: { apple: { serverApiEndpoints: { productionURL: ftp://x } } }", "sources.apple.serverApiEndpoints.productionURL"),
         // The JWT would cross the network in clear text; http:// is for this machine only.
-        ("sources: { apple: { serverApi: { sandboxURL: 'http://api.example.com' } } }", "sources.apple.serverApi.sandboxURL"),
-        ("sources: { apple: { serverApi: { productionURL: 'http://127.0.0.1.example.com' } } }", "sources.apple.serverApi.productionURL"),
+        ("sources: { apple: { serverApiEndpoints: { sandboxURL: 'http://api.example.com' } } }", "sources.apple.serverApiEndpoints.sandboxURL"),
+        ("sources: { apple: { serverApiEndpoints: { productionURL: 'http://127.0.0.1.example.com' } } }", "sources.apple.serverApiEndpoints.productionURL"),
         ("sources: { google: { playApi: { tokenURL: 'http://oauth2.googleapis.com/token' } } }", "sources.google.playApi.tokenURL"),
-        ("sources: { apple: { serverApi: { timeoutMs: 50 } } }", "sources.apple.serverApi.timeoutMs"),
-        ("sources: { apple: { serverApi: { bogus: 1 } } }", "sources.apple.serverApi.bogus"),
+        ("sources: { apple: { serverApiEndpoints: { timeoutMs: 50 } } }", "sources.apple.serverApiEndpoints.timeoutMs"),
+        ("sources: { apple: { serverApiEndpoints: { bogus: 1 } } }", "sources.apple.serverApiEndpoints.bogus"),
     ])
     func refused(yaml: String, key: String) {
         #expect(error(yaml)?.key == key)

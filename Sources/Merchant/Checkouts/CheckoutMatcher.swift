@@ -111,8 +111,10 @@ public struct CheckoutMatcher: Sendable {
         guard price.currency.uppercased() == checkout.currency else {
             return (.currencyMismatch, "notified \(price.currency.uppercased()), expected \(checkout.currency)")
         }
-        guard let expected = MinorUnits.micros(checkout.amountMinor, currency: checkout.currency), price.amountMicros == expected else {
-            return (.amountMismatch, "notified \(price.amountMicros) micros, expected \(checkout.amountMinor) minor units")
+        let expected = MinorUnits.micros(checkout.amountMinor, currency: checkout.currency)
+        guard price.amountMicros == expected else {
+            let wanted = expected.map { MinorUnits.text(micros: $0, currency: checkout.currency) } ?? "\(checkout.amountMinor) minor units of \(checkout.currency)"
+            return (.amountMismatch, "notified \(MinorUnits.text(micros: price.amountMicros, currency: price.currency)), expected \(wanted)")
         }
         return nil
     }

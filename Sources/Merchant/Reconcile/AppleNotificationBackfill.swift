@@ -113,7 +113,7 @@ public struct AppleNotificationBackfill: Sendable {
                 metrics.reconcileRun(job: Self.job, outcome: "ok")
             } catch let error as ReconcileStopped {
                 state.failure = error.message
-                metrics.reconcileRun(job: Self.job, outcome: "failed")
+                metrics.reconcileRun(job: Self.job, outcome: error.outcome)
                 logger.warning("Apple notification backfill stopped", metadata: ["scope": .string(scope.name), "error": .string(error.message)])
             }
             progress(state)
@@ -208,7 +208,8 @@ public struct AppleNotificationBackfill: Sendable {
                 var restarts = false
                 if case .http(400, .paginationTokenExpired?) = error.kind { restarts = true }
                 if case .http(400, .invalidPaginationToken?) = error.kind { restarts = true }
-                throw ReconcileStopped(message: error.description + Self.hint(error), restartsWindow: restarts)
+                throw ReconcileStopped(message: error.description + Self.hint(error), restartsWindow: restarts,
+                                       outcome: error.isKeyRefused ? "key_refused" : "failed")
             }
         }
     }

@@ -6,8 +6,10 @@ import ProviderAPIs
 import ServiceHost
 import ServiceLifecycle
 
-/// A reconciliation as a periodic job of the workers: one run at start, then one per interval
-/// (`workers.reconcileAppleIntervalSeconds`, `workers.reconcileGoogleIntervalSeconds`). One replica runs
+/// A reconciliation as a periodic job of the workers: one run per interval (`workers.reconcileAppleIntervalSeconds`,
+/// `workers.reconcileGoogleIntervalSeconds`). The first after start waits until the job's oldest checkpoint is
+/// an interval old (at once when it already is: the workers were down longer; a whole interval when there
+/// is none yet), or runs at once with `startsNow` (`--reconcile-now`). One replica runs
 /// it at a time: its own lease in the store (`reconcile-apple`, `reconcile-google`), renewed before
 /// every page, so a run that outlives its holder is taken over from the checkpoint, never run twice at once.
 public struct ReconcileJob: Service {
@@ -21,21 +23,34 @@ public struct ReconcileJob: Service {
     let interval: Duration
     let logger: Logger
     let reconcile: Run
+    /// Run at once at start, whatever the checkpoints say.
+    var startsNow = false
+    /// Milliseconds since 1970 (tests move it).
+    var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
     let holder = UUID().uuidString
 
     var leaseName: String { Self.leaseName(job) }
     static func leaseName(_ job: String) -> String { "reconcile-\(job)" }
 
-    public static func apple(_ backfill: AppleNotificationBackfill, interval: Duration, logger: Logger) -> ReconcileJob {
-        ReconcileJob(job: AppleNotificationBackfill.job, store: backfill.store, interval: interval, logger: logger) { beforePage in
+    public static func apple(_ backfill: AppleNotificationBackfill, interval: Duration, startsNow: Bool = false, logger: Logger) -> ReconcileJob {
+        ReconcileJob(job: AppleNotificationBackfill.job, store: backfill.store, interval: interval, logger: logger, reconcile: { beforePage in
             try await backfill.run(.init(), beforePage: beforePage)
-        }
+        }, startsNow: startsNow)
     }
 
-    public static func google(_ backfill: GoogleVoidedPurchasesBackfill, interval: Duration, logger: Logger) -> ReconcileJob {
-        ReconcileJob(job: GoogleVoidedPurchasesBackfill.job, store: backfill.store, interval: interval, logger: logger) { beforePage in
+    public static func google(_ backfill: GoogleVoidedPurchasesBackfill, interval: Duration, startsNow: Bool = false, logger: Logger) -> ReconcileJob {
+        ReconcileJob(job: GoogleVoidedPurchasesBackfill.job, store: backfill.store, interval: interval, logger: logger, reconcile: { beforePage in
             try await backfill.run(.init(), beforePage: beforePage)
-        }
+        }, startsNow: startsNow)
+    }
+
+    /// How long the first run after start waits: none with `startsNow`; else until the oldest checkpoint
+    /// is an interval old; the whole interval without a checkpoint (or when the store cannot say).
+    func firstRunDelay() async -> Duration {
+        if startsNow { return .zero }
+        guard let oldest = try? await store.oldestReconcileCheckpointUpdateMs(job: job) else { return interval }
+        let intervalMs = interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
+        return .milliseconds(max(0, min(intervalMs, oldest + intervalMs - now())))
     }
 
     struct LeaseLost: Error {}
@@ -43,7 +58,7 @@ public struct ReconcileJob: Service {
     public func run() async throws {
         let job = self
         // A failed run is logged by `runOnce` and continues from its checkpoint at the next interval.
-        try await PeriodicJob(name: "reconciliation", interval: interval, logger: logger) {
+        try await PeriodicJob(name: "reconciliation", interval: interval, logger: logger, firstPassAfter: { await job.firstRunDelay() }) {
             await job.runOnce()
             return .idle
         }.run()

@@ -53,6 +53,9 @@ struct ReconcileStopped: Error {
     let message: String
     /// The store no longer takes the saved page token: the window is read again from its start.
     var restartsWindow = false
+    /// `tollgate_reconcile_runs_total`'s outcome: `failed`, or `key_refused` when the store refused the
+    /// credentials (permanent until the key is fixed).
+    var outcome = "failed"
 }
 
 extension CloudEventRecord {

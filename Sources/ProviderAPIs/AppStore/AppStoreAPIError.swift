@@ -35,14 +35,22 @@ public struct AppStoreAPIError: Error, Sendable, CustomStringConvertible {
         return code.map(\.isNotFound) ?? false
     }
 
-    /// True when asking again later may succeed.
+    /// True when asking again later may succeed by itself.
     public var isTransient: Bool {
         switch kind {
         case .network, .timeout, .rateLimited, .signing: true
-        // 401 is a key being rotated or revoked: fixed outside the request, then a retry works.
-        case .http(let status, let code): status >= 500 || status == 401 || (code?.isRetryable ?? false)
+        // 401 is Apple refusing the key (the client already retried with a fresh token): nothing changes
+        // until someone fixes the key, so it is permanent (`isKeyRefused`).
+        case .http(let status, let code): status >= 500 || (code?.isRetryable ?? false)
         case .decode, .invalidArgument: false
         }
+    }
+
+    /// Apple refused the request's credentials: the key's issuer id, key id or .p8 is wrong, revoked or
+    /// not yet active (the client already asked once more with a new token).
+    public var isKeyRefused: Bool {
+        if case .http(401, _) = kind { return true }
+        return false
     }
 
     /// The `kind` dimension of `tollgate_app_store_api_errors_total`: `http_404`, `rate_limited`, `timeout`...

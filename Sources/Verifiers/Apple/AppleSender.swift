@@ -50,7 +50,8 @@ public enum AppleSender: SenderDefinition {
             }
             return settings
         }
-        apple.serverAPI = try a.section("serverApi") { (s) throws(ConfigError) in
+        // Named apart from `apps[].serverApi` (an app's key): where the App Store Server API is reached.
+        apple.serverAPI = try a.section("serverApiEndpoints") { (s) throws(ConfigError) in
             var api = AppleSettings.ServerAPI()
             api.productionURL = try s.credentialedURL("productionURL", default: api.productionURL)
             api.sandboxURL = try s.credentialedURL("sandboxURL", default: api.sandboxURL)

@@ -23,6 +23,18 @@ public enum MinorUnits {
         return overflow ? nil : result
     }
 
+    /// An amount in micros as the currency is written (`19.99 USD`, `1999 JPY`), exact: digits beyond the
+    /// minor unit only where the amount has them (`0.015 USD`). One unit for both sides of a comparison.
+    public static func text(micros: Int64, currency: String) -> String {
+        let exponent = exponent(of: currency)
+        let magnitude = micros.magnitude
+        var fraction = String(magnitude % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.count > exponent, fraction.last == "0" { fraction.removeLast() }
+        let number = fraction.isEmpty ? "\(magnitude / 1_000_000)" : "\(magnitude / 1_000_000).\(fraction)"
+        return (micros < 0 ? "-" : "") + number + " " + currency.uppercased()
+    }
+
     /// Minor units written as text (`"100"`, a JSON number `100`), as the event's price; nil when the
     /// text is not a plain integer, e.g. the empty string Citcon sends for an amount not yet known.
     public static func price(_ text: String?, currency: String?) -> NormalizedEvent.Price? {

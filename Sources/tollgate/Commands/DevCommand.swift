@@ -12,6 +12,9 @@ struct DevCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
+    @Flag(help: "Run the reconciliations once at start, instead of when their oldest checkpoint is an interval old.")
+    var reconcileNow = false
+
     @Option(help: "Where to write the embedded broker's bootstrap servers.")
     var bootstrapFile = ".tollgate/bootstrap"
 
@@ -33,7 +36,7 @@ struct DevCommand: AsyncParsableCommand {
         let metricsHost = config.metrics.host ?? host
         let kafka = config.kafka.client(brokers: brokers)
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, logger: logger)
+                                                        playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, reconcileNow: reconcileNow, logger: logger)
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
                                                logger: logger, additionalRoutes: workers.routes, onMetricsListening: { port in
             Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")

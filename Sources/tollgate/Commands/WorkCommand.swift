@@ -8,6 +8,9 @@ struct WorkCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
+    @Flag(help: "Run the reconciliations once at start, instead of when their oldest checkpoint is an interval old.")
+    var reconcileNow = false
+
     func run() async throws {
         let config = try options.load()
         guard let brokers = config.kafka.brokers else {
@@ -30,7 +33,7 @@ struct WorkCommand: AsyncParsableCommand {
         }, metrics: metricsListener)
         let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
                                                         metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: URLSessionFetcher(), listener: listener, logger: logger)
+                                                        playAPIFetcher: URLSessionFetcher(), listener: listener, reconcileNow: reconcileNow, logger: logger)
         try await ProcessRunner.run(StopOrder([.stop("workers", workers)]), shutdown: config.shutdown, logger: logger)
     }
 }

@@ -161,7 +161,7 @@ struct AppStoreAPIClientTests {
         #expect(h.fake.requests.count == 2)
     }
 
-    @Test("a refused JWT is signed anew once; a second refusal is the error")
+    @Test("a refused JWT is signed anew once; a second refusal is the error: the key refused, permanent")
     func unauthorized() async throws {
         let h = try Self.start(clientKey: PrivateKey.generateP256())
         defer { h.stop() }
@@ -170,7 +170,8 @@ struct AppStoreAPIClientTests {
             Issue.record("a JWT signed with another key was accepted")
         } catch {
             #expect(error.kind == .http(status: 401, code: nil))
-            #expect(error.isTransient)
+            #expect(!error.isTransient && error.isKeyRefused)
+            #expect(error.description.contains("(http_401, permanent)"))
         }
         #expect(h.fake.requests.count == 2)
         #expect(h.fake.jwtProblems == ["signature", "signature"])

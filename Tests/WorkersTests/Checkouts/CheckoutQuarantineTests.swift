@@ -79,7 +79,8 @@ struct CheckoutQuarantineTests {
             #expect(kept.map(\.eventId).sorted() == wrong.map(\.0.id).sorted())
             #expect(Set(kept.map(\.reason)) == Set(wrong.map(\.1)))
             let cent = try #require(kept.first { $0.reason == .amountMismatch })
-            #expect(cent.detail.hasPrefix("amount_mismatch: ") && cent.paymentId == "ch_cent")
+            // One unit on both sides: the notified cent and the catalog price, as the currency is written.
+            #expect(cent.detail == "amount_mismatch: notified 0.01 USD, expected 19.99 USD" && cent.paymentId == "ch_cent", "\(cent.detail)")
             #expect(cent.user == Self.user && cent.product == Self.product && cent.reference == reference && cent.provider == .citcon)
 
             // The owner's payment, of the checkout's amount: paid, and the event entitles the owner.

@@ -271,7 +271,7 @@ struct AppleBackfillTests {
         }
     }
 
-    @Test("credentials Apple refuses (401): the scope stops with what to check, nothing is published, the checkpoint stays")
+    @Test("credentials Apple refuses (401): a permanent error of its own (key_refused); the scope stops with what to check, nothing is published, the checkpoint stays")
     func expiredCredentials() async throws {
         let apple = try Self.apple(count: 2, clientKey: PrivateKey.generateP256())
         defer { apple.stop() }
@@ -283,13 +283,14 @@ struct AppleBackfillTests {
                                              metrics: MerchantMetrics(factory: recorded))
                 let result = try await backfill.run(.init())
                 let failure = try #require(result.first?.failure)
-                #expect(failure.contains("http_401"), "\(failure)")
+                #expect(failure.contains("http_401, permanent"), "\(failure)")
                 #expect(failure.contains("check its issuer id, key id and .p8"))
                 #expect(!failure.contains("BEGIN") && !failure.contains("Bearer"))
                 #expect(result.first?.pages == 0)
                 // The client's one retry with a new token, then the refusal.
                 #expect(apple.fake.requests.count == 2)
-                #expect(recorded.total("tollgate_reconcile_runs_total", ["job": "apple", "outcome": "failed"]) == 1)
+                #expect(recorded.total("tollgate_reconcile_runs_total", ["job": "apple", "outcome": "key_refused"]) == 1)
+                #expect(recorded.total("tollgate_reconcile_runs_total", ["job": "apple", "outcome": "failed"]) == 0)
                 #expect(try await store.reconcileCheckpoint(job: "apple", scope: "\(Self.bundleId)/Production") == nil)
                 #expect(try await harness.records(harness.topics.events).isEmpty)
             }
@@ -320,6 +321,34 @@ struct AppleBackfillTests {
                 #expect(windows.allSatisfy { $0.onlyFailures == true })
                 #expect(try await harness.records(harness.topics.events).isEmpty)
                 #expect(try await store.reconcileCheckpoint(job: "apple", scope: "\(Self.bundleId)/Production") == nil)
+            }
+        }
+    }
+
+    @Test("the first run after start waits until the oldest checkpoint is an interval old: the whole interval without one, none when older, none with --reconcile-now")
+    func firstRunTiming() async throws {
+        let apple = try Self.apple(count: 1)
+        defer { apple.stop() }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let backfill = Self.backfill(apple, store: store, producer: harness.producer, topic: harness.topics.events)
+                let now = Timestamp.now.millisecondsSince1970
+                var job = ReconcileJob.apple(backfill, interval: .seconds(3600), logger: harness.logger)
+                job.now = { now }
+                #expect(await job.firstRunDelay() == .seconds(3600))
+                // Another job's checkpoints are not this one's.
+                try await store.saveReconcileCheckpoint(.init(doneThroughMs: now, window: nil), job: "google", scope: "com.example.app",
+                                                        nowMs: now - 7_200_000)
+                #expect(await job.firstRunDelay() == .seconds(3600))
+                try await store.saveReconcileCheckpoint(.init(doneThroughMs: now - 600_000, window: nil), job: "apple",
+                                                        scope: "\(Self.bundleId)/Production", nowMs: now - 600_000)
+                #expect(await job.firstRunDelay() == .seconds(3000))
+                try await store.saveReconcileCheckpoint(.init(doneThroughMs: now - 7_200_000, window: nil), job: "apple",
+                                                        scope: "\(Self.bundleId)/Sandbox", nowMs: now - 7_200_000)
+                #expect(await job.firstRunDelay() == .zero)
+                let eager = ReconcileJob.apple(backfill, interval: .seconds(3600), startsNow: true, logger: harness.logger)
+                #expect(await eager.firstRunDelay() == .zero)
+                #expect(apple.fake.requests.isEmpty)
             }
         }
     }
