@@ -3,7 +3,8 @@
 # operator would, and checks each result. The files are read in place, never copied into the project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared="${SHARED:-../shared}"
+# Absolute: the configurations written under $work resolve their relative paths against it.
+shared="$(realpath -m "${SHARED:-../shared}")"
 tollgate="${TOLLGATE:-.build/debug/tollgate}"
 if [ ! -d "$shared/conformance" ]; then
   echo "conformance: $shared/conformance is absent, nothing to check"

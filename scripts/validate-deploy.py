@@ -73,7 +73,8 @@ from referencing.jsonschema import DRAFT202012
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
 TOLLGATE = os.path.abspath(os.environ.get("TOLLGATE", ".build/debug/tollgate"))
-SHARED = os.environ.get("SHARED", "../shared")
+# Absolute: the configurations written under WORK resolve their relative paths against WORK.
+SHARED = os.path.abspath(os.environ.get("SHARED", "../shared"))
 # Kubernetes versions the manifests must validate against (kubernetes-validate bundles 1.25 to 1.37).
 K8S_VERSIONS = ["1.30", "1.34"]
 # Kinds kubernetes-validate does not bundle, validated against our own schema instead. Any other
@@ -931,7 +932,7 @@ def catalog_yaml():
     return ("catalog:\n  apps:\n"
             "    - { name: Demo, ids: [demo], products: [{ id: pro.monthly, prices: { USD: 1999 }, entitlements: [pro] },\n"
             "                                             { id: 'apple:pro_monthly', entitlements: [pro] }] }\n"
-            "    - { name: Dev Repo, ids: [com.example.repo], products: [{ id: tweak.lifetime, prices: { USD: 199 }, entitlements: [tweak] }] }\n")
+            "    - { name: Dev Repo, ids: [SANDBOX_DEVREPO0001], products: [{ id: tweak.lifetime, prices: { USD: 199 }, entitlements: [tweak] }] }\n")
 
 
 def user_token_key():
@@ -970,16 +971,23 @@ def user_token(user, app="demo"):
 
 
 def sileo_vendor_yaml():
-    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so its routes are served;
-    its package is priced by catalog_yaml()."""
+    """One Sileo vendor at /sileo/dev (docs/sileo.md), its sign-in key made here, so its routes are served,
+    with the Antom sandbox client it sells through; its package is priced by catalog_yaml()."""
     key = os.path.join(WORK, "sileo-signin.pem")
     subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", os.path.join(WORK, "sileo-private.pem")],
                    check=True, capture_output=True)
     subprocess.run(["openssl", "ec", "-in", os.path.join(WORK, "sileo-private.pem"), "-pubout", "-out", key], check=True, capture_output=True)
     # The downloadURL package's redirect is signed with it (docs/sileo.md#downloads).
     secret = write("sileo-download.secret", "validate-deploy-download-secret-0123456789abcdef\n")
-    return ("sileo:\n  vendors:\n    - { basePath: /sileo/dev, name: Dev Repo, icon: 'https://repo.example/icon.png', description: Dev Pay,\n"
-            "        publicBaseURL: 'http://127.0.0.1:8080', app: com.example.repo, provider: alipayplus,\n"
+    # The vendor's checkouts: an Antom sandbox client with its merchant key (Antom itself is not reached here).
+    merchant, platform = os.path.join(WORK, "antom-merchant.pem"), os.path.join(WORK, "antom-platform.pem")
+    subprocess.run(["openssl", "genrsa", "-out", merchant, "2048"], check=True, capture_output=True)
+    subprocess.run(["openssl", "rsa", "-in", merchant, "-pubout", "-out", platform], check=True, capture_output=True)
+    # Follows the `sources` mapping of start_dev: its first line is one more source.
+    return (f"  alipayplus: {{ clients: [{{ clientId: SANDBOX_DEVREPO0001, platformPublicKeys: [{platform}], merchantPrivateKey: {merchant} }}] }}\n"
+            "checkouts: { publicBaseURL: 'http://127.0.0.1:8080', antomBaseURL: 'http://127.0.0.1:9' }\n"
+            "sileo:\n  vendors:\n    - { basePath: /sileo/dev, name: Dev Repo, icon: 'https://repo.example/icon.png', description: Dev Pay,\n"
+            "        publicBaseURL: 'http://127.0.0.1:8080', app: SANDBOX_DEVREPO0001, environment: sandbox, provider: alipayplus,\n"
             f"        signIn: {{ url: 'http://127.0.0.1:8080/sign-in', assertionKeyFile: {key} }}, downloadURLSecretFile: {secret},\n"
             "        packages: [{ id: com.example.tweak, product: tweak.lifetime, currency: USD, price: '$1.99',\n"
             "                     downloadURL: 'https://repo.example/tweak.deb' }] }\n")

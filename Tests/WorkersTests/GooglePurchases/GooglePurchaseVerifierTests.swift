@@ -77,7 +77,11 @@ struct GooglePurchaseVerifierTests {
         h.fake.store(Self.newSubscription(startMs: startMs), at: PlayHarness.subscriptionPath(Self.token))
 
         let purchases = try await Self.verifier(h, nowMs: nowMs).verify(Self.claim("premium_monthly"))
-        #expect(purchases == [VerifiedPurchase(
+        // The Play API's own record, for /v1/validate's native transaction.
+        #expect(purchases.first?.record == .playSubscription(
+            state: "SUBSCRIPTION_STATE_ACTIVE", acknowledgementState: "ACKNOWLEDGEMENT_STATE_PENDING", regionCode: "US",
+            lineItems: [.init(productId: "premium_monthly", expiryTime: Timestamp(millisecondsSince1970: startMs + 30 * Self.day))]))
+        #expect(purchases.map { var p = $0; p.record = nil; return p } == [VerifiedPurchase(
             source: .google, app: PlayHarness.package, environment: .production, subject: Self.token, product: "premium_monthly",
             kind: .subscription, type: .subscriptionStarted, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: "GPA.3345-1111-2222-33333", purchasedAt: Timestamp(millisecondsSince1970: startMs).rfc3339,
@@ -120,7 +124,8 @@ struct GooglePurchaseVerifierTests {
         h.fake.store(Self.newProduct(purchaseMs: boughtMs), at: PlayHarness.productPath("lifetime_unlock", Self.token))
 
         let purchases = try await Self.verifier(h, nowMs: nowMs).verify(Self.claim("lifetime_unlock"))
-        #expect(purchases == [VerifiedPurchase(
+        #expect(purchases.first?.record == .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 0, regionCode: "GB"))
+        #expect(purchases.map { var p = $0; p.record = nil; return p } == [VerifiedPurchase(
             source: .google, app: PlayHarness.package, environment: .production, subject: Self.token, product: "lifetime_unlock",
             kind: .oneTime, type: .purchaseCompleted, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: "GPA.3312-4444-5555-66666", purchasedAt: Timestamp(millisecondsSince1970: boughtMs).rfc3339,
