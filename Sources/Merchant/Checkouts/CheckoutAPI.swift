@@ -76,6 +76,8 @@ public struct CheckoutAPI: Sendable {
         let query = request.uri.queryParameters
         func text(_ name: String) throws(Rejection) -> String? {
             guard let value = query.get(name) else { return nil }
+            // One value each: which of two the authorization and the listing read must never differ.
+            guard query.getAll(name).count == 1 else { throw Rejection(.invalidField, "\(name) is given more than once") }
             guard (1...Self.maxTextLength).contains(value.unicodeScalars.count),
                   !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw Rejection(.invalidField, "\(name) must be 1 to \(Self.maxTextLength) characters without control characters")

@@ -293,6 +293,7 @@ struct CheckoutTests {
             let otherApp = try await api.list("app=\(account)&user=\(Self.user)", token: CheckoutFixture.limitedToken)
             #expect(otherApp.status == 403 && otherApp.error == "app_not_allowed")
             #expect(try await api.list("app=\(account)").error == "missing_field")
+            #expect(try await api.list("app=\(account)&user=user-7&user=\(Self.user)").error == "invalid_field")
             #expect(try await api.list("app=\(account)&user=\(Self.user)&environment=staging").error == "invalid_field")
         }
     }
