@@ -149,12 +149,15 @@ public enum ConfigLoader {
         }
         c.store = try r.section("store") { (s) throws(ConfigError) in
             var st = StoreSettings()
-            let given = try s.string("url")
             st.url = try s.string("url", default: st.url)
             guard st.url.hasPrefix("sqlite:") || st.url.hasPrefix("postgres://") || st.url.hasPrefix("postgresql://") else {
                 throw ConfigError(key: s.name("url"), message: "expected sqlite:<path> or postgres://..., got \"\(st.url)\"")
             }
-            if given != nil, st.url.hasPrefix("sqlite:") { st.url = "sqlite:" + s.resolvePath(String(st.url.dropFirst("sqlite:".count)), key: "url") }
+            // A file's path (not `:memory:` or a `file:` URI) written in the file: the file's directory's.
+            let sqlitePath = st.url.hasPrefix("sqlite:") ? String(st.url.dropFirst("sqlite:".count)) : nil
+            if let sqlitePath, s.isWrittenInFile("url"), !sqlitePath.hasPrefix(":"), !sqlitePath.hasPrefix("file:") {
+                st.url = "sqlite:" + s.resolvePath(sqlitePath, key: "url")
+            }
             return st
         }
         c.log = try r.section("log") { (s) throws(ConfigError) in

@@ -229,6 +229,12 @@ extension ConfigReader {
         return baseDirectory.hasSuffix("/") ? baseDirectory + relative : baseDirectory + "/" + relative
     }
 
+    /// Whether `key` has a value written in the file (not a default, not an environment variable's).
+    public func isWrittenInFile(_ key: String) -> Bool {
+        guard let value = values[key], value != .null else { return false }
+        return !fromEnvironment && !environmentKeys.contains(key)
+    }
+
     /// A file or directory path (`resolvePath`); empty is none.
     public func path(_ key: String) throws(ConfigError) -> String? {
         guard let text = try string(key), !text.isEmpty else { return nil }

@@ -26,10 +26,10 @@ public struct ReconcileCheckpoint: Sendable, Equatable {
 }
 
 extension EntitlementStore {
-    /// When the job's least recently moved checkpoint was last written; nil when it has none.
-    public func oldestReconcileCheckpointUpdateMs(job: String) async throws(StoreError) -> Int64? {
+    /// When the job last moved a checkpoint (of any scope); nil when it has none.
+    public func latestReconcileCheckpointUpdateMs(job: String) async throws(StoreError) -> Int64? {
         try await database.read { connection throws(StoreError) in
-            try connection.query("SELECT MIN(updated_at_ms) AS oldest FROM reconcile_checkpoints WHERE job = $1", [.text(job)]).first?.int("oldest")
+            try connection.query("SELECT MAX(updated_at_ms) AS latest FROM reconcile_checkpoints WHERE job = $1", [.text(job)]).first?.int("latest")
         }
     }
 

@@ -86,6 +86,13 @@ struct ConfigPathTests {
         #expect(config.spool.path == "run/spool.sqlite")
         #expect(config.sources.alipayplus.clients.first?.platformPublicKeys.map(\.path) == ["k.pem"])
         #expect(config.store.url == "sqlite:\(dir)/data/tollgate.sqlite")
+        // The store's URL from the environment wins over the file's, and is not a path of the file's.
+        let (fromEnvironment, _) = try Self.load(Self.yaml, environment: ["TOLLGATE_STORE_URL": "postgres://tollgate@db.internal:5432/tollgate"])
+        #expect(fromEnvironment.store.url == "postgres://tollgate@db.internal:5432/tollgate")
+        let (relativeSQLite, _) = try Self.load(Self.yaml, environment: ["TOLLGATE_STORE_URL": "sqlite:run/tollgate.sqlite"])
+        #expect(relativeSQLite.store.url == "sqlite:run/tollgate.sqlite")
+        let (memory, _) = try Self.load(Self.yaml.replacingOccurrences(of: "sqlite:./data/tollgate.sqlite", with: "sqlite::memory:"))
+        #expect(memory.store.url == "sqlite::memory:")
         let (defaults, _) = try Self.load("log: { level: info }")
         #expect(defaults.store.url == StoreSettings().url && defaults.spool.path == SpoolSettings().path)
     }

@@ -39,8 +39,8 @@ def schema_states_every_constraint(ctx, response, case):
 
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
-    """`/v1/validate` answers every refusal 200 for cordova-plugin-purchase (which reads only a 200's
-    body) unless the URL asks `errorStatus=http`: schemathesis holds the statuses the document lists,
-    so it asks for them. The 200 form is held field by field by ValidateAPITests."""
+    """`/v1/validate` answers a validator-key URL's refusals 200 for cordova-plugin-purchase (which reads
+    only a 200's body) unless the URL asks `errorStatus=http`: schemathesis holds the statuses the
+    document lists, so it asks for them. The 200 form is held field by field by ValidateAPITests."""
     if case.path == "/v1/validate":
         case.query = dict(case.query or {}, errorStatus="http")

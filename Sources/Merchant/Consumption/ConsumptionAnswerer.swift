@@ -114,7 +114,9 @@ public struct ConsumptionAnswerer: Sendable {
         do {
             try await app.client.sendConsumptionInformation(queued.transactionId, request,
                                                             in: queued.environment == NormalizedEvent.Environment.sandbox.rawValue ? .sandbox : .production)
-        } catch where error.isTransient {
+        } catch where error.isTransient || error.isKeyRefused {
+            // A refused key is permanent until fixed, but Apple takes the answer for 12 hours: a key
+            // being rotated, or fixed meanwhile, still gets it there.
             let attempts = queued.attempts + 1
             // A last attempt still fits in Apple's window.
             let nextAttemptAtMs = PlayAcknowledgementBackoff(initialMs: firstRetryMs, maxMs: 600_000, lastAttemptBeforeDeadlineMs: 60_000)

@@ -71,8 +71,8 @@ public struct VerifiedPurchase: Sendable, Equatable {
     public var record: StoreRecord?
 
     public enum StoreRecord: Sendable, Equatable {
-        /// Apple's transaction: when the original purchase was made; a subscription's web order line item id.
-        case apple(originalPurchaseDate: Timestamp?, webOrderLineItemId: String?)
+        /// Apple's transaction: when the original purchase was made.
+        case apple(originalPurchaseDate: Timestamp?)
         /// A Play one-time product, its states as the Play Developer API numbers them.
         case playProduct(purchaseState: Int?, consumptionState: Int?, acknowledgementState: Int?, regionCode: String?)
         /// A Play subscription (`subscriptionsv2`): its state and acknowledgement as the API names them, its line items.

@@ -110,7 +110,10 @@ public struct ValidateAPI: Sendable {
         let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
         let data = Answer.Data(id: parsed.answerId, collection: collection,
                                ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted(),
-                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product))
+                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product) { purchase in
+                                   ids?.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
+                                           subject: purchase.subject)
+                               })
         if let product = parsed.product {
             // The purchase does not hold the product asked about: the seed's "not owned", with what it holds.
             guard collection.contains(where: { $0.id == product }) else {
@@ -301,17 +304,24 @@ public struct ValidateAPI: Sendable {
         }
     }
 
-    /// The validator URL's parameter that asks for refusals with their HTTP status (`errorStatus=http`).
+    /// The validator URL's parameter that says how refusals come: `body` (HTTP 200, the status in the
+    /// body) or `http` (the status on the response).
     static let errorStatusParameter = "errorStatus"
 
-    /// A refusal in Iaptic's shape. cordova-plugin-purchase reads a body only on HTTP 200 (anything else
-    /// is its communication error, the code lost), so refusals are answered 200 with `ok: false` and the
-    /// status they stand for in `status`; a client that asks with `errorStatus=http` gets that status on
-    /// the response itself. `Retry-After` and the challenge ride along either way.
+    /// A refusal in Iaptic's shape, `status` the HTTP status it stands for. cordova-plugin-purchase reads a
+    /// body only on HTTP 200 (anything else is its communication error, the code lost), so a request with
+    /// a validator key in its URL (`apiKey`: how the plugin is set up) is answered 200 with `ok: false`; a
+    /// backend's bearer-token request gets the status on the response, as every other route answers.
+    /// `errorStatus=body` or `errorStatus=http` chooses either way. `Retry-After` and the challenge ride along.
     @Sendable static func failure(_ rejection: Rejection, _ request: Hummingbird.Request) -> Response {
         let failure = Failure(code: Code(rejection.reason).rawValue, message: rejection.message, error: rejection.code, status: rejection.httpStatus)
-        let asked = request.uri.queryParameters.get(errorStatusParameter) == "http"
-        var response = PurchasesAPI.json(asked ? HTTPResponse.Status(code: rejection.httpStatus) : .ok, failure)
+        let query = request.uri.queryParameters
+        let inBody = switch query.get(errorStatusParameter) {
+        case "body": true
+        case "http": false
+        default: query.get("apiKey") != nil
+        }
+        var response = PurchasesAPI.json(inBody ? .ok : HTTPResponse.Status(code: rejection.httpStatus), failure)
         for field in rejection.headers { response.headers.append(field) }
         return response
     }

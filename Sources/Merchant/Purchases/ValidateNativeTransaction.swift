@@ -7,7 +7,9 @@ extension ValidateAPI {
     /// The plugin's `NativeTransaction`, told apart by `type`: `apple-sk2` has nothing else; an
     /// `ios-appstore` one is Apple's receipt transaction (`AppleTransaction`, in verifyReceipt's names and
     /// date forms); an `android-playstore` one the Play Developer API's purchase (`GooglePurchase`, by
-    /// `kind`). Each from the store's verified answer; never a purchase token, a linked token or an account id.
+    /// `kind`). Each from the store's verified answer, and like every answer of Tollgate's, naming no store
+    /// id: Apple's transaction ids are the purchase's opaque `purchaseId`, and no purchase token, order id,
+    /// linked token or account id is given.
     enum NativeTransaction: Encodable, Equatable {
         /// `apple-sk2`'s, and any without the store's record: the type alone (the plugin's guard wants an object).
         case typeOnly(String)
@@ -25,32 +27,34 @@ extension ValidateAPI {
             }
         }
 
-        /// The native transaction of the purchase the request is about: the product asked for's, else the first.
-        init(_ transactionType: String, purchases: [VerifiedPurchase], product: String?) {
+        /// The native transaction of the purchase the request is about: the product asked for's, else the
+        /// first; `purchaseId` names a purchase as the collection does.
+        init(_ transactionType: String, purchases: [VerifiedPurchase], product: String?, purchaseId: (VerifiedPurchase) -> String?) {
             let purchase = purchases.first { $0.product == product } ?? purchases.first
             switch (transactionType, purchase?.record) {
             case ("apple-sk2", _): self = .typeOnly(transactionType)
             case (_, .playProduct(let purchaseState, let consumptionState, let acknowledgementState, let regionCode)?):
                 self = .playProduct(PlayProduct(
-                    productId: purchase?.product, orderId: purchase?.transaction?.id,
+                    productId: purchase?.product,
                     purchaseTimeMillis: (purchase?.transaction?.purchasedAt).flatMap(Timestamp.init(rfc3339:)).map { String($0.millisecondsSince1970) },
                     purchaseState: purchaseState, consumptionState: consumptionState, acknowledgementState: acknowledgementState,
                     quantity: purchase?.transaction?.quantity, regionCode: regionCode))
             case (_, .playSubscription(let state, let acknowledgementState, let regionCode, let lineItems)?):
                 self = .playSubscription(PlaySubscription(
                     regionCode: regionCode, startTime: purchase?.transaction?.purchasedAt, subscriptionState: state,
-                    latestOrderId: purchase?.transaction?.id, acknowledgementState: acknowledgementState,
+                    acknowledgementState: acknowledgementState,
                     lineItems: lineItems.map { .init(productId: $0.productId, expiryTime: $0.expiryTime?.rfc3339) }))
-            case (_, .apple(let originalPurchaseDate, let webOrderLineItemId)?):
+            case (_, .apple(let originalPurchaseDate)?):
                 let date = { (text: String?) in text.flatMap(Timestamp.init(rfc3339:)) }
                 let purchased = date(purchase?.transaction?.purchasedAt)
                 let expires = date(purchase?.transaction?.expiresAt)
                 let revoked = date(purchase?.transaction?.revokedAt)
+                let id = purchase.flatMap(purchaseId)
                 self = .apple(AppleTransaction(
-                    transaction_id: purchase?.transaction?.id, original_transaction_id: purchase?.subject, product_id: purchase?.product,
+                    transaction_id: id, original_transaction_id: id, web_order_line_item_id: id, product_id: purchase?.product,
                     quantity: purchase?.transaction?.quantity.map(String.init),
                     purchase: AppleDates(purchased), original_purchase: AppleDates(originalPurchaseDate ?? purchased),
-                    expires: AppleDates(expires), cancellation: AppleDates(revoked), web_order_line_item_id: webOrderLineItemId))
+                    expires: AppleDates(expires), cancellation: AppleDates(revoked)))
             case (_, nil): self = .typeOnly(transactionType)
             }
         }
@@ -80,21 +84,22 @@ extension ValidateAPI {
         }
     }
 
-    /// cordova-plugin-purchase's `AppleTransaction` (verifyReceipt's `in_app` entry).
+    /// cordova-plugin-purchase's `AppleTransaction` (verifyReceipt's `in_app` entry), its ids the purchase's
+    /// opaque id.
     struct AppleTransaction: Encodable, Equatable {
         var type = "ios-appstore"
         var transaction_id: String?
         var original_transaction_id: String?
+        var web_order_line_item_id: String?
         var product_id: String?
         var quantity: String?
         var purchase: AppleDates?
         var original_purchase: AppleDates?
         var expires: AppleDates?
         var cancellation: AppleDates?
-        var web_order_line_item_id: String?
 
         enum CodingKeys: String, CodingKey {
-            case type, transaction_id, original_transaction_id, product_id, quantity, web_order_line_item_id
+            case type, transaction_id, original_transaction_id, web_order_line_item_id, product_id, quantity
             case purchase_date, purchase_date_ms, purchase_date_pst, original_purchase_date, original_purchase_date_ms, original_purchase_date_pst
             case expires_date, expires_date_ms, expires_date_pst, cancellation_date, cancellation_date_ms, cancellation_date_pst
         }
@@ -104,9 +109,9 @@ extension ValidateAPI {
             try c.encode(type, forKey: .type)
             try c.encodeIfPresent(transaction_id, forKey: .transaction_id)
             try c.encodeIfPresent(original_transaction_id, forKey: .original_transaction_id)
+            try c.encodeIfPresent(web_order_line_item_id, forKey: .web_order_line_item_id)
             try c.encodeIfPresent(product_id, forKey: .product_id)
             try c.encodeIfPresent(quantity, forKey: .quantity)
-            try c.encodeIfPresent(web_order_line_item_id, forKey: .web_order_line_item_id)
             let dates: [(AppleDates?, CodingKeys, CodingKeys, CodingKeys)] = [
                 (purchase, .purchase_date, .purchase_date_ms, .purchase_date_pst),
                 (original_purchase, .original_purchase_date, .original_purchase_date_ms, .original_purchase_date_pst),
@@ -127,7 +132,6 @@ extension ValidateAPI {
         var type = "android-playstore"
         var kind = "androidpublisher#productPurchase"
         var productId: String?
-        var orderId: String?
         var purchaseTimeMillis: String?
         var purchaseState: Int?
         var consumptionState: Int?
@@ -143,7 +147,6 @@ extension ValidateAPI {
         var regionCode: String?
         var startTime: String?
         var subscriptionState: String?
-        var latestOrderId: String?
         var acknowledgementState: String?
         var lineItems: [LineItem]
 

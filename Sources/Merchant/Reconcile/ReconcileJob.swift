@@ -7,9 +7,9 @@ import ServiceHost
 import ServiceLifecycle
 
 /// A reconciliation as a periodic job of the workers: one run per interval (`workers.reconcileAppleIntervalSeconds`,
-/// `workers.reconcileGoogleIntervalSeconds`). The first after start waits until the job's oldest checkpoint is
-/// an interval old (at once when it already is: the workers were down longer; a whole interval when there
-/// is none yet), or runs at once with `startsNow` (`--reconcile-now`). One replica runs
+/// `workers.reconcileGoogleIntervalSeconds`). The first after start waits until an interval after the job
+/// last moved a checkpoint (at once when that is past: the workers were down longer; a whole interval
+/// when there is none yet), or runs at once with `startsNow` (`--reconcile-now`). One replica runs
 /// it at a time: its own lease in the store (`reconcile-apple`, `reconcile-google`), renewed before
 /// every page, so a run that outlives its holder is taken over from the checkpoint, never run twice at once.
 public struct ReconcileJob: Service {
@@ -44,13 +44,14 @@ public struct ReconcileJob: Service {
         }, startsNow: startsNow)
     }
 
-    /// How long the first run after start waits: none with `startsNow`; else until the oldest checkpoint
-    /// is an interval old; the whole interval without a checkpoint (or when the store cannot say).
+    /// How long the first run after start waits: none with `startsNow`; else until an interval after the
+    /// job last moved a checkpoint (a scope no longer configured keeps an old one: the latest counts); the
+    /// whole interval without a checkpoint (or when the store cannot say).
     func firstRunDelay() async -> Duration {
         if startsNow { return .zero }
-        guard let oldest = try? await store.oldestReconcileCheckpointUpdateMs(job: job) else { return interval }
+        guard let latest = try? await store.latestReconcileCheckpointUpdateMs(job: job) else { return interval }
         let intervalMs = interval.components.seconds * 1_000 + interval.components.attoseconds / 1_000_000_000_000_000
-        return .milliseconds(max(0, min(intervalMs, oldest + intervalMs - now())))
+        return .milliseconds(max(0, min(intervalMs, latest + intervalMs - now())))
     }
 
     struct LeaseLost: Error {}

@@ -12,7 +12,7 @@ struct DevCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
-    @Flag(help: "Run the reconciliations once at start, instead of when their oldest checkpoint is an interval old.")
+    @Flag(help: "Run the reconciliations once at start, instead of an interval after they last moved a checkpoint.")
     var reconcileNow = false
 
     @Option(help: "Where to write the embedded broker's bootstrap servers.")

@@ -8,7 +8,7 @@ struct WorkCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
-    @Flag(help: "Run the reconciliations once at start, instead of when their oldest checkpoint is an interval old.")
+    @Flag(help: "Run the reconciliations once at start, instead of an interval after they last moved a checkpoint.")
     var reconcileNow = false
 
     func run() async throws {

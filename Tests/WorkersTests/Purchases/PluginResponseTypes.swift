@@ -78,10 +78,10 @@ enum PluginResponseTypes {
         case "apple-sk2":
             check(t, allowed: ["type"], at: "data.transaction.", &problems)
         case "ios-appstore":
-            // AppleTransaction: every field a string. Apple gives web_order_line_item_id for subscriptions only.
+            // AppleTransaction: every field a string.
             let required = ["original_purchase_date", "original_purchase_date_ms", "original_purchase_date_pst", "original_transaction_id",
-                            "product_id", "purchase_date", "purchase_date_ms", "purchase_date_pst", "transaction_id"]
-            let optional = ["web_order_line_item_id", "app_account_token", "cancellation_date", "cancellation_date_ms", "cancellation_date_pst",
+                            "product_id", "purchase_date", "purchase_date_ms", "purchase_date_pst", "transaction_id", "web_order_line_item_id"]
+            let optional = ["app_account_token", "cancellation_date", "cancellation_date_ms", "cancellation_date_pst",
                             "cancellation_reason", "expires_date", "expires_date_ms", "expires_date_pst", "in_app_ownership_type",
                             "is_in_intro_offer_period", "is_trial_period", "is_upgraded", "offer_code_ref_name", "promotional_offer_id",
                             "quantity", "subscription_group_identifier"]

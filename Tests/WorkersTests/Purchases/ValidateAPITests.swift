@@ -100,12 +100,14 @@ struct ValidateAPITests {
                                                  "priceConsentStatus", "purchaseId", "platform"]
                     for item in items { #expect(Set((item.object ?? [:]).keys).isSubset(of: seedKeys)) }
                     #expect(items.allSatisfy { $0["purchaseId"]?.string?.hasPrefix("pur_") == true })
-                    #expect(items.allSatisfy { item in (item.object ?? [:]).values.allSatisfy { !["810001", "810002", "810101"].contains($0.string ?? "") } })
-                    // data.transaction: the plugin's AppleTransaction of the receipt's own transaction, Apple's three date forms.
+                    // data.transaction: the plugin's AppleTransaction of the purchase, Apple's three date forms, its ids the opaque one.
                     #expect(PluginResponseTypes.problems(answer.json) == [])
                     let native = try #require(data["transaction"]?.object)
                     #expect(native["type"]?.string == "ios-appstore" && native["product_id"]?.string == "pro.monthly")
-                    #expect(native["transaction_id"]?.string == "810002" && native["original_transaction_id"]?.string == "810001")
+                    let purchaseId = try #require(subscription["purchaseId"]?.string)
+                    #expect(native["transaction_id"]?.string == purchaseId && native["original_transaction_id"]?.string == purchaseId)
+                    // No store id anywhere in the answer.
+                    #expect(!answer.text.contains("810001") && !answer.text.contains("810002") && !answer.text.contains("810101"))
                     #expect(native["purchase_date_ms"]?.string == String(now - 60_000))
                     #expect(native["expires_date_ms"]?.string == String(now + 7 * ApplePurchases.day))
                     #expect(native["purchase_date"]?.string == Self.appleDate(now - 60_000, zone: "Etc/GMT"))
@@ -176,7 +178,7 @@ struct ValidateAPITests {
         }
     }
 
-    @Test("errors in Iaptic's shape, answered 200 with the refusal's status in the body, or with it as the HTTP status on errorStatus=http; each counted")
+    @Test("errors in Iaptic's shape: to the validator URL 200 with the refusal's status in the body (the HTTP status on errorStatus=http), to a bearer token the HTTP status (200 on errorStatus=body); each counted")
     func errors() async throws {
         let apple = try ApplePurchases()
         apple.stop()
@@ -204,8 +206,14 @@ struct ValidateAPITests {
                         #expect(http.status == status && http.json?["code"]?.int64 == code && http.json?["status"]?.int64 == Int64(status),
                                 "\(body): \(http.status) \(http.text)")
                     }
+                    // A backend's bearer-token request (no validator key in the URL) gets the status on the response,
+                    // unless it asks errorStatus=body as the plugin's form.
+                    let bearer = try await Self.validate(api, query: "?appName=\(ApplePurchases.bundleId)", Self.appleBody(receipt: receipt))
+                    #expect(bearer.status == 401 && bearer.json?["error"]?.string == "unauthorized" && bearer.json?["status"]?.int64 == 401)
+                    let bodyAsked = try await Self.validate(api, query: "?appName=\(ApplePurchases.bundleId)&errorStatus=body", Self.appleBody(receipt: receipt))
+                    #expect(bodyAsked.status == 200 && bodyAsked.json?["status"]?.int64 == 401 && Self.pluginTakes(bodyAsked.json))
                     #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "store_api_unavailable"]) == 2)
-                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "unauthorized"]) == 2)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "unauthorized"]) == 4)
                     #expect(try await harness.records(harness.topics.events).isEmpty)
                 }
             }
@@ -341,9 +349,9 @@ extension ValidateAPITests {
             let owned = try await Self.validate(api, Self.signedBody(saved, user: "user-s"))
             #expect(owned.status == 200 && owned.json?["ok"] == .bool(true), "\(owned.text)")
             #expect(owned.json?["data"]?["collection"]?.array?.first?["isExpired"] == nil)
-            // A signed transaction's native transaction is Apple's, the ids the transaction itself carries.
+            // A signed transaction's native transaction is Apple's, named by the purchase's opaque id, never the store's.
             #expect(PluginResponseTypes.problems(owned.json) == [])
-            #expect(owned.json?["data"]?["transaction"]?["transaction_id"]?.string == "890001" && owned.json?["data"]?["transaction"]?["type"]?.string == "ios-appstore")
+            #expect(owned.json?["data"]?["transaction"]?["transaction_id"]?.string?.hasPrefix("pur_") == true && !owned.text.contains("890001"))
 
             // Apple refunds it: its notification, signed after the saved transaction.
             let refunded = try apple.transaction("890001", signedAgoMs: 0, type: "Non-Consumable", productId: "lifetime", revokedAgoMs: 1_000)
@@ -363,7 +371,7 @@ extension ValidateAPITests {
 }
 
 extension ValidateGoogleTests {
-    @Test("a Play one-time product's native transaction is its ProductPurchase as the plugin types it: states, order id, never the token")
+    @Test("a Play one-time product's native transaction is its ProductPurchase as the plugin types it: its states, never the token or the order id")
     func productNativeTransaction() throws {
         var purchase = VerifiedPurchase(
             source: .google, app: PlayHarness.package, environment: .production, subject: "token-of-the-buyer", product: "coins_100",
@@ -372,13 +380,13 @@ extension ValidateGoogleTests {
         purchase.record = .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 1, regionCode: "US")
         let data = ValidateAPI.Answer.Data(id: "coins_100", collection: [ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: nil)],
                                            ineligible_for_intro_price: [],
-                                           transaction: .init("android-playstore", purchases: [purchase], product: "coins_100"))
+                                           transaction: .init("android-playstore", purchases: [purchase], product: "coins_100") { _ in "pur_x" })
         let text = String(decoding: try JSONEncoder().encode(ValidateAPI.Answer(data: data)), as: UTF8.self)
         let json = JSONValue.parse(Array(text.utf8))
         #expect(PluginResponseTypes.problems(json) == [], "\(text)")
         let native = try #require(json?["data"]?["transaction"]?.object)
-        #expect(native["kind"]?.string == "androidpublisher#productPurchase" && native["orderId"]?.string == "GPA.3300-1")
+        #expect(native["kind"]?.string == "androidpublisher#productPurchase" && native["productId"]?.string == "coins_100")
         #expect(native["purchaseTimeMillis"]?.string == "1789999000000" && native["quantity"]?.int64 == 2 && native["acknowledgementState"]?.int64 == 1)
-        #expect(!text.contains("token-of-the-buyer"))
+        #expect(!text.contains("token-of-the-buyer") && !text.contains("GPA.3300-1"))
     }
 }

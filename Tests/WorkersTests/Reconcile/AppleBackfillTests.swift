@@ -325,7 +325,7 @@ struct AppleBackfillTests {
         }
     }
 
-    @Test("the first run after start waits until the oldest checkpoint is an interval old: the whole interval without one, none when older, none with --reconcile-now")
+    @Test("the first run after start waits until an interval after the job last moved a checkpoint: the whole interval without one, none when that is past, none with --reconcile-now")
     func firstRunTiming() async throws {
         let apple = try Self.apple(count: 1)
         defer { apple.stop() }
@@ -343,8 +343,13 @@ struct AppleBackfillTests {
                 try await store.saveReconcileCheckpoint(.init(doneThroughMs: now - 600_000, window: nil), job: "apple",
                                                         scope: "\(Self.bundleId)/Production", nowMs: now - 600_000)
                 #expect(await job.firstRunDelay() == .seconds(3000))
+                // A scope that has not moved for long (an app no longer configured) does not make every start run at once.
                 try await store.saveReconcileCheckpoint(.init(doneThroughMs: now - 7_200_000, window: nil), job: "apple",
-                                                        scope: "\(Self.bundleId)/Sandbox", nowMs: now - 7_200_000)
+                                                        scope: "com.example.removed/Production", nowMs: now - 7_200_000)
+                #expect(await job.firstRunDelay() == .seconds(3000))
+                // Down longer than the interval: at once.
+                try await store.saveReconcileCheckpoint(.init(doneThroughMs: now - 5_400_000, window: nil), job: "apple",
+                                                        scope: "\(Self.bundleId)/Production", nowMs: now - 5_400_000)
                 #expect(await job.firstRunDelay() == .zero)
                 let eager = ReconcileJob.apple(backfill, interval: .seconds(3600), startsNow: true, logger: harness.logger)
                 #expect(await eager.firstRunDelay() == .zero)

@@ -227,8 +227,7 @@ public struct ApplePurchaseVerifier: PurchaseVerifying {
                                                    id: t.offerType == 2 ? t.offerIdentifier : nil)
         }
         purchase.priceIncreaseAgreed = renewal?.priceIncreaseStatus.map { $0 == 1 }
-        purchase.record = .apple(originalPurchaseDate: t.originalPurchaseDate.map { Timestamp(millisecondsSince1970: $0.milliseconds) },
-                                 webOrderLineItemId: t.webOrderLineItemId)
+        purchase.record = .apple(originalPurchaseDate: t.originalPurchaseDate.map { Timestamp(millisecondsSince1970: $0.milliseconds) })
         return purchase
     }
 }

@@ -8,8 +8,6 @@ public struct TransactionPayload: Sendable, SignedPayload {
     public var productId: String?
     public var purchaseDate: AppleDate?
     public var originalPurchaseDate: AppleDate?
-    /// Subscriptions only: the id of the purchase across devices and renewals.
-    public var webOrderLineItemId: String?
     public var expiresDate: AppleDate?
     public var quantity: Int64?
     public var type: String?
@@ -34,7 +32,6 @@ public struct TransactionPayload: Sendable, SignedPayload {
         productId = try f.string("productId")
         purchaseDate = try f.value("purchaseDate")
         originalPurchaseDate = try f.value("originalPurchaseDate")
-        webOrderLineItemId = try f.string("webOrderLineItemId")
         expiresDate = try f.value("expiresDate")
         quantity = try f.int("quantity")
         type = try f.string("type")
