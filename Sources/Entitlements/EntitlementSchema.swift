@@ -214,5 +214,9 @@ enum EntitlementSchema {
             CREATE INDEX consumption_answers_due ON consumption_answers (next_attempt_at_ms);
             """
         },
+        // A user's checkouts, newest first (`GET /v1/checkouts`), whatever their environment and product.
+        Migration(version: 13, name: "checkouts by user, newest first") { _ in
+            "CREATE INDEX checkouts_by_user_created ON checkouts (app, user_id, created_at_ms);"
+        },
     ]
 }

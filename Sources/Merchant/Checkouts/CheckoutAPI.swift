@@ -68,7 +68,7 @@ public struct CheckoutAPI: Sendable {
         return Self.json(started.repeated ? .ok : .created, body(started.record))
     }
 
-    /// `GET /v1/checkouts?app=&user=[&product=][&environment=]`: the user's checkouts, newest first (at
+    /// `GET /v1/checkouts?app=&user=[&product=][&environment=][&state=]`: the user's checkouts, newest first (at
     /// most `maxListed`), for what a refund or a support question needs: the checkout's id. Authorized
     /// as starting one is: a client credential only for its user token's user.
     func list(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
@@ -95,10 +95,18 @@ public struct CheckoutAPI: Sendable {
             }
             environment = known
         }
+        var state: CheckoutRecord.State?
+        if let named = try text("state") {
+            guard let known = CheckoutRecord.State(rawValue: named) else {
+                throw Rejection(.invalidField, "state must be pending, paid, refunded or expired")
+            }
+            state = known
+        }
         try credentials.authorize(caller, app: app, user: user)
         let found: [CheckoutRecord]
         do {
-            found = try await service.records.list(app: app, user: user, product: product, environment: environment, limit: Self.maxListed)
+            found = try await service.records.list(app: app, user: user, product: product, environment: environment, state: state,
+                                                   limit: Self.maxListed)
         } catch {
             logger.error("checkout listing failed", metadata: ["error": .string("\(error)")])
             throw Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)

@@ -138,13 +138,14 @@ struct CheckoutRecords: Sendable {
         }
     }
 
-    /// A user's checkouts, newest first, at most `limit`: of one product and one environment when given.
-    func list(app: String, user: String, product: String?, environment: NormalizedEvent.Environment?,
+    /// A user's checkouts, newest first, at most `limit`: of one product, environment and state when given.
+    func list(app: String, user: String, product: String?, environment: NormalizedEvent.Environment?, state: CheckoutRecord.State?,
               limit: Int) async throws(StoreError) -> [CheckoutRecord] {
         var conditions = ["app = $1", "user_id = $2"]
         var values: [SQLValue] = [.text(app), .text(user)]
         if let product { values.append(.text(product)); conditions.append("product = $\(values.count)") }
         if let environment { values.append(.text(environment.rawValue)); conditions.append("environment = $\(values.count)") }
+        if let state { values.append(.text(state.rawValue)); conditions.append("state = $\(values.count)") }
         values.append(.int(Int64(limit)))
         let sql = """
             SELECT \(CheckoutRecord.columns) FROM checkouts WHERE \(conditions.joined(separator: " AND "))

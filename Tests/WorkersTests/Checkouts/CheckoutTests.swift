@@ -280,6 +280,9 @@ struct CheckoutTests {
             #expect(ofProduct.json?["checkouts"]?.array?.compactMap { $0["id"]?.string } == [ids[1]])
             #expect(ofProduct.json?["checkouts"]?.array?.first?["state"]?.string == "pending")
             #expect(try await api.list("app=\(account)&user=\(Self.user)&environment=sandbox").json?["checkouts"]?.array?.isEmpty == true)
+            #expect(try await api.list("app=\(account)&user=\(Self.user)&state=pending").json?["checkouts"]?.array?.count == 2)
+            #expect(try await api.list("app=\(account)&user=\(Self.user)&state=paid").json?["checkouts"]?.array?.isEmpty == true)
+            #expect(try await api.list("app=\(account)&user=\(Self.user)&state=quarantined").error == "invalid_field")
 
             // The app's credential: its user's own checkouts only.
             let own = try await api.list("app=\(account)&user=\(Self.user)", token: CheckoutFixture.clientToken,
