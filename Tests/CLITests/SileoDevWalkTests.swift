@@ -140,7 +140,11 @@ struct SileoDevWalkTests {
         let bobReference = try #require(antom.seen.last?.body?["paymentRequestId"]?.string)
         #expect(bobReference != reference)
         #expect(try await notify(local: local, reference: bobReference, amount: "1", platform: platform).status == 200)
-        try await Task.sleep(for: .seconds(2))
+        // Processed, and quarantined: only then does "not purchased" say anything.
+        _ = try await eventually("the wrong amount quarantined") { () -> Bool? in
+            let metrics = try await HTTP.request("GET", local + "/metrics").body
+            return metrics.contains(#"tollgate_checkout_payments_quarantined_total{provider="alipayplus",reason="amount_mismatch"} 1"#) ? true : nil
+        }
         #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(bob.token)"}"#).json["purchased"]?.bool == false)
         let bobDownload = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(bob.token)"}"#)
         #expect(bobDownload.status == 403)

@@ -20,7 +20,12 @@ struct ExpiryEndToEndTests {
         let expires = realNow + 3_600_000
         // The sweepers' clock starts now; the test moves it past the expiry instead of waiting an hour.
         let offset = Atomic<Int64>(0)
-        let clock: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed) }
+        // Each sweep reads the clock once: its reads show the sweepers still looking.
+        let reads = Atomic<Int>(0)
+        let clock: @Sendable () -> Int64 = {
+            reads.add(1, ordering: .relaxed)
+            return Timestamp.now.millisecondsSince1970 + offset.load(ordering: .relaxed)
+        }
         try await TestDatabases.withURL(.postgres) { url in
             try await withStore(url: url) { storeA in
                 try await withStore(url: url) { storeB in
@@ -37,8 +42,10 @@ struct ExpiryEndToEndTests {
                                 #expect(records.map(\.active) == [true, false])
                                 #expect(records.map(\.state) == ["active", "active"])
                                 #expect(records.map(\.eventId) == ["exp-1", "exp-1"])
-                                // Both sweepers keep looking (every 100 ms): neither queues the end again.
-                                try await Task.sleep(for: .seconds(2))
+                                // Both sweepers keep looking (every 100 ms): neither queues the end again. Awaited:
+                                // ten more sweeps after the end was published, whatever the machine's speed.
+                                let looked = reads.load(ordering: .relaxed)
+                                try await waitUntil("ten more sweeps") { reads.load(ordering: .relaxed) >= looked + 10 }
                                 #expect(try await storeA.pendingChanges(limit: 10).isEmpty)
                                 #expect(try await harness.records(harness.topics.entitlements).count == 2)
 
