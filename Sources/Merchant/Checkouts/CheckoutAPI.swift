@@ -112,10 +112,7 @@ public struct CheckoutAPI: Sendable {
             throw Rejection(.storeUnavailable, "the checkout store cannot answer now", retryAfterSeconds: 5)
         }
         struct Listing: Encodable { var checkouts: [Body] }
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        let data = (try? Self.encoder.encode(Listing(checkouts: found.map(body)))) ?? Data()
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Self.json(.ok, Listing(checkouts: found.map(body)))
     }
 
     func show(_ context: MerchantRequestContext) async throws(Rejection) -> Response {
@@ -221,7 +218,7 @@ public struct CheckoutAPI: Sendable {
         return encoder
     }()
 
-    static func json(_ status: HTTPResponse.Status, _ body: Body) -> Response {
+    static func json(_ status: HTTPResponse.Status, _ body: some Encodable) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         let data = (try? encoder.encode(body)) ?? Data()

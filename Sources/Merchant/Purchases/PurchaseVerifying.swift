@@ -127,3 +127,10 @@ public protocol PurchaseVerifying: Sendable {
 public protocol PlayAcknowledging: Sendable {
     func acknowledge(_ acknowledgement: PlayAcknowledgement) async
 }
+
+extension PurchaseIds {
+    /// A verified purchase's opaque id: what every answer names it by.
+    func id(of purchase: VerifiedPurchase) -> String {
+        id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue, subject: purchase.subject)
+    }
+}

@@ -96,8 +96,7 @@ public struct PurchasesAPI: Sendable {
 
             init(_ purchase: VerifiedPurchase, ids: PurchaseIds) {
                 store = purchase.source.rawValue
-                purchaseId = ids.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
-                                    subject: purchase.subject)
+                purchaseId = ids.id(of: purchase)
                 product = purchase.product
                 kind = purchase.kind.rawValue
                 type = purchase.type.rawValue

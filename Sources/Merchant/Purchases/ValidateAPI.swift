@@ -110,10 +110,7 @@ public struct ValidateAPI: Sendable {
         let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
         let data = Answer.Data(id: parsed.answerId, collection: collection,
                                ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted(),
-                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product) { purchase in
-                                   ids?.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
-                                           subject: purchase.subject)
-                               })
+                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product) { ids?.id(of: $0) })
         if let product = parsed.product {
             // The purchase does not hold the product asked about: the seed's "not owned", with what it holds.
             guard collection.contains(where: { $0.id == product }) else {
@@ -260,8 +257,7 @@ public struct ValidateAPI: Sendable {
             isIntroPeriod: subscription ? (purchase.offer?.introductory ?? false) : nil,
             discountId: purchase.offer?.id,
             priceConsentStatus: purchase.priceIncreaseAgreed.map { $0 ? "Agreed" : "Notified" },
-            purchaseId: ids?.id(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
-                                subject: purchase.subject),
+            purchaseId: ids?.id(of: purchase),
             platform: purchase.source.rawValue == "apple" ? "ios-appstore" : "android-playstore")
     }
 
