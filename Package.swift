@@ -31,6 +31,7 @@ let package = Package(
         // The PostgreSQL client (the store's PostgreSQL driver), and the TLS its connections use.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // The merchant APIs' request context and authenticator middleware (AuthRequestContext, AuthenticatorMiddleware).
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
@@ -74,7 +75,11 @@ let package = Package(
         ),
         .target(
             name: "Outbound",
-            dependencies: ["Toolkit"],
+            dependencies: ["Toolkit",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: strict
         ),
         // What every Tollgate process runs its services with: the stop order over ServiceGroup, the

@@ -28,7 +28,7 @@ public struct GatewayProcess: Service {
     /// `onListening`: receives the bound port once the listener is open; `onMetricsListening`: the same
     /// for `/metrics`'s own listener when `metrics.port` is set; `senders`: the catalog the
     /// configuration was read with (tests add senders of their own).
-    public init(config: TollgateConfig, kafka: KafkaClientConfig, metrics: GatewayMetrics, fetcher: (any HTTPFetcher)? = URLSessionFetcher(),
+    public init(config: TollgateConfig, kafka: KafkaClientConfig, metrics: GatewayMetrics, fetcher: (any HTTPFetcher)? = HTTPClientFetcher(),
                 logger: Logger, additionalRoutes: RouteGroup = .none, senders: SenderCatalog = .standard,
                 onMetricsListening: @escaping @Sendable (Int) async -> Void = { _ in },
                 onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {

@@ -109,7 +109,7 @@ struct AppleTestNotification: AsyncParsableCommand {
         logger.logLevel = .error
         let clients: [String: AppStoreAPIClient]
         do {
-            clients = try AppStoreAPIClients.make(settings: settings, fetcher: URLSessionFetcher(), logger: logger)
+            clients = try AppStoreAPIClients.make(settings: settings, fetcher: HTTPClientFetcher(), logger: logger)
         } catch {
             Output.error("tollgate: configuration error: \(error.message)")
             throw ExitCode(2)

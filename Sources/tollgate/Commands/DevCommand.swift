@@ -36,7 +36,7 @@ struct DevCommand: AsyncParsableCommand {
         let metricsHost = config.metrics.host ?? host
         let kafka = config.kafka.client(brokers: brokers)
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: URLSessionFetcher(), listener: .elsewhere, reconcileNow: reconcileNow, logger: logger)
+                                                        playAPIFetcher: HTTPClientFetcher(), listener: .elsewhere, reconcileNow: reconcileNow, logger: logger)
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
                                                logger: logger, additionalRoutes: workers.routes, onMetricsListening: { port in
             Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")

@@ -51,7 +51,7 @@ struct ReconcileApple: AsyncParsableCommand {
         let clients: [String: AppStoreAPIClient]
         let source: any WebhookSource
         do {
-            clients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: URLSessionFetcher(), logger: logger)
+            clients = try AppStoreAPIClients.make(settings: config.sources.apple, fetcher: HTTPClientFetcher(), logger: logger)
             source = try SenderCatalog.standard.offlineSource(named: SourceName.apple.rawValue, settings: config.sources)
         } catch {
             Output.error("tollgate: configuration error: \(error)")
@@ -129,7 +129,7 @@ struct ReconcileGoogle: AsyncParsableCommand {
         }
         let enricher: GooglePlayEnricher?
         do {
-            enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: URLSessionFetcher(), logger: logger)
+            enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: HTTPClientFetcher(), logger: logger)
         } catch {
             Output.error("tollgate: configuration error: sources.google.playApi.credentialsFile: \(error)")
             throw ExitCode(2)

@@ -34,7 +34,7 @@ struct ReplayCommand: AsyncParsableCommand {
         // Offline, as `verify`: Apple's certificates valid at signedDate.
         let sender: any WebhookSource
         do {
-            sender = try SenderCatalog.standard.offlineSource(named: name, settings: config.sources, fetcher: URLSessionFetcher())
+            sender = try SenderCatalog.standard.offlineSource(named: name, settings: config.sources, fetcher: HTTPClientFetcher())
         } catch {
             Output.error("tollgate: \(error)")
             throw ExitCode(2)

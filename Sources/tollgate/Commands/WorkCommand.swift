@@ -33,7 +33,7 @@ struct WorkCommand: AsyncParsableCommand {
         }, metrics: metricsListener)
         let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
                                                         metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: URLSessionFetcher(), listener: listener, reconcileNow: reconcileNow, logger: logger)
+                                                        playAPIFetcher: HTTPClientFetcher(), listener: listener, reconcileNow: reconcileNow, logger: logger)
         try await ProcessRunner.run(StopOrder([.stop("workers", workers)]), shutdown: config.shutdown, logger: logger)
     }
 }

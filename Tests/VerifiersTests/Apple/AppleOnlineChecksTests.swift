@@ -79,7 +79,7 @@ struct AppleOnlineChecksTests {
         let jws = try chain.sign(AppleBodies.notification())
         #expect(await chain.source().reason(AppleBodies.request(jws, now: .current)) == nil)
         let online = AppleSource(apps: AppleTestChain.apps, roots: [chain.root],
-                                 online: (URLSessionFetcher(), OCSPChecker.Settings(timeout: .seconds(5))))
+                                 online: (HTTPClientFetcher(), OCSPChecker.Settings(timeout: .seconds(5))))
         #expect(await online.reason(AppleBodies.request(jws, now: .current)) == .certificateExpired)
     }
 
@@ -88,14 +88,14 @@ struct AppleOnlineChecksTests {
         let fixture = try await offPool { try OnlineFixture(leafAIA: false) }
         let store = try #require(TrustStore(roots: [fixture.chain.root]))
         let now = Int64(Date().timeIntervalSince1970)
-        let plain = OCSPChecker(fetcher: URLSessionFetcher(), trustStore: store)
+        let plain = OCSPChecker(fetcher: HTTPClientFetcher(), trustStore: store)
         do throws(Rejection) {
             try await plain.check(fixture.chain.leaf, issuer: fixture.chain.intermediate, now: now)
             Issue.record("a certificate without a responder passed")
         } catch {
             #expect(error.reason == .revocationCheckFailed)
         }
-        let overridden = OCSPChecker(fetcher: URLSessionFetcher(), trustStore: store,
+        let overridden = OCSPChecker(fetcher: HTTPClientFetcher(), trustStore: store,
                                      settings: OCSPChecker.Settings(responderOverride: fixture.leafResponder?.url))
         try await overridden.check(fixture.chain.leaf, issuer: fixture.chain.intermediate, now: now)
         #expect(overridden.cachedAnswers == 1)
@@ -141,7 +141,7 @@ struct OnlineFixture: Sendable {
 
     func source(timeout: Duration = .seconds(5)) -> AppleSource {
         AppleSource(apps: AppleTestChain.apps, roots: [chain.root],
-                    online: (URLSessionFetcher(), OCSPChecker.Settings(timeout: timeout)))
+                    online: (HTTPClientFetcher(), OCSPChecker.Settings(timeout: timeout)))
     }
 
     func stop() {

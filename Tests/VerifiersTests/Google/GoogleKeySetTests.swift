@@ -80,7 +80,7 @@ struct GoogleKeySetTests {
         let f = await GoogleFixtures.shared()
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 300))
         defer { server.stop() }
-        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let keySet = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher())
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
         _ = try await keySet.key(id: "key-1", now: Self.at(150))
         _ = try await keySet.key(id: "key-1", now: Self.at(224))
@@ -98,7 +98,7 @@ struct GoogleKeySetTests {
         let f = await GoogleFixtures.shared()
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 21_600))
         defer { server.stop() }
-        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let keySet = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher())
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
         #expect(server.requestCount == 1)
 
@@ -131,7 +131,7 @@ struct GoogleKeySetTests {
         let f = await GoogleFixtures.shared()
         // max-age 400: refreshed from 300 (a quarter ahead), used until 400.
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 400))
-        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let keySet = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher())
         let source = f.source(keySet: keySet)
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
 
@@ -153,7 +153,7 @@ struct GoogleKeySetTests {
         let f = await GoogleFixtures.shared()
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)]), maxAge: 400))
         defer { server.stop() }
-        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let keySet = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher())
         let source = f.source(keySet: keySet)
         _ = try await keySet.key(id: "key-1", now: Self.at(0))
 
@@ -181,7 +181,7 @@ struct GoogleKeySetTests {
         defer { server.stop() }
         var settings = GoogleKeySet.Settings()
         settings.timeout = .seconds(30)
-        let keySet = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher(), settings: settings)
+        let keySet = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher(), settings: settings)
         let started = ContinuousClock.now
         let problem = await keySet.readinessProblem(now: Self.at(0))
         #expect(problem?.contains("response over 65536 bytes") == true, "\(problem ?? "ready")")
@@ -193,7 +193,7 @@ struct GoogleKeySetTests {
         // A larger announced Content-Length is refused before its body.
         let announced = JWKSServer(JWKSServer.Reply(body: String(repeating: " ", count: 70_000) + GoogleFixtures.jwks([("key-1", f.signing)])))
         defer { announced.stop() }
-        let refused = GoogleKeySet(url: announced.url, fetcher: URLSessionFetcher())
+        let refused = GoogleKeySet(url: announced.url, fetcher: HTTPClientFetcher())
         #expect(await refused.readinessProblem(now: Self.at(0))?.contains("response over 65536 bytes") == true)
     }
 
@@ -217,7 +217,7 @@ struct GoogleKeySetTests {
         settings.serviceAccountEmail = GoogleFixtures.email
         settings.packages = [GoogleFixtures.package]
         settings.jwks = "http://127.0.0.1:\(port)/oauth2/v3/certs"
-        let source = try GoogleSource(settings: settings, fetcher: URLSessionFetcher())
+        let source = try GoogleSource(settings: settings, fetcher: HTTPClientFetcher())
 
         let problem = await source.readinessProblem(now: Self.at(0))
         #expect(problem?.contains("not loaded from http://127.0.0.1:\(port)") == true, "\(problem ?? "ready")")
@@ -228,7 +228,7 @@ struct GoogleKeySetTests {
 
         let server = JWKSServer(JWKSServer.google(GoogleFixtures.jwks([("key-1", f.signing)])))
         defer { server.stop() }
-        let recovering = GoogleKeySet(url: server.url, fetcher: URLSessionFetcher())
+        let recovering = GoogleKeySet(url: server.url, fetcher: HTTPClientFetcher())
         #expect(await recovering.readinessProblem(now: Self.at(0)) == nil)
         #expect(server.requestCount == 1)
     }

@@ -37,7 +37,7 @@ struct AppStoreAPIClientTests {
         var logger = Logger(label: "app-store-api-test")
         logger.logLevel = .critical
         let client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
-                                       fetcher: URLSessionFetcher(), timeout: timeout, logger: logger,
+                                       fetcher: HTTPClientFetcher(), timeout: timeout, logger: logger,
                                        metricsFactory: PrometheusFamiliesFactory(registry: registry, families: ProviderAPIMetrics.families),
                                        now: { clock.now })
         return Harness(fake: fake, client: client, clock: clock, registry: registry)
@@ -307,14 +307,14 @@ struct AppStoreAPIClientsTests {
         keyed.serverAPI = .init(issuerId: AppStoreAPIClientTests.issuerId, keyId: "2X9R4HXF34", privateKeyFile: p8)
         settings.apps = [keyed, AppleSettings.App(bundleId: "com.example.plain", appAppleId: 2, environments: ["Production"])]
         let logger = Logger(label: "test")
-        let clients = try AppStoreAPIClients.make(settings: settings, fetcher: URLSessionFetcher(), logger: logger)
+        let clients = try AppStoreAPIClients.make(settings: settings, fetcher: HTTPClientFetcher(), logger: logger)
         #expect(Array(clients.keys) == ["com.example.keyed"])
         #expect(clients["com.example.keyed"]?.credentials.bundleId == "com.example.keyed")
 
         for path in [rsa, directory.appendingPathComponent("missing.p8").path] {
             settings.apps[0].serverAPI?.privateKeyFile = path
             do {
-                _ = try AppStoreAPIClients.make(settings: settings, fetcher: URLSessionFetcher(), logger: logger)
+                _ = try AppStoreAPIClients.make(settings: settings, fetcher: HTTPClientFetcher(), logger: logger)
                 Issue.record("\(path) was accepted")
             } catch {
                 #expect(error.message.contains("com.example.keyed") && error.message.contains(path))
@@ -336,7 +336,7 @@ struct OutboundRedirectTests {
             return LoopbackHTTPServer.Reply(status: 302, headers: [("Location", "/elsewhere")], body: [])
         }
         defer { server.stop() }
-        let response = try await URLSessionFetcher().fetch(HTTPFetchRequest(url: server.baseURL + "/start",
+        let response = try await HTTPClientFetcher().fetch(HTTPFetchRequest(url: server.baseURL + "/start",
                                                                             headers: [("Authorization", "Bearer secret-token")],
                                                                             timeout: .seconds(5)))
         #expect(response.status == 302)

@@ -80,7 +80,7 @@ struct CheckoutFixture: Sendable {
         return CheckoutFixture(merchantKey: merchant, platformKey: platform, config: config, folder: folder)
     }
 
-    func setup() throws -> CheckoutSetup { try CheckoutSetup.make(config: config, fetcher: URLSessionFetcher()) }
+    func setup() throws -> CheckoutSetup { try CheckoutSetup.make(config: config, fetcher: HTTPClientFetcher()) }
 
     func api(store: EntitlementStore, metrics: MerchantMetrics = MerchantMetrics(factory: RecordingMetrics()),
              now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },

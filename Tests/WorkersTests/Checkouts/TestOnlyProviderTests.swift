@@ -102,14 +102,14 @@ struct TestOnlyProviderTests {
 
     @Test("reading its accounts is part of the start: a failure names its key")
     func readAtStart() throws {
-        #expect(throws: ConfigError.self) { try CheckoutSetup.make(config: TollgateConfig(), fetcher: URLSessionFetcher(), catalog: Self.catalog) }
-        let setup = try CheckoutSetup.make(config: Self.config(), fetcher: URLSessionFetcher(), catalog: Self.catalog)
+        #expect(throws: ConfigError.self) { try CheckoutSetup.make(config: TollgateConfig(), fetcher: HTTPClientFetcher(), catalog: Self.catalog) }
+        let setup = try CheckoutSetup.make(config: Self.config(), fetcher: HTTPClientFetcher(), catalog: Self.catalog)
         #expect(setup.providers.makers.count == 3)
     }
 
     @Test("POST /v1/checkouts names it; the workers pay the checkout by its notification and its refund answer takes it back")
     func checkoutThroughTheSeam() async throws {
-        let setup = try CheckoutSetup.make(config: Self.config(), fetcher: URLSessionFetcher(), catalog: Self.catalog)
+        let setup = try CheckoutSetup.make(config: Self.config(), fetcher: HTTPClientFetcher(), catalog: Self.catalog)
         var logger = Logger(label: "probe-provider-test")
         logger.logLevel = .critical
         try await TestDatabases.withStore(.sqlite) { store in

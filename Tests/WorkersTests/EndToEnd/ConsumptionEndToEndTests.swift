@@ -46,7 +46,7 @@ struct ConsumptionEndToEndTests {
             var logger = Logger(label: "consumption-test")
             logger.logLevel = .critical
             let client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
-                                           fetcher: URLSessionFetcher(), timeout: .seconds(5), logger: logger)
+                                           fetcher: HTTPClientFetcher(), timeout: .seconds(5), logger: logger)
             var app = AppleSettings.App(bundleId: ConsumptionEndToEndTests.bundleId, appAppleId: 1234, environments: ["Production"])
             app.consumption = policy
             var settings = AppleSettings()

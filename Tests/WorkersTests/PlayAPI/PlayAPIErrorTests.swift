@@ -119,7 +119,7 @@ struct PlayAPIErrorTests {
         let h = try await PlayHarness.start()
         h.stop()
         let error = await subscriptionError(h)
-        #expect(error?.call == .token && error?.kind == .network && error?.isTransient == true)
+        #expect(error?.call == .token && error?.kind == .network && error?.isTransient == true, "\(String(describing: error))")
     }
 
     @Test("token endpoint failures are transient: an unknown key, an outage, a garbled answer")

@@ -38,7 +38,7 @@ struct ApplePurchases {
         fake = FakeAppStoreAPI(publicKey: try #require(key.publicKey), issuerId: Self.issuerId, keyId: Self.keyId, bundleId: Self.bundleId)
         let credentials = try AppStoreAPICredentials(issuerId: Self.issuerId, keyId: Self.keyId, bundleId: Self.bundleId, privateKey: key)
         client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
-                                   fetcher: URLSessionFetcher(), timeout: .seconds(5), logger: Self.logger)
+                                   fetcher: HTTPClientFetcher(), timeout: .seconds(5), logger: Self.logger)
         chain = try AppleTestChain()
         receiptChain = try Self.receiptChain()
     }

@@ -71,7 +71,7 @@ struct AppleBackfillTests {
         var logger = Logger(label: "apple-backfill-test")
         logger.logLevel = .critical
         let client = AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
-                                       fetcher: URLSessionFetcher(), timeout: .seconds(5), logger: logger)
+                                       fetcher: HTTPClientFetcher(), timeout: .seconds(5), logger: logger)
         let chain = try AppleTestChain()
         let now = Timestamp.now.millisecondsSince1970
         var sent: [(user: String, uuid: String, signed: String)] = []

@@ -26,7 +26,7 @@ struct SileoVendorStartTests {
 
     static func refusal(_ vendor: SileoSettings.Vendor, _ config: TollgateConfig) -> String? {
         do {
-            _ = try SileoVendor.load(vendor, checkouts: try CheckoutSetup.make(config: config, fetcher: URLSessionFetcher()))
+            _ = try SileoVendor.load(vendor, checkouts: try CheckoutSetup.make(config: config, fetcher: HTTPClientFetcher()))
             return nil
         } catch {
             return "\(error)"

@@ -8,7 +8,7 @@ import Toolkit
 import Verifiers
 import Workers
 
-/// A `PlayAPIClient` on the real `URLSessionFetcher`, talking to a `FakeGooglePlay`, with a clock the
+/// A `PlayAPIClient` on the real `HTTPClientFetcher`, talking to a `FakeGooglePlay`, with a clock the
 /// test moves. The key file is written and read back as the workers do.
 struct PlayHarness {
     let fake: FakeGooglePlay
@@ -34,7 +34,7 @@ struct PlayHarness {
         let clock = TestClock()
         var logger = Logger(label: "play-api-test")
         logger.logLevel = .critical
-        let client = PlayAPIClient(key: key, baseURL: fake.baseURL, tokenURL: fake.tokenURL, fetcher: URLSessionFetcher(),
+        let client = PlayAPIClient(key: key, baseURL: fake.baseURL, tokenURL: fake.tokenURL, fetcher: HTTPClientFetcher(),
                                    timeout: timeout, logger: logger, now: { clock.now })
         return PlayHarness(fake: fake, client: client, clock: clock)
     }
