@@ -27,6 +27,7 @@ PACKAGES = {
     "Yams": {"Yams"},
     "PostgresNIO": {"PostgresNIO"},
     "ArgumentParser": {"ArgumentParser"},
+    "AsyncHTTPClient": {"AsyncHTTPClient"},
 }
 UNCHECKED = ("every module above", "the modules it measures")
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|package\s+|private\s+|fileprivate\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)", re.M)
