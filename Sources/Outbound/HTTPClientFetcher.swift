@@ -5,7 +5,7 @@ import NIOPosix
 import Toolkit
 
 /// The gateway's outbound HTTP (OCSP responders, key sets, the store and provider APIs), on
-/// AsyncHTTPClient over the process's one NIO event loop group, with the system's CA certificates.
+/// AsyncHTTPClient with an event loop thread of its own, with the system's CA certificates.
 /// Each request has a hard deadline, and its body a bound checked while it streams in: an endpoint that
 /// answers without end, or more than it announces, costs at most the bound, because the connection is
 /// closed as soon as the bound is passed (a cancelled task closes it too). Redirects are not followed:
@@ -19,7 +19,9 @@ public struct HTTPClientFetcher: HTTPFetcher {
         // A refused connection is the answer (a network error, retried by the caller's own loop), not
         // something to retry until the deadline and report as a timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        // Its own event loop thread: outbound calls neither wait behind the process's servers (whose
+        // handlers share the singleton group) nor hold them up.
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1), configuration: configuration)
     }()
 
     private let maxBodyBytes: Int

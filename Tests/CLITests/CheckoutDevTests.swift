@@ -24,7 +24,7 @@ struct CheckoutDevTests {
     func checkoutsThroughDev() async throws {
         let (merchant, platform) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
-        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: Self.clientId)
         defer { antom.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-checkout-dev-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -46,7 +46,7 @@ struct DocumentedConfigTests {
         let (merchant, platform) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let signInKey = try #require(PrivateKey.generateP256())
         let antom = FakeAntom(merchantPublicKey: try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8))),
-                              platformKey: platform)
+                              platformKey: platform, clientId: clientId)
         defer { antom.stop() }
         let deb = SileoDevWalkTests.fileBytes
         let (folder, elsewhere) = try Self.folders([

@@ -25,7 +25,7 @@ struct SileoDevWalkTests {
         let (merchant, platform) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
         let signInKey = try #require(PrivateKey.generateP256())
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
-        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: Self.clientId)
         defer { antom.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-sileo-dev-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("debs"), withIntermediateDirectories: true)

@@ -9,9 +9,12 @@ import Toolkit
 /// public key, SHA256withRSA over `POST <path>\n<Client-Id>.<Request-Time>.<body>`; the answer is `U`
 /// PAYMENT_IN_PROCESS with the cashier page in `normalUrl`, signed with the platform key over the same
 /// content with its `Response-Time` (now, in Antom's ISO 8601 form) and body (`Client-Id`,
-/// `Response-Time`, `Signature` headers). A refund is answered S SUCCESS with the `refundId` Antom
-/// assigns (or as `RefundMode` says). `AnswerTime` and `answerForAnotherRequest` play the one in
-/// between who replays an older genuine answer: still signed with the platform key, so it verifies.
+/// `Response-Time`, `Signature` headers). A refund of a payment it answered is S SUCCESS with the
+/// `refundId` Antom assigns (or as `RefundMode` says). In every mode it first refuses, as Antom does, a
+/// request from another `Client-Id` (INVALID_CLIENT), without `Request-Time` (PARAM_ILLEGAL), or whose
+/// signature does not verify (INVALID_SIGNATURE); a request id answered S or F before gets that answer
+/// again, and with another body REPEAT_REQ_INCONSISTENT. `AnswerTime` and `answerForAnotherRequest`
+/// play the one in between who replays an older genuine answer: still signed with the platform key.
 public final class FakeAntom: Sendable {
     public static let path = "/ams/api/v1/payments/pay"
     public static let refundPath = "/ams/api/v1/payments/refund"
@@ -65,6 +68,11 @@ public final class FakeAntom: Sendable {
         /// Answers name another paymentRequestId / refundRequestId than the request's.
         var anotherRequest = false
         var seen: [Seen] = []
+        /// Final (S or F) answers by request id, with the body they answered: Antom answers the same
+        /// request id and body with the same result, and refuses the id with another body.
+        var answered: [String: (body: String, answer: String)] = [:]
+        /// The paymentIds pay answered: a refund names one of them.
+        var payments: Set<String> = []
     }
 
     private final class State: Sendable {
@@ -75,14 +83,21 @@ public final class FakeAntom: Sendable {
     private let state = State()
     public var baseURL: String { server.baseURL }
 
-    public init(merchantPublicKey: PublicKey, platformKey: PrivateKey) {
+    /// - Parameter clientId: the merchant's `Client-Id` at Antom; a request naming another is refused
+    ///   (INVALID_CLIENT), unsigned, since Antom holds no key for a client it does not know.
+    public init(merchantPublicKey: PublicKey, platformKey: PrivateKey, clientId: String) {
         let otherKey = PrivateKey.generateRSA()
+        let merchantClient = clientId
         server = LoopbackHTTPServer { [state] request in
             let clientId = request.header("Client-Id") ?? ""
             let isRefund = request.target == Self.refundPath
             let path = isRefund ? Self.refundPath : Self.path
-            let content = Self.content(path: path, clientId: clientId, time: request.header("Request-Time") ?? "", body: request.body)
-            let verified = request.method == "POST" && (request.target == Self.path || isRefund)
+            let requestTime = request.header("Request-Time") ?? ""
+            let content = Self.content(path: path, clientId: clientId, time: requestTime, body: request.body)
+            let keyVersion = request.header("Signature").flatMap { header in
+                header.split(separator: ",").first { $0.hasPrefix("keyVersion=") }.map { String($0.dropFirst("keyVersion=".count)) }
+            }
+            let verified = request.method == "POST" && (request.target == Self.path || isRefund) && (keyVersion == nil || keyVersion == "1")
                 && Self.signature(request.header("Signature")).map { merchantPublicKey.verifyRSASHA256(message: content, signature: $0) } == true
             let body = JSONValue.parse(request.body)
             let values = state.values.withLock { values in
@@ -90,40 +105,65 @@ public final class FakeAntom: Sendable {
                 return values
             }
             let (mode, refundMode, time) = (values.mode, values.refundMode, values.answerTime)
+            // Refusals come before anything the test scripted, in every mode, as Antom checks them first.
+            guard clientId == merchantClient else {
+                return .json(200, #"{"result":{"resultCode":"INVALID_CLIENT","resultStatus":"F","resultMessage":"The client is invalid. Check whether clientId is correct."}}"#)
+            }
+            let refuse = { (code: String, message: String) in
+                Self.signed(#"{"result":{"resultCode":"\#(code)","resultStatus":"F","resultMessage":"\#(message)"}}"#,
+                            clientId: clientId, path: path, key: platformKey, time: time)
+            }
+            guard !requestTime.isEmpty else {
+                return refuse("PARAM_ILLEGAL", "Request-Time is required")
+            }
+            guard verified else { return refuse("INVALID_SIGNATURE", "invalid signature") }
             // The answer to an earlier request, replayed: its ids are that request's.
             let named = { (sent: String) in values.anotherRequest ? "tg0000replayed" + String(sent.suffix(8)) : sent }
-            let requestId = named(body?["paymentRequestId"]?.string ?? "")
-            let refundRequestId = named(body?["refundRequestId"]?.string ?? "")
+            let sentId = (isRefund ? body?["refundRequestId"]?.string : body?["paymentRequestId"]?.string) ?? ""
+            let replayed = { (answer: String) in
+                values.anotherRequest && !sentId.isEmpty ? answer.replacingOccurrences(of: "\"\(sentId)\"", with: "\"\(named(sentId))\"") : answer
+            }
+            let canonical = body?.canonical ?? ""
+            if let earlier = values.answered[(isRefund ? "refund:" : "pay:") + sentId] {
+                guard earlier.body == canonical else {
+                    return refuse("REPEAT_REQ_INCONSISTENT", "the request id was used with other content")
+                }
+                return Self.signed(replayed(earlier.answer), clientId: clientId, path: path, key: platformKey, time: time)
+            }
             var answer: String
             if isRefund {
                 if refundMode == .serverError {
                     return .json(500, #"{"result":{"resultCode":"UNKNOWN_EXCEPTION","resultStatus":"U","resultMessage":"error"}}"#)
                 }
+                let paymentId = body?["paymentId"]?.string ?? ""
+                guard values.payments.contains(paymentId) else { return refuse("ORDER_NOT_EXIST", "the payment does not exist") }
                 answer = refundMode == .refuse
                     ? #"{"result":{"resultCode":"REFUND_WINDOW_EXCEED","resultStatus":"F","resultMessage":"refund window exceeded"}}"#
                     : refundMode == .inProcess
-                    ? #"{"result":{"resultCode":"REFUND_IN_PROCESS","resultStatus":"U","resultMessage":"refund in process"},"refundRequestId":"\#(refundRequestId)","refundId":"\#(Self.refundId(refundRequestId))"}"#
-                    : #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"refundAmount":\#(body?["refundAmount"]?.canonical ?? "{}"),"refundTime":"2026-11-23T12:05:01+08:00","paymentId":"\#(body?["paymentId"]?.string ?? "")","refundRequestId":"\#(refundRequestId)","refundId":"\#(Self.refundId(refundRequestId))"}"#
-                if !verified {
-                    answer = #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#
-                }
-                return Self.signed(answer, clientId: clientId, path: path, key: platformKey, time: time)
+                    ? #"{"result":{"resultCode":"REFUND_IN_PROCESS","resultStatus":"U","resultMessage":"refund in process"},"refundRequestId":"\#(sentId)","refundId":"\#(Self.refundId(sentId))"}"#
+                    : #"{"result":{"resultCode":"SUCCESS","resultStatus":"S","resultMessage":"success"},"refundAmount":\#(body?["refundAmount"]?.canonical ?? "{}"),"refundTime":"2026-11-23T12:05:01+08:00","paymentId":"\#(paymentId)","refundRequestId":"\#(sentId)","refundId":"\#(Self.refundId(sentId))"}"#
+                if refundMode != .inProcess { state.values.withLock { $0.answered["refund:" + sentId] = (canonical, answer) } }
+                return Self.signed(replayed(answer), clientId: clientId, path: path, key: platformKey, time: time)
             }
             switch mode {
             case .serverError:
                 return .json(500, #"{"result":{"resultCode":"UNKNOWN_EXCEPTION","resultStatus":"U","resultMessage":"error"}}"#)
             case .refuse:
                 answer = #"{"result":{"resultCode":"CURRENCY_NOT_SUPPORT","resultStatus":"F","resultMessage":"currency not supported"}}"#
+                state.values.withLock { $0.answered["pay:" + sentId] = (canonical, answer) }
             case .unknown:
                 answer = #"{"result":{"resultCode":"UNKNOWN_EXCEPTION","resultStatus":"U","resultMessage":"unknown"}}"#
             case .pay, .wronglySigned:
-                answer = verified
-                    ? #"{"result":{"resultCode":"PAYMENT_IN_PROCESS","resultStatus":"U","resultMessage":"payment in process"},"paymentRequestId":"\#(requestId)","paymentId":"2026112319400000001","normalUrl":"\#(Self.pageURL(requestId))","paymentCreateTime":"2026-11-23T12:01:01+08:00"}"#
-                    : #"{"result":{"resultCode":"INVALID_SIGNATURE","resultStatus":"F","resultMessage":"invalid signature"}}"#
+                let paymentId = Self.paymentId(sentId)
+                state.values.withLock { _ = $0.payments.insert(paymentId) }
+                answer = #"{"result":{"resultCode":"PAYMENT_IN_PROCESS","resultStatus":"U","resultMessage":"payment in process"},"paymentRequestId":"\#(sentId)","paymentId":"\#(paymentId)","normalUrl":"\#(Self.pageURL(sentId))","paymentCreateTime":"2026-11-23T12:01:01+08:00"}"#
             }
-            return Self.signed(answer, clientId: clientId, path: path, key: mode == .wronglySigned ? otherKey : platformKey, time: time)
+            return Self.signed(replayed(answer), clientId: clientId, path: path, key: mode == .wronglySigned ? otherKey : platformKey, time: time)
         }
     }
+
+    /// The `paymentId` the fake assigns to a payment request (as the fixtures' notifications name it).
+    public static func paymentId(_ paymentRequestId: String) -> String { "pay-" + paymentRequestId }
 
     /// The answer with Antom's response headers, signed over `POST <path>\n<Client-Id>.<Response-Time>.<body>`.
     static func signed(_ answer: String, clientId: String, path: String, key: PrivateKey?, time: AnswerTime) -> LoopbackHTTPServer.Reply {

@@ -3,8 +3,8 @@ import Toolkit
 
 /// Apple's App Store Server API on a loopback port: it checks each request's JWT as Apple documents
 /// ("Generating JSON Web Tokens for API requests": ES256 with the In-App Purchase key, `kid`, `typ`,
-/// `iss`, `aud` appstoreconnect-v1, `bid`, `exp` at most an hour after `iat`) and answers 401 with no
-/// body otherwise, as Apple does; then answers what the test stored or scripted for the request target,
+/// `iss`, `aud` appstoreconnect-v1, `bid`, `exp` at most an hour after `iat`, not expired on its clock,
+/// not issued in its future) and answers 401 with no body otherwise, as Apple does; then answers what the test stored or scripted for the request target,
 /// else 404 with Apple's TransactionIdNotFoundError body. One server plays both environments: the
 /// client's production URL is `<base>/production`, its sandbox URL `<base>/sandbox`.
 public final class FakeAppStoreAPI: @unchecked Sendable {
@@ -21,8 +21,9 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
     public var productionURL: String { server.baseURL + "/production" }
     public var sandboxURL: String { server.baseURL + "/sandbox" }
 
-    public init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String) {
-        let state = State(publicKey: publicKey, issuerId: issuerId, keyId: keyId, bundleId: bundleId)
+    /// - Parameter now: Apple's clock (a test that moves the client's clock moves this one with it).
+    public init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String, now: @escaping @Sendable () -> Date = { Date() }) {
+        let state = State(publicKey: publicKey, issuerId: issuerId, keyId: keyId, bundleId: bundleId, now: now)
         server = LoopbackHTTPServer { [state] request in state.handle(request) }
         self.state = state
     }
@@ -63,14 +64,16 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
         let issuerId: String
         let keyId: String
         let bundleId: String
+        let now: @Sendable () -> Date
         private let lock = NSLock()
         private var values = Values()
 
-        init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String) {
+        init(publicKey: PublicKey, issuerId: String, keyId: String, bundleId: String, now: @escaping @Sendable () -> Date) {
             self.publicKey = publicKey
             self.issuerId = issuerId
             self.keyId = keyId
             self.bundleId = bundleId
+            self.now = now
         }
 
         func locked<T>(_ body: (inout Values) -> T) -> T { lock.withLock { body(&values) } }
@@ -107,6 +110,10 @@ public final class FakeAppStoreAPI: @unchecked Sendable {
                   claims["bid"]?.string == bundleId, exp > iat, exp - iat <= 3600 else {
                 return "claims \(claims.canonical)"
             }
+            // Apple's clock: a token past its exp is refused; one issued more than a minute in its future too.
+            let nowSeconds = Int64(now().timeIntervalSince1970)
+            guard exp > nowSeconds else { return "expired \(nowSeconds - exp) s ago" }
+            guard iat <= nowSeconds + 60 else { return "issued \(iat - nowSeconds) s in the future" }
             return nil
         }
     }

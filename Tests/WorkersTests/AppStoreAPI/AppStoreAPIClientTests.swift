@@ -30,9 +30,10 @@ struct AppStoreAPIClientTests {
 
     static func start(timeout: Duration = .seconds(5), clientKey: PrivateKey? = nil) throws -> Harness {
         let key = try #require(PrivateKey.generateP256())
-        let fake = FakeAppStoreAPI(publicKey: try #require(key.publicKey), issuerId: issuerId, keyId: keyId, bundleId: bundleId)
-        let credentials = try AppStoreAPICredentials(issuerId: issuerId, keyId: keyId, bundleId: bundleId, privateKey: clientKey ?? key)
         let clock = TestClock()
+        let fake = FakeAppStoreAPI(publicKey: try #require(key.publicKey), issuerId: issuerId, keyId: keyId, bundleId: bundleId,
+                                   now: { clock.now })
+        let credentials = try AppStoreAPICredentials(issuerId: issuerId, keyId: keyId, bundleId: bundleId, privateKey: clientKey ?? key)
         let registry = PrometheusCollectorRegistry()
         var logger = Logger(label: "app-store-api-test")
         logger.logLevel = .critical
@@ -72,6 +73,31 @@ struct AppStoreAPIClientTests {
         #expect(h.fake.jwtProblems.isEmpty)
         let claims = try #require(JSONValue.parse(try CompactJWS(tokens[0]).payload))
         #expect((claims["exp"]?.int64 ?? 0) - (claims["iat"]?.int64 ?? 0) == 30 * 60)
+    }
+
+    @Test("the fake refuses what Apple refuses: a token past its exp on Apple's clock, and one issued in its future, each 401 with no body")
+    func fakeChecksTheClock() async throws {
+        let key = try #require(PrivateKey.generateP256())
+        let apple = TestClock()
+        let fake = FakeAppStoreAPI(publicKey: try #require(key.publicKey), issuerId: Self.issuerId, keyId: Self.keyId, bundleId: Self.bundleId,
+                                   now: { apple.now })
+        defer { fake.stop() }
+        fake.store(#"{"signedTransactionInfo":"a.b.c"}"#, at: "/production/inApps/v1/transactions/1")
+        let credentials = try AppStoreAPICredentials(issuerId: Self.issuerId, keyId: Self.keyId, bundleId: Self.bundleId, privateKey: key)
+        var logger = Logger(label: "app-store-fake-test")
+        logger.logLevel = .critical
+        func client(skewSeconds: TimeInterval) -> AppStoreAPIClient {
+            AppStoreAPIClient(credentials: credentials, baseURLs: .init(production: fake.productionURL, sandbox: fake.sandboxURL),
+                              fetcher: HTTPClientFetcher(), timeout: .seconds(5), logger: logger, now: { apple.now.addingTimeInterval(skewSeconds) })
+        }
+        // A client two hours slow signs tokens that expired on Apple's clock; two hours fast, tokens from its future.
+        for (skew, problem) in [(-7_200.0, "expired"), (7_200.0, "issued")] {
+            await #expect(throws: AppStoreAPIError.self) { _ = try await client(skewSeconds: skew).transactionInfo("1", in: .production) }
+            #expect(fake.jwtProblems.last?.hasPrefix(problem) == true, "\(fake.jwtProblems)")
+        }
+        let refused = fake.jwtProblems.count
+        _ = try await client(skewSeconds: 0).transactionInfo("1", in: .production)
+        #expect(fake.jwtProblems.count == refused, "a token on Apple's time is taken")
     }
 
     @Test("production first; Apple's not-found there asks sandbox")

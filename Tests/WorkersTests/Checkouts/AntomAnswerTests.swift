@@ -24,7 +24,7 @@ struct AntomAnswerTests {
         let platform = await offPool { PrivateKey.generateRSA()! }
         let merchant = await offPool { PrivateKey.generateRSA()! }
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
-        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: CheckoutFixture.clientId)
         defer { antom.stop() }
         var fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
         if let window { fixture.config.checkouts.antomAnswerWindowSeconds = window }
@@ -116,7 +116,8 @@ struct AntomAnswerTests {
 
             var sent: String?
             let cases: [(FakeAntom.RefundMode, FakeAntom.AnswerTime, Bool, String)] = [
-                (.succeed, .now, true, "wrong_request_id"), (.inProcess, .now, true, "wrong_request_id"),
+                // U first: Antom gives a final (S) answer again to the same request, so it would hide U.
+                (.inProcess, .now, true, "wrong_request_id"), (.succeed, .now, true, "wrong_request_id"),
                 (.succeed, .shifted(seconds: -3_600), false, "response_time"), (.succeed, .missing, false, "response_time"),
             ]
             for (mode, time, anotherRequest, kind) in cases {

@@ -34,7 +34,7 @@ struct CheckoutTests {
         guard let merchantPublic = PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)) else {
             throw CancellationError()
         }
-        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform)
+        let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: CheckoutFixture.clientId)
         defer { antom.stop() }
         let fixture = try await CheckoutFixture.make(antomBaseURL: antom.baseURL, merchant: merchant, platform: platform)
         try await TestDatabases.withStore(backend) { store in

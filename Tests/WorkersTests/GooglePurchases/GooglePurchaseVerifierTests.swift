@@ -23,7 +23,7 @@ struct GooglePurchaseVerifierTests {
     }
 
     /// A subscription just bought, not yet acknowledged, as `purchases.subscriptionsv2.get` answers it.
-    static func newSubscription(startMs: Int64, test: Bool = false) -> String {
+    static func newSubscription(startMs: Int64, test: Bool = false, state: String = "SUBSCRIPTION_STATE_ACTIVE") -> String {
         let start = Timestamp(millisecondsSince1970: startMs).rfc3339
         let expiry = Timestamp(millisecondsSince1970: startMs + 30 * day).rfc3339
         return #"""
@@ -43,7 +43,7 @@ struct GooglePurchaseVerifierTests {
             }
           ],
           "startTime": "\#(start)",
-          "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE",
+          "subscriptionState": "\#(state)",
           "latestOrderId": "GPA.3345-1111-2222-33333",
           \#(test ? #""testPurchase": {},"# : "")
           "acknowledgementState": "ACKNOWLEDGEMENT_STATE_PENDING"
@@ -52,12 +52,12 @@ struct GooglePurchaseVerifierTests {
     }
 
     /// A one-time product just bought, not yet acknowledged, as `purchases.products.get` answers it.
-    static func newProduct(purchaseMs: Int64, test: Bool = false) -> String {
+    static func newProduct(purchaseMs: Int64, test: Bool = false, purchaseState: Int = 0) -> String {
         #"""
         {
           "kind": "androidpublisher#productPurchase",
           "purchaseTimeMillis": "\#(purchaseMs)",
-          "purchaseState": 0,
+          "purchaseState": \#(purchaseState),
           "consumptionState": 0,
           "orderId": "GPA.3312-4444-5555-66666",
           \#(test ? #""purchaseType": 0,"# : "")

@@ -28,8 +28,13 @@ struct GooglePurchasesEndToEndTests {
                                                   settings: settings, acknowledger: acknowledger), metrics)
     }
 
-    static func body(user: String, product: String) -> String {
+    static func body(user: String, product: String, token: String = token) -> String {
         #"{"app":"\#(PlayHarness.package)","user":"\#(user)","google":{"packageName":"\#(PlayHarness.package)","productId":"\#(product)","purchaseToken":"\#(token)"}}"#
+    }
+
+    /// The acknowledge call's path for a subscription (`purchases.subscriptions.acknowledge`, v1's path).
+    static func subscriptionAcknowledgePath(_ product: String, _ token: String) -> String {
+        "/androidpublisher/v3/applications/\(PlayHarness.package)/purchases/subscriptions/\(product)/tokens/\(token)"
     }
 
     @Test("a subscription token entitles its user and is acknowledged once; the same post again publishes and acknowledges nothing",
@@ -96,6 +101,80 @@ struct GooglePurchasesEndToEndTests {
                     #expect(try await harness.records(harness.topics.events).isEmpty)
                     #expect(h.fake.acknowledged.isEmpty)
                     #expect(metrics.total("tollgate_worker_play_acknowledgements_total") == 0)
+                }
+            }
+        }
+    }
+
+    @Test("unpaid purchases entitle nothing and owe no acknowledgement: a pending subscription, a pending and a canceled one-time purchase; once paid, the same post entitles and acknowledges")
+    func unpaidPurchases() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000, state: "SUBSCRIPTION_STATE_PENDING"),
+                     at: PlayHarness.subscriptionPath("pending-subscription"))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 2), at: PlayHarness.productPath("lifetime_unlock", "pending-product"))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 1), at: PlayHarness.productPath("lifetime_unlock", "canceled-product"))
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let enricher = GooglePlayEnricher(client: h.client)
+                let (setup, metrics) = Self.setup(h, store: store, reads: enricher.reads)
+                try await harness.withWorkers(store: store, playAPI: enricher, purchases: setup, apiTokens: Self.tokens) { workers async throws in
+                    for (token, product, type, state) in [("pending-subscription", "premium_monthly", "subscription.updated", PurchaseState.pending),
+                                                          ("pending-product", "lifetime_unlock", "purchase.pending", .pending),
+                                                          ("canceled-product", "lifetime_unlock", "purchase.canceled", .canceled)] {
+                        let answer = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-u", product: product, token: token))
+                        #expect(answer.status == 200, "\(token): \(answer.text)")
+                        #expect(answer.body?.purchases?.map(\.type) == [type], "\(token): \(answer.text)")
+                        #expect(answer.body?.entitlements?.isEmpty == true, "\(token): \(answer.text)")
+                        let purchase = try await store.purchase(PurchaseKey(source: "google", app: PlayHarness.package, environment: "production", subject: token))
+                        #expect(purchase?.state == state, "\(token): \(String(describing: purchase?.state))")
+                        #expect(purchase?.user == "user-u")
+                    }
+                    // Google refuses to acknowledge a purchase not paid for: none was asked, none is queued.
+                    #expect(h.fake.acknowledgeCalls.isEmpty, "\(h.fake.acknowledgeCalls)")
+                    #expect(try await store.pendingPlayAcknowledgements().isEmpty)
+                    #expect(metrics.total("tollgate_worker_play_acknowledgements_total") == 0)
+
+                    // The pending purchase is paid: the same post now entitles, and Google is told.
+                    h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000), at: PlayHarness.productPath("lifetime_unlock", "pending-product"))
+                    let paid = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-u", product: "lifetime_unlock", token: "pending-product"))
+                    #expect(paid.status == 200, "\(paid.text)")
+                    #expect(paid.body?.purchases?.map(\.type) == ["purchase.completed"])
+                    #expect(paid.body?.entitlements?.map(\.product) == ["lifetime_unlock"])
+                    #expect(h.fake.acknowledged == [PlayHarness.productPath("lifetime_unlock", "pending-product")])
+                }
+            }
+        }
+    }
+
+    @Test("an unchanged post of a purchase Google still reports unacknowledged acknowledges it: the first acknowledgement was refused for good")
+    func unchangedPostAcknowledgesWhatIsOwed() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000), at: PlayHarness.subscriptionPath(Self.token))
+        let acknowledgePath = Self.subscriptionAcknowledgePath("premium_monthly", Self.token)
+        h.fake.script(acknowledgePath + ":acknowledge",
+                      .reply(.json(400, #"{"error": {"code": 400, "message": "Invalid Value", "status": "INVALID_ARGUMENT"}}"#)))
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let enricher = GooglePlayEnricher(client: h.client)
+                let (setup, metrics) = Self.setup(h, store: store, reads: enricher.reads)
+                try await harness.withWorkers(store: store, playAPI: enricher, purchases: setup, apiTokens: Self.tokens) { workers async throws in
+                    let first = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
+                    #expect(first.status == 200, "\(first.text)")
+                    #expect(first.body?.entitlements?.map(\.product) == ["premium_monthly"])
+                    // Refused for good: not queued, so only another post can still deliver it.
+                    #expect(metrics.total("tollgate_worker_play_acknowledgements_total", ["outcome": "failed"]) == 1)
+                    #expect(h.fake.acknowledged.isEmpty)
+                    #expect(try await store.pendingPlayAcknowledgements().isEmpty)
+
+                    let again = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-g", product: "premium_monthly"))
+                    #expect(again.status == 200, "\(again.text)")
+                    #expect(again.body?.eventIds == [], "nothing changed, nothing published")
+                    #expect(h.fake.acknowledged == [acknowledgePath])
+                    #expect(metrics.total("tollgate_worker_play_acknowledgements_total", ["outcome": "acknowledged"]) == 1)
                 }
             }
         }

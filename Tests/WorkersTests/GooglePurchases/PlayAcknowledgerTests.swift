@@ -65,6 +65,7 @@ struct PlayAcknowledgerTests {
         defer { h.stop() }
         let clock = Clock(Timestamp.now.millisecondsSince1970)
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: clock.now), at: PlayHarness.subscriptionPath(Self.token))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath("lifetime_unlock", Self.token))
         try await TestDatabases.withStore(.sqlite) { store async throws in
             let metrics = RecordingMetrics()
             let acknowledger = Self.acknowledger(h, store: store, metrics: metrics, clock: clock)

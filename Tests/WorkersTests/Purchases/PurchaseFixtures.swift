@@ -69,12 +69,13 @@ struct ApplePurchases {
 
     /// What the workers verify claims with: this chain as the configured root, `receiptChain`'s root as
     /// the one receipt root, this API's client.
-    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 60_000) throws -> EntitlementWorkers.PurchasesSetup {
+    func setup(ownership: [String: PurchaseSettings.Ownership] = [:], waitMs: Int = 60_000,
+               otherApps: [AppleSettings.App] = []) throws -> EntitlementWorkers.PurchasesSetup {
         var settings = PurchaseSettings()
         settings.ownership = ownership
         settings.waitMs = waitMs
         let receipts = try #require(AppReceiptVerifier(roots: [receiptChain.root], maxBase64Bytes: settings.maxReceiptBytes))
-        let verifier = ApplePurchaseVerifier(source: chain.source(apps: [Self.app]), clients: [Self.bundleId: client], receipts: receipts,
+        let verifier = ApplePurchaseVerifier(source: chain.source(apps: [Self.app] + otherApps), clients: [Self.bundleId: client], receipts: receipts,
                                              logger: Self.logger)
         return EntitlementWorkers.PurchasesSetup(verifiers: [verifier], settings: settings)
     }
@@ -82,10 +83,11 @@ struct ApplePurchases {
     /// A subscription transaction as StoreKit 2 signs it; no `appAccountToken` unless given.
     func transaction(_ original: String, transactionId: String? = nil, environment: String = "Production", signedAgoMs: Int64 = 60_000,
                      expiresInMs: Int64 = 30 * day, appAccountToken: String? = nil, type: String = "Auto-Renewable Subscription",
-                     productId: String = "pro.monthly", revokedAgoMs: Int64? = nil, signer: AppleTestChain? = nil) throws -> String {
+                     productId: String = "pro.monthly", revokedAgoMs: Int64? = nil, signer: AppleTestChain? = nil,
+                     bundleId: String = Self.bundleId) throws -> String {
         let now = Timestamp.now.millisecondsSince1970
         return try (signer ?? chain).sign(AppleBodies.transaction(
-            environment: environment, bundleId: Self.bundleId, signedDate: now - signedAgoMs, originalTransactionId: original,
+            environment: environment, bundleId: bundleId, signedDate: now - signedAgoMs, originalTransactionId: original,
             transactionId: transactionId ?? original, productId: productId, purchaseDate: now - 2 * 60_000, expiresDate: now + expiresInMs,
             appAccountToken: appAccountToken, type: type, revocationDate: revokedAgoMs.map { now - $0 }))
     }

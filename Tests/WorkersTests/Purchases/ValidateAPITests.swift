@@ -38,8 +38,10 @@ struct ValidateAPITests {
         }
     }
 
-    static func validate(_ api: ValidateAPI, query: String = ValidateAPITests.query, _ json: String) async throws -> (status: Int, json: JSONValue?, text: String) {
-        let head = HTTPRequest(method: .post, scheme: "https", authority: "tollgate.example", path: ValidateAPI.path + query)
+    static func validate(_ api: ValidateAPI, query: String = ValidateAPITests.query, _ json: String,
+                         bearer: String? = nil) async throws -> (status: Int, json: JSONValue?, text: String) {
+        var head = HTTPRequest(method: .post, scheme: "https", authority: "tollgate.example", path: ValidateAPI.path + query)
+        if let bearer { head.headerFields[.authorization] = "Bearer \(bearer)" }
         let response = try await api.routes.respond(Request(head: head, body: RequestBody(buffer: ByteBuffer(string: json))))
         let collected = PurchaseCalls.CollectedBody()
         try await response.body.write(collected)

@@ -24,6 +24,8 @@ final class SileoFixture: Sendable {
     static let cdnProduct = "tweak-cdn.lifetime"
     static let cdnURL = "https://cdn.example/debs/tweak-cdn_1.0.deb"
     /// What `downloadURLSecretFile` holds (with a newline, as an editor leaves it).
+    /// `tokenTtlDays` of the test vendor (not the default, so a test shows the setting is the one read).
+    static let tokenTtlDays = 30
     static let downloadSecret = "sileo-test-download-secret-0123456789abcdef"
     static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
 
@@ -75,7 +77,7 @@ final class SileoFixture: Sendable {
             publicBaseURL: publicBaseURL, app: Self.app, provider: provider,
             signIn: SileoSettings.SignIn(url: signIn.baseURL + "/signin", assertionKeyFile: directory.appendingPathComponent("signin.pem").path),
             downloadDirectory: directory.path, downloadURLSecretFile: directory.appendingPathComponent("download.secret").path,
-            downloadKeyTtlSeconds: ttlSeconds,
+            downloadKeyTtlSeconds: ttlSeconds, tokenTtlDays: Self.tokenTtlDays,
             packages: [
                 SileoSettings.Package(id: Self.package, product: Self.product, amountMinor: 199, currency: "USD", price: "$1.99",
                                       recoveryURL: "https://repo.example/help", file: "debs/tweak_1.0.deb"),

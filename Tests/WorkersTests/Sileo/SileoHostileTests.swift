@@ -270,6 +270,52 @@ struct SileoHostileTests {
         }
     }
 
+    @Test("credentials end on time and ownership is asked again: a key issued before a refund downloads nothing, a package not for sale is 409, a sign-in nonce dies after ten minutes, a token after tokenTtlDays")
+    func credentialsEndOnTime() async throws {
+        try await Self.withScene { scene in
+            let device = try await scene.fixture.signIn(at: scene.base)
+            try await scene.grant("user-a", subject: "pay-r")
+
+            // A download link taken while owned, used after a refund: the refund takes the download back.
+            let authorized = try await scene.post("/package/\(SileoFixture.package)/authorize_download", ["token": device.bearer])
+            let link = try #require(authorized.json["url"]?.string, "\(authorized.status)")
+            try await scene.harness.publish(SileoFixture.purchase(.purchaseRefunded, id: "refund-pay-r", user: "user-a", subject: "pay-r"))
+            try await waitUntil("the refund applied") { try await !scene.harness.storeOwns(scene.workers, user: "user-a") }
+            let afterRefund = try await SileoHTTP.call("GET", link)
+            #expect(afterRefund.status == 403 && afterRefund.json["reason"]?.string == "not_entitled", "\(afterRefund.status)")
+            #expect(afterRefund.body.count < 1_000, "no file bytes")
+            #expect(scene.rejected("not_entitled") == 1)
+
+            // A package the vendor no longer sells: 409 with its recovery page, and no checkout starts.
+            let retired = try await scene.post("/package/com.example.retired/purchase", ["token": device.bearer, "payment_secret": device.paymentSecret])
+            #expect(retired.status == 409 && retired.json["reason"]?.string == "package_unavailable", "\(retired.status) \(retired.json)")
+            #expect(retired.json["recovery_url"]?.string == "https://repo.example/retired", "\(retired.json)")
+            #expect(scene.fixture.checkouts.pending.withLock { $0.isEmpty })
+            #expect(scene.rejected("package_unavailable") == 1)
+
+            // A sign-in completed eleven minutes after it began, with an assertion fresh at that time:
+            // the nonce has expired, so no token.
+            let key = scene.fixture.signingKey
+            let later = Int64(scene.clock.now.timeIntervalSince1970) + 660
+            scene.fixture.page.override.withLock { $0 = { SileoFixture.assertion(key: key, user: "user-a", nonce: $0, issuedAt: later) } }
+            let (returnURL, cookie) = try await scene.fixture.signInUpToReturn(at: scene.base)
+            scene.fixture.page.override.withLock { $0 = nil }
+            scene.clock.advance(seconds: 660)
+            let lateSignIn = try await SileoHTTP.call("GET", returnURL, cookie: cookie)
+            #expect(lateSignIn.status == 401 && lateSignIn.json["reason"]?.string == "invalid_nonce", "\(lateSignIn.status) \(lateSignIn.json)")
+            #expect(lateSignIn.headers["location"] == nil)
+
+            // The device's token still works a second before tokenTtlDays have passed since its sign-in, not after.
+            let ttl = Double(SileoFixture.tokenTtlDays) * 86_400
+            scene.clock.advance(seconds: ttl - 660 - 1)
+            #expect(try await scene.post("/user_info", ["token": device.bearer]).status == 200)
+            scene.clock.advance(seconds: 2)
+            let expired = try await scene.post("/user_info", ["token": device.bearer])
+            #expect(expired.status == 401 && expired.json["invalidate"]?.bool == true && expired.json["reason"]?.string == "invalid_sileo_token",
+                    "\(expired.status) \(expired.json)")
+        }
+    }
+
     @Test("a package id that walks out of the catalog or the directory is unknown: 404")
     func pathTraversal() async throws {
         try await Self.withScene { scene in

@@ -4,8 +4,10 @@ import Toolkit
 import Verifiers
 
 /// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which
-/// checks the service account's JWT as Google does (form, RS256 signature, claims), and the purchase
-/// endpoints, which check the bearer token and answer with the purchases or replies the test set.
+/// checks the service account's JWT as Google does (form, RS256 signature, claims, `iat` near its
+/// clock), and the purchase endpoints, which take only a bearer token it issued and that has not
+/// expired on its clock, and answer with the purchases or replies the test set. It acknowledges as
+/// Google does: the purchase at the call's own kind and product only, and only once it is paid.
 final class FakeGooglePlay: @unchecked Sendable {
     enum Scripted: Sendable {
         case reply(LoopbackHTTPServer.Reply)
@@ -21,8 +23,9 @@ final class FakeGooglePlay: @unchecked Sendable {
     var baseURL: String { server.baseURL }
     var tokenURL: String { server.baseURL + "/token" }
 
-    init(publicKey: PublicKey, clientEmail: String, keyId: String) {
-        let state = State(publicKey: publicKey, clientEmail: clientEmail, keyId: keyId)
+    /// - Parameter now: Google's clock (the client's test clock, so moving it ages the tokens too).
+    init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date = { Date() }) {
+        let state = State(publicKey: publicKey, clientEmail: clientEmail, keyId: keyId, now: now)
         server = LoopbackHTTPServer { [state] request in state.handle(request) }
         self.state = state
         state.locked { $0.tokenURL = server.baseURL + "/token" }
@@ -46,6 +49,8 @@ final class FakeGooglePlay: @unchecked Sendable {
     func setTokenDelay(_ seconds: TimeInterval) { state.locked { $0.tokenDelay = seconds } }
     /// Makes every token issued so far invalid, as if revoked.
     func revokeTokens() { state.locked { $0.valid.removeAll() } }
+    /// Every call's request target, acknowledgements included (`...:acknowledge`).
+    var acknowledgeCalls: [String] { state.locked { $0.apiTargets.filter { $0.hasSuffix(":acknowledge") } } }
 
     var tokenRequests: Int { state.locked { $0.tokenRequests } }
     var issuedTokens: [String] { state.locked { $0.issued } }
@@ -62,7 +67,8 @@ final class FakeGooglePlay: @unchecked Sendable {
             var tokenURL = ""
             var lifetime = 3600
             var tokenDelay: TimeInterval = 0
-            var valid: Set<String> = []
+            /// Issued tokens and when each expires (Google's clock, seconds).
+            var valid: [String: TimeInterval] = [:]
             var issued: [String] = []
             var tokenRequests = 0
             var issuedAts: [Int64] = []
@@ -79,13 +85,15 @@ final class FakeGooglePlay: @unchecked Sendable {
         let publicKey: PublicKey
         let clientEmail: String
         let keyId: String
+        let now: @Sendable () -> Date
         private let lock = NSLock()
         private var values = Values()
 
-        init(publicKey: PublicKey, clientEmail: String, keyId: String) {
+        init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date) {
             self.publicKey = publicKey
             self.clientEmail = clientEmail
             self.keyId = keyId
+            self.now = now
         }
 
         func locked<T>(_ body: (inout Values) -> T) -> T { lock.withLock { body(&values) } }
@@ -110,12 +118,16 @@ final class FakeGooglePlay: @unchecked Sendable {
             case .success(let accepted): claims = accepted
             case .failure(let problem):
                 locked { $0.jwtProblems.append(problem.reason) }
+                if problem.reason.hasPrefix("iat ") {
+                    return .json(400, #"{"error": "invalid_grant", "error_description": "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."}"#)
+                }
                 return .json(400, #"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#)
             }
+            let nowSeconds = now().timeIntervalSince1970
             let (token, lifetime) = locked { v -> (String, Int) in
                 let token = "ya29.fake-access-token-\(v.issued.count + 1)"
                 v.issued.append(token)
-                v.valid.insert(token)
+                v.valid[token] = nowSeconds + TimeInterval(v.lifetime)
                 v.issuedAts.append(claims["iat"]?.int64 ?? 0)
                 return (token, v.lifetime)
             }
@@ -147,18 +159,22 @@ final class FakeGooglePlay: @unchecked Sendable {
                 return .failure(Problem(reason: "claims are not JSON with iat and exp"))
             }
             guard claims["iss"]?.string == clientEmail, claims["scope"]?.string == FakeGooglePlay.scope,
-                  claims["aud"]?.string == audience, exp - iat == 3600 else {
+                  claims["aud"]?.string == audience, exp > iat, exp - iat <= 3600 else {
                 return .failure(Problem(reason: "claims \(claims.canonical)"))
             }
+            // Google's clock: an assertion made too long ago, or in its future, is refused.
+            let skew = Double(iat) - now().timeIntervalSince1970
+            guard abs(skew) <= 300 else { return .failure(Problem(reason: "iat \(Int(skew)) s from Google's clock")) }
             return .success(claims)
         }
 
         private func api(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply? {
             let authorization = request.header("Authorization") ?? ""
+            let nowSeconds = now().timeIntervalSince1970
             let (authorized, scripted, stored) = locked { v -> (Bool, Scripted?, String?) in
                 v.apiTargets.append(request.target)
                 let token = authorization.hasPrefix("Bearer ") ? String(authorization.dropFirst(7)) : ""
-                guard v.valid.contains(token) else { return (false, nil, nil) }
+                guard let expiresAt = v.valid[token], nowSeconds < expiresAt else { return (false, nil, nil) }
                 let next = v.scripted[request.target]?.isEmpty == false ? v.scripted[request.target]?.removeFirst() : nil
                 return (true, next, v.purchases[request.target])
             }
@@ -172,26 +188,11 @@ final class FakeGooglePlay: @unchecked Sendable {
             case nil: break
             }
             if acknowledging {
-                // Google's answer is 200 with an empty body; the purchase must exist (the stored one at
-                // the same path, `products` or `subscriptions`) and the body be a JSON object.
                 let purchasePath = String(request.target.dropLast(":acknowledge".count))
-                // A subscription is acknowledged at its v1 path but stored at its v2 one: the token decides.
-                let token = "/tokens/" + (purchasePath.components(separatedBy: "/tokens/").last ?? "")
-                let known = locked { v in v.purchases.keys.contains { $0.hasSuffix(token) } }
                 guard JSONValue.parse(request.body)?.object != nil else {
                     return .json(400, #"{"error": {"code": 400, "message": "Invalid JSON payload received.", "status": "INVALID_ARGUMENT"}}"#)
                 }
-                guard known else {
-                    return .json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "status": "NOT_FOUND"}}"#)
-                }
-                locked { v in
-                    v.acknowledged.append(purchasePath)
-                    // As Google does, the purchase answers acknowledged from now on.
-                    for key in v.purchases.keys where key.hasSuffix(token) {
-                        v.purchases[key] = v.purchases[key].map(Self.markedAcknowledged)
-                    }
-                }
-                return LoopbackHTTPServer.Reply(status: 200, body: [])
+                return acknowledge(purchasePath)
             }
             let (path, query) = Self.split(request.target)
             if path.hasSuffix("/purchases/voidedpurchases") { return voidedList(query) }
@@ -200,6 +201,45 @@ final class FakeGooglePlay: @unchecked Sendable {
             }
             return .json(200, stored)
         }
+
+        /// `purchases.products.acknowledge` and `purchases.subscriptions.acknowledge`: the purchase stored
+        /// for the call's own kind (a subscription at its v2 path, whatever the subscription id, which
+        /// Google no longer requires), 400 for a token of another kind or product, 400 for a purchase not
+        /// paid (a pending subscription, a canceled or pending product), 404 for a token Google never
+        /// issued; then 200 with an empty body, and the purchase answers acknowledged from now on.
+        private func acknowledge(_ purchasePath: String) -> LoopbackHTTPServer.Reply {
+            let parts = purchasePath.components(separatedBy: "/purchases/")
+            let tokenPart = purchasePath.components(separatedBy: "/tokens/")
+            guard parts.count == 2, tokenPart.count == 2, !tokenPart[1].isEmpty, !tokenPart[1].contains("/") else {
+                return Self.notFound
+            }
+            let token = tokenPart[1]
+            let stored: String
+            if parts[1].hasPrefix("subscriptions/") {
+                stored = parts[0] + "/purchases/subscriptionsv2/tokens/" + token
+            } else if parts[1].hasPrefix("products/") {
+                stored = purchasePath
+            } else {
+                return Self.notFound
+            }
+            return locked { v in
+                guard let json = v.purchases[stored] else {
+                    let elsewhere = v.purchases.keys.contains { $0.hasSuffix("/tokens/" + token) }
+                    return elsewhere ? Self.tokenDoesNotMatchProduct : Self.notFound
+                }
+                let purchase = JSONValue.parse(Array(json.utf8))
+                let unpaid = purchase?["subscriptionState"]?.string == "SUBSCRIPTION_STATE_PENDING"
+                    || purchase?["purchaseState"]?.int64 == 1 || purchase?["purchaseState"]?.int64 == 2
+                guard !unpaid else { return Self.invalidPurchaseState }
+                v.acknowledged.append(purchasePath)
+                v.purchases[stored] = Self.markedAcknowledged(json)
+                return LoopbackHTTPServer.Reply(status: 200, body: [])
+            }
+        }
+
+        static let notFound = LoopbackHTTPServer.Reply.json(404, #"{"error": {"code": 404, "message": "The purchase token was not found.", "errors": [{"message": "The purchase token was not found.", "domain": "androidpublisher", "reason": "purchaseTokenNotFound", "location": "token", "locationType": "parameter"}], "status": "NOT_FOUND"}}"#)
+        static let tokenDoesNotMatchProduct = LoopbackHTTPServer.Reply.json(400, #"{"error": {"code": 400, "message": "The purchase token does not match the product ID.", "errors": [{"message": "The purchase token does not match the product ID.", "domain": "androidpublisher", "reason": "purchaseTokenDoesNotMatchProductId", "location": "token", "locationType": "parameter"}], "status": "INVALID_ARGUMENT"}}"#)
+        static let invalidPurchaseState = LoopbackHTTPServer.Reply.json(400, #"{"error": {"code": 400, "message": "The purchase is not in a valid state to perform the desired operation.", "errors": [{"message": "The purchase is not in a valid state to perform the desired operation.", "domain": "androidpublisher", "reason": "invalidPurchaseState", "location": "token", "locationType": "parameter"}], "status": "INVALID_ARGUMENT"}}"#)
 
         /// `purchases.voidedpurchases.list`: the voids at or after `startTime` (milliseconds, required),
         /// oldest first, `maxResults` per page, continued with the `token` of `tokenPagination.nextPageToken`.

@@ -21,7 +21,9 @@ struct PlayHarness {
     static func start(timeout: Duration = .seconds(5), clientKey: PrivateKey? = nil) async throws -> PlayHarness {
         let known = try await TestServiceAccount.key.value
         guard let publicKey = known.publicKey else { throw CocoaError(.featureUnsupported) }
-        let fake = FakeGooglePlay(publicKey: publicKey, clientEmail: TestServiceAccount.email, keyId: TestServiceAccount.keyId)
+        let clock = TestClock()
+        let fake = FakeGooglePlay(publicKey: publicKey, clientEmail: TestServiceAccount.email, keyId: TestServiceAccount.keyId,
+                                  now: { clock.now })
         let path = try await TestServiceAccount.write(TestServiceAccount.json(key: clientKey ?? known))
         let key: ServiceAccountKey
         do {
@@ -31,7 +33,6 @@ struct PlayHarness {
             throw error
         }
         await TestServiceAccount.remove(path)
-        let clock = TestClock()
         var logger = Logger(label: "play-api-test")
         logger.logLevel = .critical
         let client = PlayAPIClient(key: key, baseURL: fake.baseURL, tokenURL: fake.tokenURL, fetcher: HTTPClientFetcher(),
