@@ -169,10 +169,16 @@ actor DeliveryLog {
 /// gateway's base URL; the process gets SIGTERM however `body` ends, and a failure carries its output.
 func withOwnDev(configPath: String, directory: URL, arguments: [String] = [], environment: [String: String] = [:],
                 _ body: (String) async throws -> Void) async throws {
+    try await withOwnDev(configPath: configPath, directory: directory, arguments: arguments, environment: environment) { local, _ in try await body(local) }
+}
+
+/// The same, with the process itself (its output so far) for `body`.
+func withOwnDev(configPath: String, directory: URL, arguments: [String] = [], environment: [String: String] = [:],
+                _ body: (String, ChildProcess) async throws -> Void) async throws {
     let child = try ChildProcess(["dev", "--config", configPath] + arguments, directory: directory, name: "dev", environment: environment)
     let result: Result<Void, any Error>
     do {
-        try await body("http://127.0.0.1:\(try await child.gatewayPort())")
+        try await body("http://127.0.0.1:\(try await child.gatewayPort())", child)
         result = .success(())
     } catch {
         result = .failure(DevFailure("\(error)\n\(child.output.suffix(3_000))"))

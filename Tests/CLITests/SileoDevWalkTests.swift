@@ -1,8 +1,10 @@
 import Events
 import Foundation
+import Kafka
 import TestSupport
 import Testing
 import Toolkit
+import Verifiers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,9 +22,16 @@ struct SileoDevWalkTests {
     static let product = "tweak.lifetime"
     static let fileBytes: [UInt8] = Array("!<arch>\ndebian-binary   ".utf8) + (0...255).map { UInt8($0) }
 
-    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download, refunded through Antom; a wrong secret, another user, a wrong amount; then through Citcon, refunded")
+    static let apiToken = "sileo-dev-walk-token-0123"
+    static let validatorKey = "sileo-dev-validator-key-0123456789"
+    static let secretsApp = "com.example.secrets"
+    static let purchaseToken = "secret-purchase-token.AO-J1OzSileoDevWalk"
+
+    @Test("info, sign-in, user_info, package info, purchase (Antom pay), the signed notification, purchased, one download, refunded through Antom; a wrong secret, another user, a wrong amount; then through Citcon, refunded; no worker secret in the output, on a topic or in an answer")
     func walk() async throws {
-        let (merchant, platform) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
+        let (merchant, platform, playKey) = await offPool { (PrivateKey.generateRSA()!, PrivateKey.generateRSA()!, PrivateKey.generateRSA()!) }
+        let appStoreKey = try #require(PrivateKey.generateP256())
+        let chain = try AppleTestChain()
         let signInKey = try #require(PrivateKey.generateP256())
         let merchantPublic = try #require(PublicKey.load(pemOrDER: Array((merchant.publicKeyPEM ?? "").utf8)))
         let antom = FakeAntom(merchantPublicKey: merchantPublic, platformKey: platform, clientId: Self.clientId)
@@ -34,9 +43,17 @@ struct SileoDevWalkTests {
         try Data((merchant.pem ?? "").utf8).write(to: directory.appendingPathComponent("merchant.pem"))
         try Data((platform.publicKeyPEM ?? "").utf8).write(to: directory.appendingPathComponent("antom-public.pem"))
         try Data((signInKey.publicKeyPEM ?? "").utf8).write(to: directory.appendingPathComponent("signin.pem"))
+        // The workers' other secrets: an App Store Server API key (.p8) and a Play service account, each
+        // used below against an endpoint that does not answer, and a validator key sent in URLs.
+        try Data((appStoreKey.pem ?? "").utf8).write(to: directory.appendingPathComponent("SubscriptionKey.p8"))
+        try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("apple-root.pem"))
+        let serviceAccount = #"{"type":"service_account","project_id":"p","private_key_id":"8d1b4c0e2f9a3c5d8e6f0a1b2c3d4e5f6a7b8c9d","private_key":\#(JSONValue.string(playKey.pem ?? "").canonical),"client_email":"play@p.iam.gserviceaccount.com","client_id":"1","token_uri":"https://oauth2.googleapis.com/token"}"#
+        try Data(serviceAccount.utf8).write(to: directory.appendingPathComponent("play.json"))
         let config = """
             http: { host: 127.0.0.1, port: 0 }
-            api: { tokens: [{ token: sileo-dev-walk-token-0123, refunds: true }] }
+            log: { level: debug, format: json }
+            api: { tokens: [{ token: \(Self.apiToken), refunds: true }] }
+            purchases: { validatorKeys: { \(Self.secretsApp): \(Self.validatorKey) } }
             catalog:
               apps:
                 - { name: Shop, ids: [\(Self.clientId)], products: [{ id: \(Self.product), prices: { USD: 199 } }] }
@@ -45,6 +62,20 @@ struct SileoDevWalkTests {
             sources:
               alipayplus: { clients: [{ clientId: \(Self.clientId), platformPublicKeys: [\(directory.path)/antom-public.pem], merchantPrivateKey: \(directory.path)/merchant.pem }] }
               citcon: { accounts: [{ name: \(CheckoutDevTests.account), secrets: [\(CheckoutDevTests.secret)] }] }
+              apple:
+                roots: [\(directory.path)/apple-root.pem]
+                apps:
+                  - bundleId: \(Self.secretsApp)
+                    appAppleId: 1234
+                    environments: [Production, Sandbox]
+                    serverApi: { issuerId: 57246542-96fe-1a63-e053-0824d011072a, keyId: 2X9R4HXF34, privateKeyFile: \(directory.path)/SubscriptionKey.p8 }
+                serverApiEndpoints: { productionURL: "http://127.0.0.1:9/production", sandboxURL: "http://127.0.0.1:9/sandbox", timeoutMs: 2000 }
+              google:
+                audience: https://example.com/webhooks/google
+                serviceAccountEmail: push@example.iam.gserviceaccount.com
+                packages: [\(Self.secretsApp)]
+                jwks: https://127.0.0.1:9/certs
+                playApi: { baseURL: "http://127.0.0.1:9", tokenURL: "http://127.0.0.1:9/token", credentialsFile: \(directory.path)/play.json, timeoutMs: 2000 }
             sileo:
               vendors:
                 - basePath: \(Self.base)
@@ -73,13 +104,63 @@ struct SileoDevWalkTests {
             """
         let configPath = directory.appendingPathComponent("tollgate.yaml").path
         try Data(config.utf8).write(to: URL(fileURLWithPath: configPath))
-        try await withOwnDev(configPath: configPath, directory: directory) { local in
-            try await Self.walk(local: local, antom: antom, platform: platform, signInKey: signInKey)
-            try await Self.citconWalk(local: local, signInKey: signInKey)
+        try await withOwnDev(configPath: configPath, directory: directory) { local, child in
+            var secrets = try await Self.walk(local: local, antom: antom, platform: platform, signInKey: signInKey)
+            secrets += try await Self.citconWalk(local: local, signInKey: signInKey)
+            var answers = try await Self.storeCalls(local: local)
+            answers.append(("user_info", String(decoding: try await SileoHTTP.call("POST", local + Self.base + "/user_info",
+                                                                                json: #"{"token":"BEARER \#(secrets[0])"}"#).body, as: UTF8.self)))
+            // What must never leave: the credentials configured, the keys' material, what the devices hold.
+            let keyMaterial = [merchant, playKey, appStoreKey].map { Self.pemBody($0.pem ?? "") }
+            secrets += [Self.apiToken, Self.validatorKey, Self.purchaseToken, CheckoutDevTests.secret] + keyMaterial
+            #expect(secrets.count == 13 && secrets.allSatisfy { $0.count >= 16 }, "\(secrets.map(\.count))")
+            let bootstrap = try String(contentsOf: directory.appendingPathComponent(".tollgate/bootstrap"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            var places: [(String, [UInt8])] = [("the process's output", Array(child.output.utf8))]
+            for topic in ["tollgate.events", "tollgate.entitlements", "tollgate.events-dlt", "tollgate.raw.alipayplus", "tollgate.raw.citcon"] {
+                for record in try await TopicRecords.read(topic, bootstrap: bootstrap) {
+                    places.append(("\(topic) record \(record.offset)", (record.key ?? []) + record.value + record.headers.flatMap { Array($0.name.utf8) + ($0.value ?? []) }))
+                }
+            }
+            places += answers.map { ("the answer to \($0.0)", Array($0.1.utf8)) }
+            #expect(places.count > 10, "\(places.map(\.0))")
+            for secret in secrets {
+                let needle = Array(secret.utf8)
+                for (place, bytes) in places where bytes.count >= needle.count {
+                    let found = (0...(bytes.count - needle.count)).contains { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
+                    #expect(!found, "a secret (\(secret.prefix(4))...) is in \(place)")
+                }
+            }
         }
     }
 
-    static func walk(local: String, antom: FakeAntom, platform: PrivateKey, signInKey: PrivateKey) async throws {
+    /// A key's PEM body, one line of its base64: what a leak of the key file would show.
+    static func pemBody(_ pem: String) -> String {
+        String(pem.split(separator: "\n").dropFirst().first ?? "")
+    }
+
+    /// The calls that use the workers' store credentials, each refused or unanswered: the validator key in
+    /// the URL (right and wrong), a Play purchase token with the service account, an Apple transaction id
+    /// with the .p8. What each answered.
+    static func storeCalls(local: String) async throws -> [(String, String)] {
+        let android = #"{"id":"premium","type":"paid subscription","transaction":{"type":"android-playstore","id":"GPA.1","purchaseToken":"\#(purchaseToken)","receipt":"{\"packageName\":\"\#(secretsApp)\",\"productId\":\"premium\",\"purchaseToken\":\"\#(purchaseToken)\"}","signature":"c2ln"},"additionalData":{"applicationUsername":"dave"}}"#
+        let validated = try await HTTP.request("POST", local + "/v1/validate?appName=\(secretsApp)&apiKey=\(validatorKey)&errorStatus=http",
+                                               headers: ["Content-Type": "application/json"], body: android)
+        #expect(validated.status == 503, "\(validated.status) \(validated.body)")
+        let wrongKey = try await HTTP.request("POST", local + "/v1/validate?appName=\(secretsApp)&apiKey=\(validatorKey.uppercased())",
+                                              headers: ["Content-Type": "application/json"], body: android)
+        #expect(wrongKey.status == 200 && wrongKey.body.contains("6778007"), "\(wrongKey.body)")
+        let google = try await HTTP.request("POST", local + "/v1/purchases", headers: ["Authorization": "Bearer \(apiToken)", "Content-Type": "application/json"],
+                                            body: #"{"app":"\#(secretsApp)","user":"dave","google":{"packageName":"\#(secretsApp)","productId":"premium","purchaseToken":"\#(purchaseToken)"}}"#)
+        #expect(google.status == 503, "\(google.status) \(google.body)")
+        let apple = try await HTTP.request("POST", local + "/v1/purchases", headers: ["Authorization": "Bearer \(apiToken)", "Content-Type": "application/json"],
+                                           body: #"{"app":"\#(secretsApp)","user":"dave","apple":{"transactionId":"2000000123456789"}}"#)
+        #expect(apple.status == 503, "\(apple.status) \(apple.body)")
+        return [("validate", validated.body), ("validate with a wrong key", wrongKey.body), ("a Google purchase", google.body), ("an Apple purchase", apple.body)]
+    }
+
+    /// The walk through an Antom vendor; the device credentials it was given (tokens, payment secrets).
+    static func walk(local: String, antom: FakeAntom, platform: PrivateKey, signInKey: PrivateKey) async throws -> [String] {
         let vendor = local + base
         let info = try await SileoHTTP.call("GET", vendor + "/info")
         #expect(info.status == 200 && info.json["name"]?.string == "Shop")
@@ -148,12 +229,13 @@ struct SileoDevWalkTests {
         #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/info", json: #"{"token":"BEARER \#(bob.token)"}"#).json["purchased"]?.bool == false)
         let bobDownload = try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(bob.token)"}"#)
         #expect(bobDownload.status == 403)
+        return [alice.token, alice.secret, bob.token, bob.secret]
     }
 
     /// The same through a Citcon vendor: the purchase opens the merchant's payment page with the
     /// checkout's reference and IPN URL; Citcon's signed IPN for that reference entitles, its refund IPN
     /// takes the package back.
-    static func citconWalk(local: String, signInKey: PrivateKey) async throws {
+    static func citconWalk(local: String, signInKey: PrivateKey) async throws -> [String] {
         let vendor = local + upiBase
         let carol = try await signIn(vendor: vendor, local: local, user: "carol", key: signInKey)
         let purchase = try await SileoHTTP.call("POST", vendor + "/package/\(package)/purchase",
@@ -175,6 +257,7 @@ struct SileoDevWalkTests {
         #expect(try await CheckoutDevTests.ipn(local, reference: reference, id: "rf_sileo_1", type: "refund", amount: "2500").status == 200)
         try await waitUntilPurchased(vendor: vendor, token: carol.token, expected: false)
         #expect(try await SileoHTTP.call("POST", vendor + "/package/\(package)/authorize_download", json: #"{"token":"BEARER \#(carol.token)"}"#).status == 403)
+        return [carol.token, carol.secret]
     }
 
     /// Sileo's sign-in: /authenticate, the merchant's page (played here: it signs who signed in with the

@@ -103,10 +103,19 @@ struct CheckoutTests {
             #expect(antom.seen.count == 1)
 
             antom.set(FakeAntom.RefundMode.inProcess)
-            let asked = try await api.askRefund(id)
+            // Two refund requests at once (a double click, two support agents): one refund request id, one
+            // refund asked of Antom, however many times it is sent.
+            let answers = try await withThrowingTaskGroup(of: CheckoutAnswer.self) { group in
+                for _ in 0..<2 { group.addTask { try await api.askRefund(id) } }
+                return try await group.reduce(into: [CheckoutAnswer]()) { $0.append($1) }
+            }
+            let (asked, racing) = (answers[0], answers[1])
             #expect(asked.status == 202, "\(asked.text)")
+            #expect(racing.status == 202, "\(racing.text)")
             #expect(asked.string("state") == "paid")
             let refundRequestId = try #require(asked.string("refundRequestId"))
+            #expect(racing.string("refundRequestId") == refundRequestId)
+            #expect(Set(antom.seen.filter { $0.path == FakeAntom.refundPath }.compactMap { $0.body?["refundRequestId"]?.string }) == [refundRequestId])
             let seen = try #require(antom.seen.last)
             #expect(seen.path == FakeAntom.refundPath && seen.signatureVerified)
             #expect(seen.body?["paymentId"]?.string == "pay-\(reference)")
@@ -144,6 +153,17 @@ struct CheckoutTests {
             let done = try await api.askRefund(id)
             #expect(done.status == 200 && done.string("state") == "refunded")
             #expect(antom.seen.count == calls)
+
+            // A late copy of the payment (another notification of it) after the refund entitles no one again.
+            let repeated = workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "repeated"])
+            for var late in try await fixture.antomNotification(reference: reference, amount: "1999") {
+                late.id += ":late-copy"
+                try await harness.publish(late)
+                try await waitUntil("the late payment processed") { try await store.hasProcessed(eventId: late.id) }
+            }
+            #expect(workers.metrics.total("tollgate_checkout_notifications_total", ["outcome": "repeated"]) == repeated + 1)
+            #expect(try await !store.entitles(app: CheckoutFixture.clientId, user: Self.user, product: Self.product))
+            #expect(try await api.get(id).string("state") == "refunded")
         }
     }
 

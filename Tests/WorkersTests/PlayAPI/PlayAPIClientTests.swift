@@ -1,3 +1,4 @@
+import TestSupport
 import Events
 import Foundation
 import Merchant

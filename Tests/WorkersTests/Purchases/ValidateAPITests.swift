@@ -266,6 +266,54 @@ struct ValidateGoogleTests {
     }
 }
 
+extension ValidateGoogleTests {
+    @Test("android-playstore refusals in Iaptic's shape: a package not configured, a token Google does not know, another product's token, Google down; none names the token, nothing published")
+    func googleRefusals() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        let token = GooglePurchasesEndToEndTests.token
+        h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000), at: PlayHarness.subscriptionPath(token))
+        func body(product: String, token: String, package: String = PlayHarness.package) -> String {
+            let receipt = #"{\"orderId\":\"GPA.1234\",\"packageName\":\"\#(package)\",\"productId\":\"\#(product)\",\"purchaseToken\":\"\#(token)\"}"#
+            return #"{"id":"\#(product)","type":"paid subscription","transaction":{"type":"android-playstore","id":"GPA.1234","purchaseToken":"\#(token)","receipt":"\#(receipt)","signature":"c2ln"},"additionalData":{"applicationUsername":"user-gr"}}"#
+        }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                var (setup, _) = GooglePurchasesEndToEndTests.setup(h, store: store)
+                setup.settings.validatorKeys = [PlayHarness.package: ValidateAPITests.key, "com.example.unconfigured": ValidateAPITests.key + "-other"]
+                try await harness.withWorkers(store: store, playAPI: GooglePlayEnricher(client: h.client), purchases: setup) { workers async throws in
+                    let api = workers.workers.validate
+                    let query = "?appName=\(PlayHarness.package)&apiKey=\(ValidateAPITests.key)&errorStatus=http"
+                    let cases: [(String, String, Int, Int64, String)] = [
+                        ("?appName=com.example.unconfigured&apiKey=\(ValidateAPITests.key)-other&errorStatus=http",
+                         body(product: "premium_monthly", token: token, package: "com.example.unconfigured"), 403, 6778001, "unknown_package"),
+                        (query, body(product: "premium_monthly", token: "token-google-never-issued"), 422, 6778001, "purchase_not_found"),
+                        (query, body(product: "lifetime_unlock", token: token), 422, 6778001, "purchase_not_found"),
+                    ]
+                    for (query, body, status, code, reason) in cases {
+                        let answer = try await ValidateAPITests.validate(api, query: query, body)
+                        #expect(answer.status == status && answer.json?["code"]?.int64 == code && answer.json?["error"]?.string == reason,
+                                "\(reason): \(answer.status) \(answer.text)")
+                        #expect(!answer.text.contains(token) && !answer.text.contains("token-google-never-issued"))
+                    }
+                    h.fake.script(PlayHarness.subscriptionPath(token),
+                                  .reply(.json(503, #"{"error": {"code": 503, "message": "The service is currently unavailable.", "status": "UNAVAILABLE"}}"#)))
+                    // The plugin's form (no errorStatus): 200 with the status and Iaptic's connection code in the body.
+                    let down = try await ValidateAPITests.validate(api, query: "?appName=\(PlayHarness.package)&apiKey=\(ValidateAPITests.key)",
+                                                                   body(product: "premium_monthly", token: token))
+                    #expect(down.status == 200 && down.json?["ok"]?.bool == false && down.json?["status"]?.int64 == 503
+                                && down.json?["code"]?.int64 == 6778002 && down.json?["error"]?.string == "store_api_unavailable", "\(down.text)")
+                    #expect(ValidateAPITests.pluginTakes(down.json) && !down.text.contains(token))
+                    #expect(try await harness.records(harness.topics.events).isEmpty)
+                    #expect(h.fake.acknowledgeCalls.isEmpty)
+                    #expect(workers.metrics.total("tollgate_api_rejections_total", ["reason": "purchase_not_found"]) == 2)
+                }
+            }
+        }
+    }
+}
+
 extension ValidateAPITests {
     /// StoreKit 2's request: the signed transaction, the user as applicationUsername (or none).
     static func signedBody(_ jws: String, user: String?) -> String {

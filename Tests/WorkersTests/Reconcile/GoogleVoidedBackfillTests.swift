@@ -155,8 +155,29 @@ struct GoogleVoidedBackfillTests {
                               .reply(.json(403, #"{"error": {"code": 403, "message": "The current user has insufficient permissions to perform the requested operation.", "status": "PERMISSION_DENIED"}}"#)))
                 let refusedRun = try await backfill.run(.init(sinceMs: now - Self.day, dryRun: true))
                 let failure = try #require(refusedRun.first?.failure)
-                #expect(failure.contains("http_40"), "\(failure)")
+                #expect(failure.contains("http_403"), "\(failure)")
                 #expect(failure.contains("check sources.google.playApi.credentialsFile"))
+            }
+        }
+    }
+
+    @Test("one replica at a time: the Google job runs only while it holds the reconcile-google lease, which the Apple job's does not stand for")
+    func oneReplicaAtATime() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        try await TestDatabases.withStore(.sqlite) { store async throws in
+            try await WorkerHarness.with { harness async throws in
+                let job = ReconcileJob.google(Self.backfill(h, store: store, harness: harness), interval: .seconds(3600), logger: harness.logger)
+                let now = Timestamp.now.millisecondsSince1970
+                // Another replica holds this job's lease: nothing is asked of Google.
+                #expect(try await store.acquireLease(ReconcileJob.leaseName("google"), holder: "other replica", ttlMs: 60_000, nowMs: now))
+                #expect(await job.runOnce() == false)
+                #expect(!h.fake.apiTargets.contains { $0.contains("/voidedpurchases") }, "\(h.fake.apiTargets)")
+                // The Apple job's lease is another lease; once the other replica's runs out, this one runs.
+                #expect(try await store.acquireLease(ReconcileJob.leaseName("apple"), holder: "other replica", ttlMs: 60_000, nowMs: now))
+                #expect(try await store.acquireLease(ReconcileJob.leaseName("google"), holder: "other replica", ttlMs: -1, nowMs: now))
+                #expect(await job.runOnce() == true)
+                #expect(h.fake.apiTargets.filter { $0.contains("/voidedpurchases") }.count == 1, "\(h.fake.apiTargets)")
             }
         }
     }

@@ -246,6 +246,25 @@ struct SileoHostileTests {
                 return Base64.encodeURL(Array(#"{"alg":"none"}"#.utf8)) + "." + parts[1] + "."
             }
             #expect(none.json["reason"]?.string == "invalid_assertion")
+            // HS256 keyed with the public key's PEM (the algorithm-confusion forgery), RS256, and a `crit`
+            // header under the right key: each refused.
+            struct Claims: Encodable { var sub = "user-a", name = "a", email = "a@example.com", nonce: String; var iat, exp: Int64 }
+            let publicPEM = Array((key.publicKeyPEM ?? "").utf8)
+            let rsa = try #require(await offPool { PrivateKey.generateRSA() })
+            let nowSeconds = Timestamp.now.millisecondsSince1970 / 1000
+            struct Header: Encodable { var alg: String; var typ = "JWT"; var crit: [String]?; var b64: Bool? }
+            for name in ["HS256", "RS256", "crit"] {
+                let refused = try await completion { nonce in
+                    let claims = Claims(nonce: nonce, iat: nowSeconds, exp: nowSeconds + 120)
+                    let signed = switch name {
+                    case "HS256": CompactJWS.signed(header: Header(alg: "HS256"), claims: claims) { Digest.hmacSHA256(key: publicPEM, message: $0) }
+                    case "RS256": CompactJWS.signed(header: Header(alg: "RS256"), claims: claims) { rsa.signRSASHA256($0) }
+                    default: CompactJWS.signed(header: Header(alg: "ES256", crit: ["b64"], b64: false), claims: claims) { key.signES256($0) }
+                    }
+                    return signed ?? ""
+                }
+                #expect(refused.status == 401 && refused.json["reason"]?.string == "invalid_assertion", "\(name): \(refused.status) \(refused.json)")
+            }
 
             let issued = Timestamp.now.millisecondsSince1970 / 1000 - 3_600
             let expired = try await completion { SileoFixture.assertion(key: key, user: "user-a", nonce: $0, issuedAt: issued) }

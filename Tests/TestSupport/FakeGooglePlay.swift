@@ -1,66 +1,64 @@
 import Foundation
-import TestSupport
 import Toolkit
-import Verifiers
 
 /// Google's side of the Play Developer API, on a loopback port: the OAuth token endpoint, which
 /// checks the service account's JWT as Google does (form, RS256 signature, claims, `iat` near its
 /// clock), and the purchase endpoints, which take only a bearer token it issued and that has not
 /// expired on its clock, and answer with the purchases or replies the test set. It acknowledges as
 /// Google does: the purchase at the call's own kind and product only, and only once it is paid.
-final class FakeGooglePlay: @unchecked Sendable {
-    enum Scripted: Sendable {
+public final class FakeGooglePlay: @unchecked Sendable {
+    public enum Scripted: Sendable {
         case reply(LoopbackHTTPServer.Reply)
         /// Accept the request and never answer.
         case hang
     }
 
-    static let scope = "https://www.googleapis.com/auth/androidpublisher"
+    public static let scope = "https://www.googleapis.com/auth/androidpublisher"
 
     private let server: LoopbackHTTPServer
     private let state: State
 
-    var baseURL: String { server.baseURL }
-    var tokenURL: String { server.baseURL + "/token" }
+    public var baseURL: String { server.baseURL }
+    public var tokenURL: String { server.baseURL + "/token" }
 
     /// - Parameter now: Google's clock (the client's test clock, so moving it ages the tokens too).
-    init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date = { Date() }) {
         let state = State(publicKey: publicKey, clientEmail: clientEmail, keyId: keyId, now: now)
         server = LoopbackHTTPServer { [state] request in state.handle(request) }
         self.state = state
         state.locked { $0.tokenURL = server.baseURL + "/token" }
     }
 
-    func stop() { server.stop() }
+    public func stop() { server.stop() }
 
     /// The purchase answered at `path` (the request target as the client must send it).
-    func store(_ json: String, at path: String) { state.locked { $0.purchases[path] = json } }
+    public func store(_ json: String, at path: String) { state.locked { $0.purchases[path] = json } }
     /// The package's voided purchases, as `purchases.voidedpurchases.list` answers them: each a
     /// `VoidedPurchase` JSON object with `purchaseToken` and `voidedTimeMillis`.
-    func storeVoided(_ purchases: [String]) { state.locked { $0.voided = purchases } }
+    public func storeVoided(_ purchases: [String]) { state.locked { $0.voided = purchases } }
     /// Voided purchases per page (Google's `maxResults`, at most 1000).
-    func setVoidedPageSize(_ size: Int) { state.locked { $0.voidedPageSize = size } }
+    public func setVoidedPageSize(_ size: Int) { state.locked { $0.voidedPageSize = size } }
     /// Answers for the next requests to `path`, before the stored purchase.
-    func script(_ path: String, _ replies: Scripted...) { state.locked { $0.scripted[path, default: []] += replies } }
+    public func script(_ path: String, _ replies: Scripted...) { state.locked { $0.scripted[path, default: []] += replies } }
     /// Answers for the next token requests, instead of checking and issuing.
-    func scriptToken(_ replies: Scripted...) { state.locked { $0.tokenScript += replies } }
-    func setTokenLifetime(_ seconds: Int) { state.locked { $0.lifetime = seconds } }
+    public func scriptToken(_ replies: Scripted...) { state.locked { $0.tokenScript += replies } }
+    public func setTokenLifetime(_ seconds: Int) { state.locked { $0.lifetime = seconds } }
     /// How long the token endpoint thinks before answering (on its own thread).
-    func setTokenDelay(_ seconds: TimeInterval) { state.locked { $0.tokenDelay = seconds } }
+    public func setTokenDelay(_ seconds: TimeInterval) { state.locked { $0.tokenDelay = seconds } }
     /// Makes every token issued so far invalid, as if revoked.
-    func revokeTokens() { state.locked { $0.valid.removeAll() } }
+    public func revokeTokens() { state.locked { $0.valid.removeAll() } }
     /// Every call's request target, acknowledgements included (`...:acknowledge`).
-    var acknowledgeCalls: [String] { state.locked { $0.apiTargets.filter { $0.hasSuffix(":acknowledge") } } }
+    public var acknowledgeCalls: [String] { state.locked { $0.apiTargets.filter { $0.hasSuffix(":acknowledge") } } }
 
-    var tokenRequests: Int { state.locked { $0.tokenRequests } }
-    var issuedTokens: [String] { state.locked { $0.issued } }
-    var apiTargets: [String] { state.locked { $0.apiTargets } }
+    public var tokenRequests: Int { state.locked { $0.tokenRequests } }
+    public var issuedTokens: [String] { state.locked { $0.issued } }
+    public var apiTargets: [String] { state.locked { $0.apiTargets } }
     /// The purchase paths acknowledged (`...:acknowledge` without the suffix), in order.
-    var acknowledged: [String] { state.locked { $0.acknowledged } }
+    public var acknowledged: [String] { state.locked { $0.acknowledged } }
     /// Why JWTs were refused; empty when every assertion was as Google wants it.
-    var jwtProblems: [String] { state.locked { $0.jwtProblems } }
+    public var jwtProblems: [String] { state.locked { $0.jwtProblems } }
     /// The `iat` of every accepted assertion.
-    var issuedAts: [Int64] { state.locked { $0.issuedAts } }
+    public var issuedAts: [Int64] { state.locked { $0.issuedAts } }
 
     private final class State: @unchecked Sendable {
         struct Values {
@@ -71,10 +69,10 @@ final class FakeGooglePlay: @unchecked Sendable {
             var valid: [String: TimeInterval] = [:]
             var issued: [String] = []
             var tokenRequests = 0
-            var issuedAts: [Int64] = []
-            var jwtProblems: [String] = []
-            var apiTargets: [String] = []
-            var acknowledged: [String] = []
+            public var issuedAts: [Int64] = []
+            public var jwtProblems: [String] = []
+            public var apiTargets: [String] = []
+            public var acknowledged: [String] = []
             var purchases: [String: String] = [:]
             var scripted: [String: [Scripted]] = [:]
             var tokenScript: [Scripted] = []
@@ -89,7 +87,7 @@ final class FakeGooglePlay: @unchecked Sendable {
         private let lock = NSLock()
         private var values = Values()
 
-        init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date) {
+        public init(publicKey: PublicKey, clientEmail: String, keyId: String, now: @escaping @Sendable () -> Date) {
             self.publicKey = publicKey
             self.clientEmail = clientEmail
             self.keyId = keyId
