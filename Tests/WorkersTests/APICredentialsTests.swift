@@ -81,6 +81,13 @@ struct APICredentialsTests {
         #expect(check(Self.jws(claims: valid, key: PrivateKey.generateP256()!)) == "invalid_user_token")
         #expect(check(Self.jws(header: #"{"alg":"none"}"#, claims: valid)) == "invalid_user_token")
         #expect(check(Self.jws(header: #"{"alg":"ES256","crit":["x"]}"#, claims: valid)) == "invalid_user_token")
+        // HMAC keyed with the public key's PEM (the algorithm-confusion forgery), and RSA: neither is ES256.
+        let hmacInput = Base64.encodeURL(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "." + Base64.encodeURL(Array(valid.utf8))
+        let hmac = hmacInput + "." + Base64.encodeURL(Digest.hmacSHA256(key: Array((Self.key.publicKeyPEM ?? "").utf8), message: Array(hmacInput.utf8)))
+        #expect(check(hmac) == "invalid_user_token")
+        let rsa = try #require(PrivateKey.generateRSA())
+        let rsaInput = Base64.encodeURL(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8)) + "." + Base64.encodeURL(Array(valid.utf8))
+        #expect(check(rsaInput + "." + Base64.encodeURL(rsa.signRSASHA256(Array(rsaInput.utf8)) ?? [])) == "invalid_user_token")
         #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"other.app","iat":\#(now),"exp":\#(now + 600)}"#)) == "invalid_user_token")
         #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now - 700),"exp":\#(now - 100)}"#)) == "user_token_expired")
         #expect(check(Self.jws(claims: #"{"sub":"alice","aud":"\#(Self.app)","iat":\#(now),"exp":\#(now + 7_200)}"#)) == "invalid_user_token")

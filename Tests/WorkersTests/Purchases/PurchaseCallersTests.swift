@@ -27,7 +27,9 @@ struct PurchaseCallersTests {
         setup.settings.validatorKeys = [ApplePurchases.bundleId: ValidateAPITests.key]
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: setup, apiTokens: Self.tokens) { workers async throws in
+                // A small store-call bucket, to see the validator key spend it.
+                let merchantAPI = MerchantAPISetup(clientStoreCallsPerSecond: 1, clientStoreCallBurst: 2)
+                try await harness.withWorkers(store: store, purchases: setup, apiTokens: Self.tokens, merchantAPI: merchantAPI) { workers async throws in
                     let purchases = workers.workers.purchases, validate = workers.workers.validate
                     let jws = try apple.transaction("870001")
 
@@ -62,6 +64,19 @@ struct PurchaseCallersTests {
                     #expect(backend.status == 200 && backend.json?["ok"]?.bool == true, "\(backend.text)")
                     #expect(ValidateAPITests.pluginTakes(backend.json))
                     #expect(try await store.entitlements(app: ApplePurchases.bundleId, user: "user-c")?.map(\.product) == ["pro.monthly"])
+
+                    // The validator key is public: its claims that call Apple (a receipt) spend the client store-call
+                    // bucket (burst 2 here), then 429; the backend's bearer token goes on.
+                    let receipt = ValidateAPITests.appleBody(receipt: "bm90IGEgcmVjZWlwdA==", user: "user-c")
+                    for _ in 0..<2 {
+                        let answer = try await ValidateAPITests.validate(validate, query: ValidateAPITests.query + "&errorStatus=http", receipt)
+                        #expect(answer.status == 422 && answer.json?["error"]?.string == "invalid_receipt", "\(answer.text)")
+                    }
+                    let spent = try await ValidateAPITests.validate(validate, query: ValidateAPITests.query + "&errorStatus=http", receipt)
+                    #expect(spent.status == 429 && spent.json?["error"]?.string == "rate_limited", "\(spent.text)")
+                    let server = try await ValidateAPITests.validate(validate, query: "?appName=\(ApplePurchases.bundleId)&errorStatus=http", receipt,
+                                                                     bearer: ApplePurchases.token)
+                    #expect(server.status == 422, "\(server.text)")
                 }
             }
         }

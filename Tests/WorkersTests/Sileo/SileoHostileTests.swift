@@ -1,6 +1,7 @@
 import Entitlements
 import Events
 import Foundation
+import Store
 import StoreTestSupport
 import TestSupport
 import Testing
@@ -200,6 +201,14 @@ struct SileoHostileTests {
     func signedOutToken() async throws {
         try await Self.withScene { scene in
             let device = try await scene.fixture.signIn(at: scene.base)
+            // Stored only as SHA-256: the row holds the hashes, never the token or the payment secret.
+            let stored = try await scene.workers.workers.store.database.read { connection throws(StoreError) in
+                try connection.query("SELECT token_hash, payment_secret_hash FROM sileo_tokens", []).map {
+                    ($0.text("token_hash") ?? "", $0.text("payment_secret_hash") ?? "")
+                }
+            }
+            #expect(stored.count == 1 && stored.first?.0 == SileoCredentials.hash(device.token) && stored.first?.1 == SileoCredentials.hash(device.paymentSecret))
+            #expect(stored.first?.0 != device.token && stored.first?.1 != device.paymentSecret)
             let out = try await scene.post("/sign_out", ["token": device.bearer])
             #expect(out.status == 200)
             #expect(out.json["success"]?.bool == true)

@@ -26,7 +26,8 @@ final class RunningWorkers: Sendable {
          clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
          consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
          purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
-         sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0) throws {
+         sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
+         merchantAPI: MerchantAPISetup = MerchantAPISetup()) throws {
         let listening = ListeningPort()
         self.listening = listening
         // With `ownServer`, the workers' own HTTP server on a free loopback port, as `tollgate work` runs it.
@@ -36,7 +37,7 @@ final class RunningWorkers: Sendable {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
                                          store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens, listener: listener,
                                          expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, sileo: sileo, sileoCheckouts: sileoCheckouts, clock: clock, checkouts: checkouts,
-                                         metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
+                                         merchantAPI: merchantAPI, metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }
     }
