@@ -318,6 +318,23 @@ struct CheckoutTests {
             #expect(try await api.list("app=\(account)").error == "missing_field")
             #expect(try await api.list("app=\(account)&user=user-7&user=\(Self.user)").error == "invalid_field")
             #expect(try await api.list("app=\(account)&user=\(Self.user)&environment=staging").error == "invalid_field")
+
+            // At most 100 a call, the newest: 101 checkouts of one user (expired ones, as a user who kept
+            // starting and abandoning them leaves behind), written as the service writes them.
+            var many: [String] = []
+            let startMs = Timestamp.now.millisecondsSince1970 - 1_000_000
+            for index in 0..<101 {
+                let record = CheckoutRecord(id: "co_many_\(index)", app: account, user: "user-many", product: Self.product, amountMinor: 1999,
+                                            currency: "USD", provider: SourceName("citcon"), account: account, reference: "ref-many-\(index)",
+                                            environment: .production, state: .expired, paymentURL: nil, notifyURL: nil,
+                                            createdAtMs: startMs + Int64(index), expiresAtMs: startMs + Int64(index) + 900_000, paidEventId: nil)
+                try await api.service.records.insert(record)
+                many.append(record.id)
+            }
+            let page = try await api.list("app=\(account)&user=user-many")
+            let pageIds = page.json?["checkouts"]?.array?.compactMap { $0["id"]?.string } ?? []
+            #expect(pageIds.count == 100 && Set(pageIds).isSubset(of: Set(many)), "\(pageIds.count)")
+            #expect(!pageIds.contains(many[0]), "the oldest is the one left out")
         }
     }
 
