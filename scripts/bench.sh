@@ -27,7 +27,9 @@
 # to bench/results/profile.json; latest.json is left alone.
 #
 # Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
-# loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only).
+# loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only),
+# BENCH_TOLLGATE (this tree's release build): another `tollgate` binary to measure with this tree's load
+# generator and configuration, so two builds compare under one harness (docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +50,7 @@ for product in tollgate tollgate-bench tollgate-load; do
   "$swift" build -c release --product "$product"
 done
 bin="$("$swift" build -c release --show-bin-path)"
+tollgate="${BENCH_TOLLGATE:-$bin/tollgate}"
 
 work="$(mktemp -d /tmp/tollgate-bench.XXXXXX)"
 broker_pid=""
@@ -90,7 +93,7 @@ for _ in $(seq 1 200); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
 [ -s "$work/bootstrap" ] || { echo "bench: the broker did not start:" >&2; cat "$work/broker.log" >&2; exit 1; }
 
 TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
-  "$bin/tollgate" serve --config "$work/tollgate.yaml" >"$work/gateway.out" 2>"$work/gateway.log" &
+  "$tollgate" serve --config "$work/tollgate.yaml" >"$work/gateway.out" 2>"$work/gateway.log" &
 gateway_pid=$!
 port="$(listening_port "$gateway_pid" "$work/gateway.out" gateway)"
 [ -n "$port" ] || { echo "bench: the gateway did not start:" >&2; tail -20 "$work/gateway.log" >&2; exit 1; }
@@ -135,12 +138,12 @@ stop "$gateway_pid"; gateway_pid=""
 [ -s "$results/latest.json" ] || exit 1
 # The first seconds of a fresh gateway: started by the load generator once its deliveries are signed,
 # driven the moment /readyz answers 200 (it writes the gateway's pid for the cleanup above).
-"$bin/tollgate-load" cold-start --dir "$work" --tollgate "$bin/tollgate" --brokers "$(cat "$work/bootstrap")" \
+"$bin/tollgate-load" cold-start --dir "$work" --tollgate "$tollgate" --brokers "$(cat "$work/bootstrap")" \
   --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --pid-file "$work/cold-start.pid" --json "$results/latest.json" || load_status=1
 # POST /v1/purchases with Apple signed transactions: `tollgate work` (its own API port, a SQLite store)
 # pinned to the gateway's core, each request verified, published and applied before it is answered.
 TOLLGATE_KAFKA_BROKERS="$(cat "$work/bootstrap")" taskset -c "$gateway_cpu" \
-  "$bin/tollgate" work --config "$work/workers.yaml" >"$work/workers.out" 2>"$work/workers.log" &
+  "$tollgate" work --config "$work/workers.yaml" >"$work/workers.out" 2>"$work/workers.log" &
 workers_pid=$!
 workers_port="$(listening_port "$workers_pid" "$work/workers.out" workers)"
 if [ -n "$workers_port" ]; then
