@@ -1,6 +1,7 @@
 import ArgumentParser
 import Events
 import Foundation
+import Synchronization
 import Kafka
 import Workers
 
@@ -87,15 +88,41 @@ struct SelectionError: Error, CustomStringConvertible {
 enum TopicScan {
     /// Filters by record time as it reads rather than seeking by timestamp: the embedded broker (librdkafka's
     /// mock) answers every timestamp lookup with the end of the partition.
-    static func records(client: KafkaClientConfig, topic: String, sinceMs: Int64? = nil) async throws -> [KafkaRecord] {
+    ///
+    /// A partition whose oldest kept offset is above 0 lost its first records (a real cluster's retention,
+    /// or the embedded broker's in-memory limit): when the range asked for may have held some of them (no
+    /// `sinceMs`, or a `sinceMs` before the oldest record kept), a line on standard error says so, rather
+    /// than answering with less without a word (`reportGaps`).
+    static func records(client: KafkaClientConfig, topic: String, sinceMs: Int64? = nil, reportGaps: Bool = true) async throws -> [KafkaRecord] {
         let reader = try TopicReader(client: client, topic: topic)
+        var lows: [Int32: Int64] = [:]
+        for partition in try await reader.partitions() {
+            let low = try await reader.watermarks(partition: partition).low
+            if low > 0 { lows[partition] = low }
+        }
         let collector = RecordCollector()
+        let firstKept = Mutex<[Int32: Int64]>([:])
+        let lowsRead = lows
         try await reader.read { record in
+            if record.offset == lowsRead[record.partition] {
+                firstKept.withLock { $0[record.partition] = record.timestampMs ?? 0 }
+            }
             if let sinceMs, (record.timestampMs ?? 0) < sinceMs { return true }
             collector.append(record)
             return true
         }
         await reader.close()
+        if reportGaps {
+            let kept = firstKept.withLock { $0 }
+            for (partition, low) in lows.sorted(by: { $0.key < $1.key }) {
+                let oldest = kept[partition]
+                // Asked from a time after the oldest record kept: nothing asked for is gone.
+                if let sinceMs, let oldest, sinceMs >= oldest { continue }
+                let from = oldest.map { " (the oldest kept was written \(Timestamp(millisecondsSince1970: $0).rfc3339))" } ?? ""
+                Output.error("tollgate: \(topic) partition \(partition) keeps offsets from \(low) on\(from): the \(low) records before it are gone "
+                             + "(a cluster's retention, or the embedded broker's in-memory limit), so the range asked for may be missing some")
+            }
+        }
         return collector.all.sorted { ($0.timestampMs ?? 0, $0.partition, $0.offset) < ($1.timestampMs ?? 0, $1.partition, $1.offset) }
     }
 }
