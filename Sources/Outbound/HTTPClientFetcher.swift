@@ -1,14 +1,18 @@
 import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Toolkit
 
 /// The gateway's outbound HTTP (OCSP responders, key sets, the store and provider APIs), on
-/// AsyncHTTPClient with an event loop thread of its own, with the system's CA certificates.
+/// AsyncHTTPClient on event loop threads of its own, with the system's CA certificates.
 /// Each request has a hard deadline, and its body a bound checked while it streams in: an endpoint that
-/// answers without end, or more than it announces, costs at most the bound, because the connection is
-/// closed as soon as the bound is passed (a cancelled task closes it too). Redirects are not followed:
+/// answers without end, or more than it announces, costs at most the bound, because the exchange is
+/// ended as soon as the bound is passed (an HTTP/1 connection closed, an HTTP/2 stream reset; a
+/// cancelled task ends it too). Redirects are not followed:
 /// the 3xx is the answer, so a bearer token never goes to another host and a key set never moves from
 /// https to http.
 public struct HTTPClientFetcher: HTTPFetcher {
@@ -17,11 +21,13 @@ public struct HTTPClientFetcher: HTTPFetcher {
     private static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled)
         // A refused connection is the answer (a network error, retried by the caller's own loop), not
-        // something to retry until the deadline and report as a timeout.
+        // something to retry until the deadline and report as a timeout. (It fails every request then
+        // waiting for that host; each caller has its retry path.)
         configuration.connectionPool.retryConnectionEstablishment = false
-        // Its own event loop thread: outbound calls neither wait behind the process's servers (whose
-        // handlers share the singleton group) nor hold them up.
-        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 1), configuration: configuration)
+        // Event loop threads of its own: outbound calls neither wait behind the process's servers (whose
+        // handlers share the singleton group) nor hold them up; two, so one slow name lookup or TLS
+        // handshake does not hold every other connection.
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup(numberOfThreads: 2), configuration: configuration)
     }()
 
     private let maxBodyBytes: Int
@@ -32,23 +38,23 @@ public struct HTTPClientFetcher: HTTPFetcher {
 
     public func fetch(_ request: HTTPFetchRequest) async throws(HTTPFetchError) -> HTTPFetchResponse {
         guard let scheme = request.url.split(separator: ":", maxSplits: 1).first?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw HTTPFetchError("not an http(s) URL: \(request.url)")
+            // Not the URL itself: a path may carry a purchase token.
+            throw HTTPFetchError("not an http(s) URL")
         }
         var outbound = HTTPClientRequest(url: request.url)
         outbound.method = HTTPMethod(rawValue: request.method)
         for header in request.headers { outbound.headers.add(name: header.name, value: header.value) }
         if !request.body.isEmpty { outbound.body = .bytes(ByteBuffer(bytes: request.body)) }
         let prepared = outbound
-        let limit = min(request.maxResponseBytes ?? maxBodyBytes, maxBodyBytes)
+        let limit = max(0, min(request.maxResponseBytes ?? maxBodyBytes, maxBodyBytes))
         let timeout = request.timeout
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
 
         // The deadline covers the answer's head; the race below covers its body too. Cancelling the
         // loser closes the connection.
         let outcome: Result<HTTPFetchResponse, HTTPFetchError> = await withTaskGroup(of: Result<HTTPFetchResponse, HTTPFetchError>?.self) { group in
             group.addTask {
                 do {
-                    let response = try await Self.client.execute(prepared, deadline: .now() + .nanoseconds(nanoseconds))
+                    let response = try await Self.client.execute(prepared, deadline: .now() + TimeAmount(timeout))
                     let body = try await response.body.collect(upTo: limit)
                     var headers = HeaderFields()
                     for header in response.headers { headers.append(name: header.name, value: header.value) }
@@ -67,15 +73,26 @@ public struct HTTPClientFetcher: HTTPFetcher {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
+            if first == nil, Task.isCancelled { return .failure(HTTPFetchError("cancelled")) }
             return first ?? .failure(HTTPFetchError("timed out after \(timeout)"))
         }
         return try outcome.get()
     }
 
-    /// What went wrong, without the request (no URL, header or body reaches a message).
+    /// What went wrong, without the request: no URL, host, header or body reaches a message (an
+    /// `HTTPClientError`'s full text may quote a header value; a connection error names the host).
     private static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "HTTP client: \(error)" }
-        if let error = error as? IOError { return "I/O: \(error.description)" }
-        return String(describing: type(of: error)) + ": \(error)"
+        if let error = error as? HTTPClientError { return "HTTP client: \(error.shortDescription)" }
+        if let error = error as? NIOConnectionError {
+            let reasons = Set(error.connectionErrors.compactMap { ($0.error as? IOError).map { Self.reason($0.errnoCode) } })
+            return "connection failed" + (reasons.isEmpty ? "" : ": " + reasons.sorted().joined(separator: ", "))
+        }
+        if let error = error as? IOError { return "I/O error: " + Self.reason(error.errnoCode) }
+        return String(describing: type(of: error))
+    }
+
+    /// The system's text for an errno value ("Connection refused").
+    private static func reason(_ code: CInt) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
 }

@@ -95,17 +95,19 @@ enum TopicScan {
     /// than answering with less without a word (`reportGaps`).
     static func records(client: KafkaClientConfig, topic: String, sinceMs: Int64? = nil, reportGaps: Bool = true) async throws -> [KafkaRecord] {
         let reader = try TopicReader(client: client, topic: topic)
-        var lows: [Int32: Int64] = [:]
+        // A partition whose every record is gone is not read at all: its low watermark tells.
+        var emptied: [Int32: Int64] = [:]
         for partition in try await reader.partitions() {
-            let low = try await reader.watermarks(partition: partition).low
-            if low > 0 { lows[partition] = low }
+            let (low, high) = try await reader.watermarks(partition: partition)
+            if low > 0, low == high { emptied[partition] = low }
         }
         let collector = RecordCollector()
-        let firstKept = Mutex<[Int32: Int64]>([:])
-        let lowsRead = lows
+        // The first record each partition delivered: its offset says whether earlier ones are gone,
+        // whatever the watermarks were when asked (retention may move them while this reads).
+        let firstRead = Mutex<[Int32: (offset: Int64, timestampMs: Int64?)]>([:])
         try await reader.read { record in
-            if record.offset == lowsRead[record.partition] {
-                firstKept.withLock { $0[record.partition] = record.timestampMs ?? 0 }
+            firstRead.withLock { first in
+                if first[record.partition] == nil { first[record.partition] = (record.offset, record.timestampMs) }
             }
             if let sinceMs, (record.timestampMs ?? 0) < sinceMs { return true }
             collector.append(record)
@@ -113,14 +115,18 @@ enum TopicScan {
         }
         await reader.close()
         if reportGaps {
-            let kept = firstKept.withLock { $0 }
-            for (partition, low) in lows.sorted(by: { $0.key < $1.key }) {
-                let oldest = kept[partition]
-                // Asked from a time after the oldest record kept: nothing asked for is gone.
-                if let sinceMs, let oldest, sinceMs >= oldest { continue }
-                let from = oldest.map { " (the oldest kept was written \(Timestamp(millisecondsSince1970: $0).rfc3339))" } ?? ""
-                Output.error("tollgate: \(topic) partition \(partition) keeps offsets from \(low) on\(from): the \(low) records before it are gone "
-                             + "(a cluster's retention, or the embedded broker's in-memory limit), so the range asked for may be missing some")
+            let first = firstRead.withLock { $0 }
+            for (partition, kept) in first.sorted(by: { $0.key < $1.key }) where kept.offset > 0 {
+                // Asked from a time after the oldest record kept (when its time is known): nothing asked for is gone.
+                if let sinceMs, let oldest = kept.timestampMs, sinceMs >= oldest { continue }
+                let written = kept.timestampMs.map { ", written \(Timestamp(millisecondsSince1970: $0).rfc3339)" } ?? ""
+                Output.error("tollgate: \(topic) partition \(partition) keeps offsets from \(kept.offset) on (the oldest\(written)): "
+                             + "offsets 0-\(kept.offset - 1) are gone (a cluster's retention, or the embedded broker's in-memory limit), "
+                             + "so the range asked for may be missing some")
+            }
+            for (partition, low) in emptied.sorted(by: { $0.key < $1.key }) where first[partition] == nil {
+                Output.error("tollgate: \(topic) partition \(partition) holds no record: offsets 0-\(low - 1) are gone "
+                             + "(a cluster's retention, or the embedded broker's in-memory limit)")
             }
         }
         return collector.all.sorted { ($0.timestampMs ?? 0, $0.partition, $0.offset) < ($1.timestampMs ?? 0, $1.partition, $1.offset) }
