@@ -6,7 +6,12 @@ struct BrokerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broker",
         abstract: "Run the embedded Kafka-protocol broker (librdkafka mock cluster) alone, with Tollgate's topics.",
-        discussion: "For development, tests and benchmarks: it keeps everything in memory.")
+        discussion: """
+            For development, tests and benchmarks: it keeps everything in memory, at most about 5 MiB or 100,000 \
+            message sets a partition, and beyond that drops a partition's oldest records whether or not they were \
+            consumed. A gateway answering 2xx on it promises only what it keeps: use a real cluster (kafka.brokers, \
+            docs/deploying.md, section 4) for anything else.
+            """)
 
     @Option(help: "Number of brokers in the cluster.")
     var brokers = 1

@@ -8,7 +8,14 @@ import Workers
 struct DevCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dev",
-        abstract: "Everything in one process for a laptop: embedded broker, gateway and workers.")
+        abstract: "Everything in one process for a laptop: embedded broker, gateway and workers.",
+        discussion: """
+            With kafka.brokers unset, the broker is embedded (librdkafka's mock cluster): it keeps everything in \
+            memory, at most about 5 MiB or 100,000 message sets a partition, and beyond that drops a partition's \
+            oldest records whether or not they were consumed, so a delivery answered 2xx is lost if the workers \
+            fall that far behind. For development and small single-machine trials; set kafka.brokers \
+            (TOLLGATE_KAFKA_BROKERS) to use a real cluster (docs/deploying.md, section 4).
+            """)
 
     @OptionGroup var options: ConfigOptions
 
