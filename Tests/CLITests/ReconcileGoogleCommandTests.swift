@@ -24,7 +24,7 @@ struct ReconcileGoogleCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let key = try #require(await offPool { PrivateKey.generateRSA() })
         let fake = FakeGooglePlay(publicKey: try #require(key.publicKey), clientEmail: email, keyId: keyId)
-        let account = #"{"type":"service_account","project_id":"tollgate-test","private_key_id":"\#(keyId)","private_key":\#(JSONValue.string(key.pem ?? "").canonical),"client_email":"\#(email)","client_id":"1","token_uri":"https://oauth2.googleapis.com/token"}"#
+        let account = try TestServiceAccount.json(key: key, email: email, keyId: keyId)
         let accountPath = directory.appendingPathComponent("play.json")
         try Data(account.utf8).write(to: accountPath)
         let config = """
@@ -42,16 +42,12 @@ struct ReconcileGoogleCommandTests {
         return Setup(fake: fake, directory: directory, configPath: configPath, key: key)
     }
 
-    static func voided(_ token: String, atMs: Int64) -> String {
-        #"{"kind": "androidpublisher#voidedPurchase", "purchaseToken": "\#(token)", "purchaseTimeMillis": "\#(atMs - 86_400_000)", "voidedTimeMillis": "\#(atMs)", "orderId": "GPA.3399-\#(token)", "voidedSource": 0, "voidedReason": 1, "refundType": 1}"#
-    }
-
     @Test("a dry run lists the package's voided purchases with the service account and says what it would publish: exit 0; a service account Google refuses: exit 1 with what to check, never the key")
     func dryRunAndRefusal() async throws {
         let setup = try await Self.setUp()
         defer { setup.fake.stop(); try? FileManager.default.removeItem(at: setup.directory) }
         let now = Timestamp.now.millisecondsSince1970
-        setup.fake.storeVoided([Self.voided("voided-token-1", atMs: now - 3_600_000), Self.voided("voided-token-2", atMs: now - 60_000)])
+        setup.fake.storeVoided([FakeGooglePlay.voidedPurchase("voided-token-1", atMs: now - 3_600_000), FakeGooglePlay.voidedPurchase("voided-token-2", atMs: now - 60_000)])
         // A dry run never connects to Kafka: no broker is needed at this address.
         let arguments = ["reconcile", "google", "--config", setup.configPath, "--brokers", "127.0.0.1:1", "--dry-run", "--since", "2d"]
         let result = try await CLI.run(arguments, directory: setup.directory)

@@ -47,7 +47,7 @@ struct SileoDevWalkTests {
         // used below against an endpoint that does not answer, and a validator key sent in URLs.
         try Data((appStoreKey.pem ?? "").utf8).write(to: directory.appendingPathComponent("SubscriptionKey.p8"))
         try Data(chain.root.pem.utf8).write(to: directory.appendingPathComponent("apple-root.pem"))
-        let serviceAccount = #"{"type":"service_account","project_id":"p","private_key_id":"8d1b4c0e2f9a3c5d8e6f0a1b2c3d4e5f6a7b8c9d","private_key":\#(JSONValue.string(playKey.pem ?? "").canonical),"client_email":"play@p.iam.gserviceaccount.com","client_id":"1","token_uri":"https://oauth2.googleapis.com/token"}"#
+        let serviceAccount = try TestServiceAccount.json(key: playKey)
         try Data(serviceAccount.utf8).write(to: directory.appendingPathComponent("play.json"))
         let config = """
             http: { host: 127.0.0.1, port: 0 }

@@ -36,6 +36,10 @@ public final class FakeGooglePlay: @unchecked Sendable {
     /// The package's voided purchases, as `purchases.voidedpurchases.list` answers them: each a
     /// `VoidedPurchase` JSON object with `purchaseToken` and `voidedTimeMillis`.
     public func storeVoided(_ purchases: [String]) { state.locked { $0.voided = purchases } }
+    /// One `VoidedPurchase` as `purchases.voidedpurchases.list` answers it: bought a day before its void.
+    public static func voidedPurchase(_ token: String, atMs: Int64) -> String {
+        #"{"kind": "androidpublisher#voidedPurchase", "purchaseToken": "\#(token)", "purchaseTimeMillis": "\#(atMs - 86_400_000)", "voidedTimeMillis": "\#(atMs)", "orderId": "GPA.3399-\#(token)", "voidedSource": 0, "voidedReason": 1, "refundType": 1}"#
+    }
     /// Voided purchases per page (Google's `maxResults`, at most 1000).
     public func setVoidedPageSize(_ size: Int) { state.locked { $0.voidedPageSize = size } }
     /// Answers for the next requests to `path`, before the stored purchase.

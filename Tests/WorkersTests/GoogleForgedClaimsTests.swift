@@ -1,3 +1,4 @@
+import TestSupport
 import Entitlements
 import Events
 import Logging
@@ -20,9 +21,7 @@ struct GoogleForgedClaimsTests {
                         sourceType: "test")
     }
 
-    static func voided(_ token: String, atMs: Int64) -> String {
-        #"{"kind": "androidpublisher#voidedPurchase", "purchaseToken": "\#(token)", "purchaseTimeMillis": "\#(atMs - 86_400_000)", "voidedTimeMillis": "\#(atMs)", "orderId": "GPA.3399-\#(token)", "voidedSource": 0, "voidedReason": 1, "refundType": 1}"#
-    }
+    static func voided(_ token: String, atMs: Int64) -> String { FakeGooglePlay.voidedPurchase(token, atMs: atMs) }
 
     static func record(_ event: NormalizedEvent, offset: Int64) -> KafkaRecord {
         KafkaRecord(topic: "tollgate.events", partition: 0, offset: offset, key: Array(event.subject.utf8),

@@ -1,18 +1,16 @@
 import Foundation
-import TestSupport
 import Toolkit
-import Verifiers
 
 /// Service-account keys for the tests, as Google's console writes them: RSA keys generated once per
 /// run (off the pool: key generation is CPU-bound) and JSON key files in a temporary directory.
-enum TestServiceAccount {
-    static let email = "tollgate-play@tollgate-test.iam.gserviceaccount.com"
-    static let keyId = "7d1b4c0e2f9a3c5d8e6f0a1b2c3d4e5f6a7b8c9d"
+public enum TestServiceAccount {
+    public static let email = "tollgate-play@tollgate-test.iam.gserviceaccount.com"
+    public static let keyId = "7d1b4c0e2f9a3c5d8e6f0a1b2c3d4e5f6a7b8c9d"
 
     /// The key the fake Google knows.
-    static let key = Task { try await generate() }
+    public static let key = Task { try await generate() }
     /// A key it does not know.
-    static let otherKey = Task { try await generate() }
+    public static let otherKey = Task { try await generate() }
 
     private static func generate() async throws -> PrivateKey {
         try await offPool {
@@ -22,7 +20,7 @@ enum TestServiceAccount {
     }
 
     /// The JSON of a key file, with every field Google puts in one.
-    static func json(key: PrivateKey, email: String = email, keyId: String = keyId) throws -> String {
+    public static func json(key: PrivateKey, email: String = email, keyId: String = keyId) throws -> String {
         guard let pem = key.pem else { throw CocoaError(.featureUnsupported) }
         let file: [String: String] = [
             "type": "service_account",
@@ -42,7 +40,7 @@ enum TestServiceAccount {
     }
 
     /// Writes `contents` as a key file in a new temporary directory; returns its path.
-    static func write(_ contents: String) async throws -> String {
+    public static func write(_ contents: String) async throws -> String {
         try await offPool {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-play-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -53,7 +51,7 @@ enum TestServiceAccount {
     }
 
     /// Removes the directory `write` made.
-    static func remove(_ path: String) async {
+    public static func remove(_ path: String) async {
         _ = try? await offPool { try FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
     }
 }
