@@ -40,7 +40,10 @@ struct CredentialMiddleware: AuthenticatorMiddleware {
     func authenticate(request: Request, context: Context) async throws -> Caller? {
         let presented: Result<Caller, Rejection>
         if let urlKeys, let key = request.uri.queryParameters.get("apiKey") {
-            presented = urlKeys.caller(presenting: String(key), request: request, via: .urlKey)
+            // Two keys (one for each hop to read), as two Authorization headers: refused, not one picked.
+            presented = request.uri.queryParameters.getAll("apiKey").count == 1
+                ? urlKeys.caller(presenting: String(key), request: request, via: .urlKey)
+                : .failure(APICredentials.unauthorized)
         } else {
             presented = credentials.authenticate(request)
         }
