@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strict),
         // Runs the built `tollgate` binary, so it tests the command line exactly as users call it (and imports
         // its module for the few pure pieces, such as the JSON log line). The other modules only look on: Kafka reads and writes topics, Workers names the dead-letter headers, Entitlements reads the outbox.
-        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "Verifiers", "Rejections", "Toolkit", "Kafka", "Events", "Workers", "Merchant", "ProviderAPIs", "Store", "Entitlements", "Gateway",
+        .testTarget(name: "CLITests", dependencies: ["tollgate", "TestSupport", "StoreTestSupport", "Outbound", "Verifiers", "Rejections", "Toolkit", "Kafka", "Events", "Workers", "Merchant", "ProviderAPIs", "Store", "Entitlements", "Gateway",
                                                      .product(name: "Logging", package: "swift-log")],
                     swiftSettings: strict),
         // Fresh SQLite files and PostgreSQL databases for the store and worker tests.

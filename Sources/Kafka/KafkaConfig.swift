@@ -5,11 +5,16 @@ public struct KafkaClientConfig: Sendable {
     public var clientId: String
     /// Passed through to librdkafka unchanged (TLS, SASL, ...); they win over Tollgate's defaults.
     public var properties: [String: String]
+    /// Set where the cluster is the mock this process runs (`tollgate dev`): its producers refuse what
+    /// the mock would drop before this process's consumers committed it, and its consumers report commits.
+    public var mockLogGuard: MockLogGuard?
 
-    public init(bootstrapServers: String, clientId: String = "tollgate", properties: [String: String] = [:]) {
+    public init(bootstrapServers: String, clientId: String = "tollgate", properties: [String: String] = [:],
+                mockLogGuard: MockLogGuard? = nil) {
         self.bootstrapServers = bootstrapServers
         self.clientId = clientId
         self.properties = properties
+        self.mockLogGuard = mockLogGuard
     }
 
     var baseProperties: [String: String] {

@@ -14,8 +14,13 @@ public final class KafkaConsumer: Sendable {
     /// `rd_kafka_position` forgets the position on seek, and `lag()` should still count a held record.
     private let seekPositions = Mutex<[TopicPartition: Int64]>([:])
 
+    /// The group's commits are reported to it (`tollgate dev`'s embedded broker).
+    private let logGuard: (guard: MockLogGuard, group: String)?
+
     public init(config: ConsumerConfig, topics: [String]) throws(KafkaError) {
         client = try RDKafkaConsumerClient(properties: config.properties, subscribing: topics, role: "consumer")
+        logGuard = config.client.mockLogGuard.map { ($0, config.groupId) }
+        logGuard?.guard.watch(group: config.groupId, topics: topics)
     }
 
     /// The next record, or nil once the consumer is closed or the task is cancelled.
@@ -68,6 +73,7 @@ public final class KafkaConsumer: Sendable {
     /// Commits queued before `close` still run.
     public func commit(_ nextOffsets: [TopicPartition: Int64]) async throws(KafkaError) {
         try await client.commit(nextOffsets)
+        logGuard?.guard.committed(group: logGuard?.group ?? "", nextOffsets)
     }
 
     /// The committed next-offset of a partition, or nil if the group has none.

@@ -11,6 +11,9 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
         case closed
         /// An operation did not finish in time.
         case timedOut
+        /// Not produced: the embedded broker's partition holds as much as it keeps of records its
+        /// consumers have not committed (`MockLogGuard`).
+        case embeddedBrokerFull
     }
 
     public let kind: Kind

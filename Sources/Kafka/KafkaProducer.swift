@@ -44,10 +44,21 @@ public final class KafkaProducer: Sendable, Service {
         guard !messages.isEmpty else { return [] }
         return await withCheckedContinuation { continuation in
             let waiter = DeliveryWaiter(count: messages.count, continuation: continuation)
+            let logGuard = config.client.mockLogGuard
             for (index, message) in messages.enumerated() {
                 let refusal: KafkaError? = closed.withLock { isClosed in
                     if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
-                    return client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index))
+                    var reserved: MockLogGuard.Reserved?
+                    if let logGuard {
+                        switch logGuard.reserve(message) {
+                        case .notGuarded: break
+                        case .taken(let room): reserved = room
+                        case .refused(let error): return error
+                        }
+                    }
+                    let refused = client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index, reserved: reserved))
+                    if let refused { reserved?.release(.failure(refused)) }
+                    return refused
                 }
                 // Not taken: no delivery report will come.
                 if let refusal { waiter.complete(index, .failure(refusal)) }
@@ -105,13 +116,19 @@ public final class KafkaProducer: Sendable, Service {
 private final class DeliverySlot: DeliveryReceiver {
     let waiter: DeliveryWaiter
     let index: Int
+    /// The room the mock log guard keeps for the record until its report.
+    let reserved: MockLogGuard.Reserved?
 
-    init(waiter: DeliveryWaiter, index: Int) {
+    init(waiter: DeliveryWaiter, index: Int, reserved: MockLogGuard.Reserved?) {
         self.waiter = waiter
         self.index = index
+        self.reserved = reserved
     }
 
-    override func delivered(_ result: Result<KafkaDelivery, KafkaError>) { waiter.complete(index, result) }
+    override func delivered(_ result: Result<KafkaDelivery, KafkaError>) {
+        reserved?.release(result)
+        waiter.complete(index, result)
+    }
 }
 
 /// The reports of one `sendEach` call; resumes its caller when the last one arrives.

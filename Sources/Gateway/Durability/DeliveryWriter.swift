@@ -33,6 +33,7 @@ public final class DeliveryWriter: Sendable {
         if recent.containsAll(ids) { return .duplicate }
 
         var pending = records.records(for: delivery, source: source, request: request)
+        var cause = "kafka did not acknowledge the event"
         // While the spool holds deliveries, new ones queue behind them: the relay publishes in
         // order, so a later event of a purchase never overtakes an earlier one.
         if spool?.isEmpty ?? true {
@@ -49,20 +50,22 @@ public final class DeliveryWriter: Sendable {
                 recent.insert(ids)
                 return .published
             }
-            logger.warning("kafka did not acknowledge in time", metadata: [
+            let full = firstError?.kind == .embeddedBrokerFull
+            if full { cause = "the embedded broker holds all it keeps until the workers catch up" }
+            logger.warning(full ? "the embedded broker refused the records: the workers are behind" : "kafka did not acknowledge in time", metadata: [
                 "source": .string(source.rawValue), "error": .string(firstError?.message ?? ""),
                 "records": .stringConvertible(failed.count), "spool": .string(spool == nil ? "disabled" : "enabled")])
             // Records Kafka did acknowledge are not spooled again.
             pending = failed
         }
         guard let spool else {
-            throw Rejection(.notDurable, "kafka did not acknowledge the event and the spool is disabled; retry later")
+            throw Rejection(.notDurable, "\(cause) and the spool is disabled; retry later")
         }
         do {
             try await spool.append(pending)
         } catch {
             logger.warning("delivery not durable", metadata: ["source": .string(source.rawValue), "error": .string(error.message)])
-            throw Rejection(.notDurable, "kafka did not acknowledge the event and \(error.kind == .full ? "the spool is full" : "the spool is unavailable"); retry later")
+            throw Rejection(.notDurable, "\(cause) and \(error.kind == .full ? "the spool is full" : "the spool is unavailable"); retry later")
         }
         recent.insert(ids)
         return .spooled

@@ -1,4 +1,5 @@
 import Foundation
+import Kafka
 import Metrics
 import Prometheus
 import ServiceHost
@@ -71,6 +72,16 @@ public struct GatewayMetrics: Sendable {
         Gauge(label: "tollgate_spool_oldest_age_seconds", factory: factory).record(spool.oldestAgeSeconds())
     }
 
+    /// With the embedded broker (`tollgate dev`): what each partition the workers read may still take
+    /// before the producers refuse records (and the gateway spools, then answers 503).
+    func embeddedBrokerState(_ logGuard: MockLogGuard?) {
+        guard let logGuard else { return }
+        for use in logGuard.usage() {
+            Gauge(label: "tollgate_embedded_broker_headroom_bytes", dimensions: [("topic", use.topic), ("partition", String(use.partition))],
+                  factory: factory).record(max(0, logGuard.budgetBytes - use.bytes))
+        }
+    }
+
     /// Webhook requests of one sender admitted and not yet answered; made once per sender and kept,
     /// so admission does not look the gauge up per request.
     func inFlightGauge(source: String) -> Meter {
@@ -125,6 +136,8 @@ public struct GatewayMetrics: Sendable {
         MetricFamily("tollgate_spool_bytes", .gauge, help: "Bytes of records waiting in the spool."),
         MetricFamily("tollgate_spool_max_bytes", .gauge, help: "spool.maxBytes: past it deliveries Kafka does not take are answered 503."),
         MetricFamily("tollgate_spool_oldest_age_seconds", .gauge, help: "Age of the oldest record in the spool."),
+        MetricFamily("tollgate_embedded_broker_headroom_bytes", .gauge, labels: ["topic", "partition"],
+                     help: "tollgate dev's embedded broker: bytes a partition the workers read may still take before records are refused (spooled, then 503)."),
         MetricFamily("tollgate_http_in_flight", .gauge, labels: ["source"], help: "Webhook requests admitted and not yet answered, by sender."),
         MetricFamily("tollgate_last_delivery_timestamp_seconds", .gauge, labels: ["source", "app"],
                      help: "When this gateway last accepted an authentic delivery of the app, in seconds since the epoch."),

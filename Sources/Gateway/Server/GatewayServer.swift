@@ -63,18 +63,20 @@ public struct GatewayServer: Sendable {
                 router.post(RouterPath(Self.webhookPath(name) + "/:account")) { request, _ in await handler.handle(request) }
             }
         }
-        HealthRoutes(readiness: { [readiness, metrics] in
+        HealthRoutes(readiness: { [readiness, metrics, writer] in
             let report = await readiness.check()
             metrics.durabilityState(spool: report.spool, kafkaReachable: report.kafkaReachable)
+            metrics.embeddedBrokerState(writer.producer.config.client.mockLogGuard)
             return ReadinessAnswer(ready: report.ready, json: Self.readinessJSON(report))
         }, exposition: servesMetrics ? exposition : nil).register(on: router)
         additionalRoutes.register(on: router)
         return router
     }
 
-    /// The Prometheus exposition, the spool's gauges brought up to date first.
+    /// The Prometheus exposition, the spool's and the embedded broker's gauges brought up to date first.
     public func exposition() -> String {
         metrics.durabilityState(spool: writer.spool?.stats, kafkaReachable: nil)
+        metrics.embeddedBrokerState(writer.producer.config.client.mockLogGuard)
         metrics.silenceState(nowSeconds: Double(Timestamp.now.millisecondsSince1970) / 1000)
         return metrics.exposition()
     }

@@ -179,6 +179,15 @@ public final class Readiness: Service, Sendable {
                 report.detail = spoolStats == nil ? "kafka unreachable and the spool is disabled" : "kafka unreachable and the spool is full"
                 return report
             }
+        } else if let full = producer.config.client.mockLogGuard?.refusals(), !full.isEmpty {
+            // Refused as a broker that does not acknowledge: the spool takes deliveries while it has room.
+            let why = "the embedded broker is near what it keeps: " + full.joined(separator: "; ")
+            if let spoolStats, spoolStats.maxBytes - spoolStats.bytes >= max(1, spoolReserve) {
+                report.detail = "\(why); deliveries go to the spool (\(spoolStats.records) waiting) until the workers catch up"
+            } else {
+                report.ready = false
+                report.detail = "\(why); the spool is \(spoolStats == nil ? "disabled" : "full")"
+            }
         } else if let spoolStats, spoolStats.records > 0 {
             report.detail = "kafka reachable; relaying the spool (\(spoolStats.records) waiting)"
         }

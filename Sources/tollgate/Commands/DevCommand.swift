@@ -41,7 +41,12 @@ struct DevCommand: AsyncParsableCommand {
         }
         let host = config.http.host
         let metricsHost = config.metrics.host ?? host
-        let kafka = config.kafka.client(brokers: brokers)
+        var kafka = config.kafka.client(brokers: brokers)
+        if cluster != nil {
+            // What the workers have yet to apply stays on the embedded broker: the gateway spools or answers 503 first.
+            let topics = config.topicNames
+            kafka.mockLogGuard = MockLogGuard(topics: Set([topics.events] + topics.retryDelaysMs.map(topics.retry)))
+        }
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
                                                         playAPIFetcher: HTTPClientFetcher(), listener: .elsewhere, reconcileNow: reconcileNow, logger: logger)
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),

@@ -1,11 +1,10 @@
 import Dispatch
 import Store
-import StoreTestSupport
 import Synchronization
 
 /// SQLite's write lock held by a connection of its own, as another process writing to the file would
 /// hold it: the store's writes wait for their busy timeout, then fail as transient (`.unavailable`).
-final class SQLiteWriteLock: Sendable {
+public final class SQLiteWriteLock: Sendable {
     private let database: SQLDatabase
     private let releaseSignal = DispatchSemaphore(value: 0)
     private let released = Mutex(false)
@@ -14,7 +13,7 @@ final class SQLiteWriteLock: Sendable {
     private init(database: SQLDatabase) { self.database = database }
 
     /// Runs `body` while the lock of the SQLite database at `url` is held; `body` may release it early.
-    static func holding<T: Sendable>(_ url: String, _ body: (SQLiteWriteLock) async throws -> T) async throws -> T {
+    public static func holding<T: Sendable>(_ url: String, _ body: (SQLiteWriteLock) async throws -> T) async throws -> T {
         let lock = SQLiteWriteLock(database: try await SQLDatabase.open(url: url, logger: TestDatabases.logger))
         let result: Result<T, any Error>
         do {
@@ -45,7 +44,7 @@ final class SQLiteWriteLock: Sendable {
     }
 
     /// Ends the transaction (it wrote nothing) and closes the connection. Safe to call again.
-    func release() async {
+    public func release() async {
         let first = released.withLock { released in
             defer { released = true }
             return !released
