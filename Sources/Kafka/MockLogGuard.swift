@@ -39,6 +39,13 @@ public final class MockLogGuard: Sendable {
         public var partition: Int32
         public var bytes: Int
         public var records: Int
+
+        public init(topic: String, partition: Int32, bytes: Int, records: Int) {
+            self.topic = topic
+            self.partition = partition
+            self.bytes = bytes
+            self.records = records
+        }
     }
 
     /// Every partition written so far of every guarded topic.

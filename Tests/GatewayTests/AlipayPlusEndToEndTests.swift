@@ -20,7 +20,7 @@ struct AlipayPlusEndToEndTests {
         // Key generation and the openssl process run off the Swift pool (two threads on this machine),
         // so the gateways of tests running beside this one keep answering.
         let merchantPEM = await offPool { Self.merchantPEM }
-        let platformPEM = try #require(try await offPool { Self.platformKey.publicKeyPEM })
+        let platformPEM = try #require(await offPool { Self.platformKey.publicKeyPEM })
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-alipay-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let platformPath = folder.appendingPathComponent("antom-public.pem")

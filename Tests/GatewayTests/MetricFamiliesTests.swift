@@ -1,4 +1,5 @@
 @testable import Gateway
+import Kafka
 @testable import Spool
 import TestSupport
 import Testing
@@ -22,6 +23,7 @@ struct GatewayMetricFamiliesTests {
         metrics.watchSilence(senders: ["iaptic", "google"], thresholds: ["google": 21_600], nowSeconds: 1_000)
         metrics.delivered(source: "iaptic", app: "demo", atSeconds: 1_100)
         metrics.silenceState(nowSeconds: 1_200)
+        metrics.embeddedBrokerState([MockLogGuard.PartitionUse(topic: "tollgate.events", partition: 0, bytes: 1_000, records: 1)], budgetBytes: 4_000)
         let exposed = ExposedFamilies(metrics.exposition())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: GatewayMetrics.families.map { ($0.name, $0.kind) }))
         // Every family's HELP line is its listed text (promtool refuses a family without one).

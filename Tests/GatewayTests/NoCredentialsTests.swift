@@ -31,7 +31,7 @@ struct NoCredentialsTests {
         let chain = try await offPool { try AppleTestChain() }
         let rootPath = folder.appendingPathComponent("root.pem")
         try Data(chain.root.pem.utf8).write(to: rootPath)
-        let platformPEM = try #require(try await offPool { AlipayPlusEndToEndTests.platformKey.publicKeyPEM })
+        let platformPEM = try #require(await offPool { AlipayPlusEndToEndTests.platformKey.publicKeyPEM })
         let merchantPEM = await offPool { AlipayPlusEndToEndTests.merchantPEM }
         let platformPath = folder.appendingPathComponent("platform.pem")
         let merchantPath = folder.appendingPathComponent("merchant.pem")

@@ -63,12 +63,12 @@ struct ScopedEventIdTests {
 
     @Test("Alipay+: a notifyPayment signed for client A carrying B's paymentId does not pre-empt B's real one")
     func alipayPlus() async throws {
-        let keyB = try #require(try await offPool { PrivateKey.generateRSA() })
+        let keyB = try #require(await offPool { PrivateKey.generateRSA() })
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-scoped-ids-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var paths: [String] = []
         for (name, key) in [("a.pem", AlipayPlusEndToEndTests.platformKey), ("b.pem", keyB)] {
-            let pem = try #require(try await offPool { key.publicKeyPEM })
+            let pem = try #require(await offPool { key.publicKeyPEM })
             let path = folder.appendingPathComponent(name)
             try Data(pem.utf8).write(to: path)
             paths.append(path.path)

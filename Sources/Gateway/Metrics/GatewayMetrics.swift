@@ -76,9 +76,13 @@ public struct GatewayMetrics: Sendable {
     /// before the producers refuse records (and the gateway spools, then answers 503).
     func embeddedBrokerState(_ logGuard: MockLogGuard?) {
         guard let logGuard else { return }
-        for use in logGuard.usage() {
+        embeddedBrokerState(logGuard.usage(), budgetBytes: logGuard.budgetBytes)
+    }
+
+    func embeddedBrokerState(_ usage: [MockLogGuard.PartitionUse], budgetBytes: Int) {
+        for use in usage {
             Gauge(label: "tollgate_embedded_broker_headroom_bytes", dimensions: [("topic", use.topic), ("partition", String(use.partition))],
-                  factory: factory).record(max(0, logGuard.budgetBytes - use.bytes))
+                  factory: factory).record(max(0, budgetBytes - use.bytes))
         }
     }
 

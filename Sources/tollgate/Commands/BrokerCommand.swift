@@ -9,8 +9,9 @@ struct BrokerCommand: AsyncParsableCommand {
         discussion: """
             For development, tests and benchmarks: it keeps everything in memory, at most about 5 MiB or 100,000 \
             message sets a partition, and beyond that drops a partition's oldest records whether or not they were \
-            consumed. A gateway answering 2xx on it promises only what it keeps: use a real cluster (kafka.brokers, \
-            docs/deploying.md, section 4) for anything else.
+            consumed. Run alone, it cannot know what a consumer in another process applied, so unlike tollgate dev \
+            (which refuses deliveries before its workers fall that far behind) a gateway on it answers 2xx for \
+            what it may drop: use a real cluster (kafka.brokers, docs/deploying.md, section 4) for anything else.
             """)
 
     @Option(help: "Number of brokers in the cluster.")
