@@ -132,6 +132,10 @@ public enum ConfigLoader {
                     guard let delay = Int(text), delay > 0 else {
                         throw ConfigError(key: s.name("retryDelaysMs"), message: "expected positive integers, got \"\(text)\"")
                     }
+                    // Each delay names its tier's topic: a repeated one would be one topic feeding itself.
+                    guard !k.retryDelaysMs.contains(delay) else {
+                        throw ConfigError(key: s.name("retryDelaysMs"), message: "lists \(delay) twice: each delay is a tier of its own (its topic's name)")
+                    }
                     k.retryDelaysMs.append(delay)
                 }
             }

@@ -45,15 +45,21 @@ public final class KafkaProducer: Sendable, Service {
         return await withCheckedContinuation { continuation in
             let waiter = DeliveryWaiter(count: messages.count, continuation: continuation)
             let logGuard = config.client.mockLogGuard
+            // Once the embedded broker refuses a record of a topic, the call's later records of that topic
+            // are refused too, so none overtakes it.
+            var refused: [String: KafkaError] = [:]
             for (index, message) in messages.enumerated() {
                 let refusal: KafkaError? = closed.withLock { isClosed in
                     if isClosed { return KafkaError(kind: .closed, message: "producer is closed") }
                     var reserved: MockLogGuard.Reserved?
                     if let logGuard {
+                        if let earlier = refused[message.topic] { return earlier }
                         switch logGuard.reserve(message) {
                         case .notGuarded: break
                         case .taken(let room): reserved = room
-                        case .refused(let error): return error
+                        case .refused(let error):
+                            refused[message.topic] = error
+                            return error
                         }
                     }
                     let refused = client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index, reserved: reserved))

@@ -60,16 +60,24 @@ public final class MockLogGuard: Sendable {
         }
     }
 
-    /// The guarded topics refusing records now (the last record offered was refused), with why.
-    public func refusals() -> [String] {
+    /// Why records of `topics` (the guarded ones among them) are refused now: each partition whose
+    /// uncommitted records, with those in flight, leave no room for another of the topic's largest.
+    public func refusals(topics asked: [String]) -> [String] {
         state.withLock { logs in
-            logs.keys.sorted().compactMap { topic in
-                guard let log = logs[topic], log.refusing, let worst = log.worstPartition() else { return nil }
-                let use = log.uncommitted(worst)
-                return "\(topic) partition \(worst) holds \(Self.mebibytes(use.bytes)) MiB (\(use.records) records) its consumers "
-                    + "have not committed; the embedded broker keeps \(Self.mebibytes(Self.partitionBytesLimit)) MiB a partition"
+            asked.filter(topics.contains).sorted().flatMap { topic -> [String] in
+                guard let log = logs[topic] else { return [] }
+                return log.partitions.keys.sorted().compactMap { partition in
+                    let use = log.uncommitted(partition)
+                    guard !fits(charge: log.largestCharge, use: use, log: log) else { return nil }
+                    return "\(topic) partition \(partition) holds \(Self.mebibytes(use.bytes)) MiB (\(use.records) records) the workers "
+                        + "have not committed; the embedded broker keeps \(Self.mebibytes(Self.partitionBytesLimit)) MiB a partition"
+                }
             }
         }
+    }
+
+    private func fits(charge: Int, use: (bytes: Int, records: Int), log: TopicLog) -> Bool {
+        use.bytes + log.inFlightBytes + charge <= budgetBytes && use.records + log.inFlightRecords + 1 <= budgetRecords
     }
 
     /// What a record may add to its partition's log.
@@ -86,12 +94,11 @@ public final class MockLogGuard: Sendable {
         let charge = Self.charge(message)
         return state.withLock { logs -> Reservation in
             guard let log = logs[message.topic] else { return .notGuarded }
-            let worst = log.worstPartition()
-            let use = worst.map { log.uncommitted($0) } ?? (bytes: 0, records: 0)
-            if use.bytes + log.inFlightBytes + charge > budgetBytes || use.records + log.inFlightRecords + 1 > budgetRecords {
-                logs[message.topic]?.refusing = true
+            // Any partition may be the record's (the partitioner picks it): the fullest counts.
+            let use = log.fullest()
+            guard fits(charge: charge, use: use, log: log) else {
                 return .refused(KafkaError(kind: .embeddedBrokerFull, message:
-                    "the embedded broker holds \(Self.mebibytes(use.bytes)) MiB of \(message.topic)\(worst.map { " partition \($0)" } ?? "") "
+                    "the embedded broker holds \(Self.mebibytes(use.bytes)) MiB (\(use.records) records) of a \(message.topic) partition "
                     + "that its consumers have not committed, near the \(Self.mebibytes(Self.partitionBytesLimit)) MiB it keeps a partition"))
             }
             logs[message.topic]?.taken(charge)
@@ -151,23 +158,36 @@ public final class MockLogGuard: Sendable {
 /// One guarded topic: per partition, the charges of records not committed by every group.
 private struct TopicLog {
     struct Partition {
-        /// offset -> charge, for the offsets at or past `floor`.
-        var charges: [Int64: Int] = [:]
+        /// (offset, charge) ascending by offset from `head`, for the offsets at or past the floor; reports
+        /// come in offset order per producer, so a record almost always goes at the end.
+        var charges: [(offset: Int64, charge: Int)] = []
+        var head = 0
         var bytes = 0
         /// The offset after the highest one seen.
         var end: Int64 = 0
+
+        var count: Int { charges.count - head }
 
         mutating func add(offset: Int64, charge: Int, floor: Int64) {
             end = max(end, offset + 1)
             // Consumed and committed before its report came back: nothing waits for it any more.
             guard offset >= floor else { return }
-            charges[offset] = charge
+            var index = charges.count
+            while index > head, charges[index - 1].offset > offset { index -= 1 }
+            charges.insert((offset, charge), at: index)
             bytes += charge
         }
 
+        /// Drops what every group has committed: linear in what is dropped, not in what is kept.
         mutating func forget(below floor: Int64) {
-            charges = charges.filter { $0.key >= floor }
-            bytes = charges.values.reduce(0, +)
+            while head < charges.count, charges[head].offset < floor {
+                bytes -= charges[head].charge
+                head += 1
+            }
+            if head > 1_024, head * 2 > charges.count {
+                charges.removeFirst(head)
+                head = 0
+            }
         }
     }
 
@@ -176,28 +196,32 @@ private struct TopicLog {
     var committed: [String: [Int32: Int64]] = [:]
     var inFlightBytes = 0
     var inFlightRecords = 0
-    /// What an offset this process did not write is charged.
+    /// What an offset this process did not write is charged; what the next record is assumed to take.
     var largestCharge = 1_024
-    var refusing = false
 
     /// The first offset some group still needs: the lowest commit, 0 for a group without one.
     func floor(_ partition: Int32) -> Int64 {
-        committed.values.map { $0[partition] ?? 0 }.min() ?? 0
+        var lowest: Int64?
+        for offsets in committed.values { lowest = min(lowest ?? .max, offsets[partition] ?? 0) }
+        return lowest ?? 0
     }
 
     func uncommitted(_ partition: Int32) -> (bytes: Int, records: Int) {
         guard let log = partitions[partition] else { return (0, 0) }
         let records = Int(max(0, log.end - floor(partition)))
-        let unknown = max(0, records - log.charges.count)
+        let unknown = max(0, records - log.count)
         return (log.bytes + unknown * largestCharge, records)
     }
 
-    func worstPartition() -> Int32? {
-        partitions.keys.max { uncommitted($0).bytes < uncommitted($1).bytes }
+    /// The most bytes and the most records any partition holds uncommitted (not always the same one).
+    func fullest() -> (bytes: Int, records: Int) {
+        partitions.keys.reduce((bytes: 0, records: 0)) { worst, partition in
+            let use = uncommitted(partition)
+            return (max(worst.bytes, use.bytes), max(worst.records, use.records))
+        }
     }
 
     mutating func taken(_ charge: Int) {
-        refusing = false
         inFlightBytes += charge
         inFlightRecords += 1
         largestCharge = max(largestCharge, charge)

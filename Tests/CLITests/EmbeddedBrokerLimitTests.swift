@@ -20,7 +20,7 @@ struct EmbeddedBrokerLimitTests {
     /// Purchases per delivery: one event each, about 1 KiB on the events topic.
     static let purchasesPerDelivery = 40
     /// How long the retry tier holds an event: the store comes back well before the first are due.
-    static let retryDelayMs = 20_000
+    static let retryDelayMs = 30_000
 
     @Test("with the store down, the gateway spools, then answers 503 with Retry-After, says why on /readyz and in a metric; every delivery answered 200 is applied once the store is back")
     func refusesRatherThanLoses() async throws {
@@ -56,7 +56,7 @@ struct EmbeddedBrokerLimitTests {
             }
             let posted = try await SQLiteWriteLock.holding(store) { _ in
                 // Released before the first held events are due, however long posting took.
-                let posted = try await Self.postUntilRefused(base, fetcher: fetcher, for: .milliseconds(Self.retryDelayMs / 2))
+                let posted = try await Self.postUntilRefused(base, fetcher: fetcher, for: .seconds(10))
                 let ready = try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5)))
                 let readiness = String(decoding: ready.body, as: UTF8.self)
                 #expect(ready.status == 503, "\(readiness)")

@@ -40,6 +40,8 @@ struct DurabilityConfigTests {
         ("shutdown: { gracePeriodMs: 500 }", "shutdown.gracePeriodMs"),
         ("shutdown: { gracePeriodMs: 5000, drainDelayMs: 5000 }", "shutdown.drainDelayMs"),
         ("spool: { size: 1 }", "spool.size"),
+        // One topic per delay: a repeated one would be a tier feeding itself.
+        ("kafka: { retryDelaysMs: [5000, 5000] }", "kafka.retryDelaysMs"),
     ])
     func refused(yaml: String, key: String) {
         #expect {

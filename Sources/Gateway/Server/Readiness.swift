@@ -179,7 +179,7 @@ public final class Readiness: Service, Sendable {
                 report.detail = spoolStats == nil ? "kafka unreachable and the spool is disabled" : "kafka unreachable and the spool is full"
                 return report
             }
-        } else if let full = producer.config.client.mockLogGuard?.refusals(), !full.isEmpty {
+        } else if let full = producer.config.client.mockLogGuard?.refusals(topics: topics), !full.isEmpty {
             // Refused as a broker that does not acknowledge: the spool takes deliveries while it has room.
             let why = "the embedded broker is near what it keeps: " + full.joined(separator: "; ")
             if let spoolStats, spoolStats.maxBytes - spoolStats.bytes >= max(1, spoolReserve) {

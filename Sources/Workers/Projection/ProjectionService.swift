@@ -41,7 +41,7 @@ public struct ProjectionService: Service {
                 if !batch.records.isEmpty {
                     let started = ContinuousClock.now
                     // Not committed unless handled: on shutdown mid-way the batch is redelivered.
-                    guard await handler.handle(batch) else { return }
+                    guard await handler.handle(batch) == .done else { return }
                     handler.metrics.batch(size: batch.records.count, duration: ContinuousClock.now - started)
                     do { try await consumer.commitAll(batch.records) } catch {
                         logger.warning("commit failed; the batch will be redelivered and skipped as duplicates",

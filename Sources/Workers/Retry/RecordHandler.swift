@@ -11,14 +11,22 @@ struct RecordHandler: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
 
-    /// True when every record is done or re-routed (acknowledged by Kafka); false only when shutdown
-    /// interrupted re-routing, and then nothing may be committed.
-    func handle(_ records: [KafkaRecord]) async -> Bool {
-        await handle(await processor.prepare(records))
+    /// What became of a batch: each record applied or re-routed (its offset may be committed), shutdown
+    /// interrupted the re-routing, or (only when the caller would rather not wait) the embedded broker
+    /// refused a re-routed record (`tollgate dev`: the tier holds all it may until its consumer catches up).
+    enum Handled: Equatable {
+        case done, stopped, brokerFull
+    }
+
+    /// `waitWhenFull`: keep re-routing while the embedded broker refuses (the projection: it then stops
+    /// committing, and the events topic fills behind it); false returns `.brokerFull` at once (the retry
+    /// consumer, which must go on draining the other tiers, the ones that would make room).
+    func handle(_ records: [KafkaRecord], waitWhenFull: Bool = true) async -> Handled {
+        await handle(await processor.prepare(records), waitWhenFull: waitWhenFull)
     }
 
     /// The same for a batch already decoded and enriched.
-    func handle(_ prepared: EventProcessor.Prepared) async -> Bool {
+    func handle(_ prepared: EventProcessor.Prepared, waitWhenFull: Bool = true) async -> Handled {
         let records = prepared.records
         let dispositions = await processor.apply(prepared)
         var messages: [KafkaMessage] = []
@@ -38,18 +46,22 @@ struct RecordHandler: Sendable {
                                       "from": .string("\(record.topic)/\(record.partition)@\(record.offset)")])
             }
         }
-        guard !messages.isEmpty else { return true }
         var delay = Duration.milliseconds(200)
-        while true {
-            do {
-                _ = try await producer.sendAll(messages)
-                return true
-            } catch {
-                logger.error("could not re-route failed events; trying again", metadata: ["error": .string("\(error)")])
-                do { try await Task.sleep(for: delay) } catch { return false }
-                delay = min(delay * 2, .seconds(10))
+        // Only what was not acknowledged is sent again: a tier gets each record once.
+        while !messages.isEmpty {
+            let failures = zip(messages, await producer.sendEach(messages)).compactMap { message, result -> (KafkaMessage, KafkaError)? in
+                if case .failure(let error) = result { return (message, error) }
+                return nil
             }
+            messages = failures.map(\.0)
+            guard let error = failures.first?.1 else { break }
+            if error.kind == .embeddedBrokerFull, !waitWhenFull { return .brokerFull }
+            logger.log(level: error.kind == .embeddedBrokerFull ? .warning : .error, "could not re-route failed events; trying again",
+                       metadata: ["error": .string("\(error)"), "records": .stringConvertible(messages.count)])
+            do { try await Task.sleep(for: delay) } catch { return .stopped }
+            delay = min(delay * 2, .seconds(10))
         }
+        return .done
     }
 }
 

@@ -18,6 +18,9 @@ public struct RetryService: Service {
         self.logger = logger
     }
 
+    /// How long a record the embedded broker's next tier refused waits before it is tried again.
+    static let fullTierPauseMs: Int64 = 1_000
+
     public func run() async throws {
         guard !topics.isEmpty else { return }
         try await runConsumer(config, topics: topics, role: "retry consumer", metrics: handler.metrics, logger: logger) {
@@ -43,7 +46,18 @@ public struct RetryService: Service {
                     paused[id] = due
                     continue
                 }
-                guard await handler.handle([record]) else { return }
+                switch await handler.handle([record], waitWhenFull: false) {
+                case .done: break
+                case .stopped: return
+                case .brokerFull:
+                    // The next tier is full on the embedded broker: this record waits (uncommitted, its
+                    // partition paused) while the loop goes on draining the other tiers, which makes room.
+                    let id = TopicPartition(topic: record.topic, partition: record.partition)
+                    try await consumer.pause(topic: id.topic, partition: id.partition)
+                    try await consumer.seek(topic: id.topic, partition: id.partition, offset: record.offset)
+                    paused[id] = handler.processor.now() + Self.fullTierPauseMs
+                    continue
+                }
                 do { try await consumer.commitAll([record]) } catch {
                     logger.warning("commit failed; the record will be redelivered", metadata: ["error": .string("\(error)")])
                 }

@@ -13,8 +13,9 @@ struct DevCommand: AsyncParsableCommand {
             With kafka.brokers unset, the broker is embedded (librdkafka's mock cluster): it keeps everything in \
             memory, at most about 5 MiB or 100,000 message sets a partition, and beyond that drops a partition's \
             oldest records whether or not they were consumed. What the workers have not applied stays: once a \
-            partition of tollgate.events or a retry tier holds about 4 MiB of it, the gateway spools deliveries, \
-            then answers 503 with Retry-After, and /readyz says why. The raw topics and the dead letters keep \
+            partition of tollgate.events holds about 4 MiB of it (or a retry tier does, which stops the projection \
+            first), the gateway spools deliveries, then answers 503 with Retry-After, and /readyz says why. The \
+            raw topics and the dead letters keep \
             only the newest 5 MiB a partition, and everything is gone when the process stops. For development \
             and small single-machine trials; set kafka.brokers (TOLLGATE_KAFKA_BROKERS) to use a real cluster \
             (docs/deploying.md, section 4; docs/durability.md, the embedded broker).

@@ -26,11 +26,12 @@ final class WorkerHarness: Sendable {
     let logger: Logger
 
     /// Retry tiers short enough for a test to wait for them.
-    init(retryDelaysMs: [Int] = [300, 600], partitions: Int = 3) throws {
+    /// `logGuard`: the topics it guards, and its budget, as `tollgate dev` guards its embedded broker.
+    init(retryDelaysMs: [Int] = [300, 600], partitions: Int = 3, logGuard: ((TopicNames) -> MockLogGuard)? = nil) throws {
         cluster = try MockCluster()
         topics = TopicNames(retryDelaysMs: retryDelaysMs, sources: SenderCatalog.standard.names)
         for topic in topics.all { try cluster.createTopic(topic.name, partitions: partitions) }
-        client = KafkaClientConfig(bootstrapServers: cluster.bootstrapServers, clientId: "tollgate-e2e")
+        client = KafkaClientConfig(bootstrapServers: cluster.bootstrapServers, clientId: "tollgate-e2e", mockLogGuard: logGuard?(topics))
         producer = try KafkaProducer(config: ProducerConfig(client: client))
         var logger = Logger(label: "workers-e2e")
         // The tests provoke failures the workers log loudly; TOLLGATE_TEST_LOG_LEVEL=debug shows them.
@@ -39,8 +40,9 @@ final class WorkerHarness: Sendable {
     }
 
     /// Runs `body` with the harness, then closes its producer.
-    static func with<T: Sendable>(retryDelaysMs: [Int] = [300, 600], _ body: (WorkerHarness) async throws -> T) async throws -> T {
-        let harness = try WorkerHarness(retryDelaysMs: retryDelaysMs)
+    static func with<T: Sendable>(retryDelaysMs: [Int] = [300, 600], logGuard: ((TopicNames) -> MockLogGuard)? = nil,
+                                  _ body: (WorkerHarness) async throws -> T) async throws -> T {
+        let harness = try WorkerHarness(retryDelaysMs: retryDelaysMs, logGuard: logGuard)
         let result: Result<T, any Error>
         do { result = .success(try await body(harness)) } catch { result = .failure(error) }
         // Closing joins the producer's worker thread: not on the pool.
