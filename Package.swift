@@ -73,6 +73,8 @@ let package = Package(
                            .product(name: "Metrics", package: "swift-metrics")],
             swiftSettings: strict
         ),
+        // Outbound webhooks to merchants' backends (being built): so far their Standard Webhooks signatures.
+        .target(name: "Webhooks", dependencies: ["Toolkit"], swiftSettings: strict),
         .target(
             name: "Outbound",
             dependencies: ["Toolkit",
@@ -224,6 +226,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Toolkit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers", "Rejections"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "ProviderAPIs", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),

@@ -131,6 +131,53 @@ public final class PrivateKey: @unchecked Sendable {
         return digestSign(message)
     }
 
+    // MARK: Ed25519 (Standard Webhooks' `v1a` signatures)
+
+    public static func generateEd25519() -> PrivateKey? {
+        guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { ERR_clear_error(); return nil }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen(context, &key) == 1, let key else { ERR_clear_error(); return nil }
+        return PrivateKey(owning: key)
+    }
+
+    /// An Ed25519 key from its 32-byte seed (RFC 8032's private key); nil for any other length.
+    public convenience init?(ed25519Seed seed: [UInt8]) {
+        guard seed.count == 32, let key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, seed, seed.count) else {
+            ERR_clear_error()
+            return nil
+        }
+        self.init(owning: key)
+    }
+
+    public var isEd25519: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_ED25519 }
+
+    /// The 32-byte seed of an Ed25519 key (nil for other keys).
+    public var ed25519Seed: [UInt8]? { raw(EVP_PKEY_get_raw_private_key) }
+
+    /// The 32-byte public key of an Ed25519 key (nil for other keys).
+    public var ed25519PublicKey: [UInt8]? { raw(EVP_PKEY_get_raw_public_key) }
+
+    /// The 64-byte Ed25519 signature of `message` (PureEdDSA: no digest first); nil for other keys.
+    public func signEd25519(_ message: [UInt8]) -> [UInt8]? {
+        guard isEd25519, let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, nil, nil, pointer) == 1 else { ERR_clear_error(); return nil }
+        var length = 64
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1, length == 64 else { ERR_clear_error(); return nil }
+        return signature
+    }
+
+    private func raw(_ read: (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Int>?) -> Int32) -> [UInt8]? {
+        guard isEd25519 else { return nil }
+        var length = 32
+        var bytes = [UInt8](repeating: 0, count: length)
+        guard read(pointer, &bytes, &length) == 1, length == 32 else { ERR_clear_error(); return nil }
+        return bytes
+    }
+
     /// SHA-256 with the key's native scheme: PKCS#1 v1.5 for RSA, a DER ECDSA signature for EC.
     private func digestSign(_ message: [UInt8]) -> [UInt8]? {
         guard let context = EVP_MD_CTX_new() else { return nil }
