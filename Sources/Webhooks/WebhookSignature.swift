@@ -2,9 +2,11 @@ import Toolkit
 
 /// A symmetric signing secret as Standard Webhooks writes it: `whsec_` and the standard base64 of 24 to
 /// 64 random bytes. Its bytes sign `v1` signatures (HMAC-SHA256).
-public struct WebhookSecret: Sendable {
+public struct WebhookSecret: Sendable, CustomStringConvertible {
     public static let prefix = "whsec_"
     let key: [UInt8]
+    /// Never the secret: what a log line or an error may show.
+    public var description: String { "whsec_(\(key.count) bytes)" }
 
     /// Refuses anything but `whsec_` + padded standard base64 of 24 to 64 bytes: the receivers' libraries
     /// decode leniently (Python's drops characters it does not know), so only an exact secret means the
@@ -30,12 +32,14 @@ public struct WebhookSecret: Sendable {
 /// An Ed25519 key pair for `v1a` signatures: `whsk_` and the standard base64 of its 32-byte seed, or of
 /// the 64 bytes of seed and public key (the form Svix's libraries write; the public half must match).
 /// Receivers verify with `publicKey`, written `whpk_` and the base64 of its 32 bytes.
-public struct WebhookSigningKey: Sendable {
+public struct WebhookSigningKey: Sendable, CustomStringConvertible {
     public static let prefix = "whsk_"
     public static let publicPrefix = "whpk_"
     let key: PrivateKey
     /// `whpk_...`: what a receiver is given.
     public let publicKey: String
+    /// Never the private key: its public half.
+    public var description: String { publicKey }
 
     public init(_ text: String) throws(WebhookKeyError) {
         guard text.hasPrefix(Self.prefix) else { throw WebhookKeyError("a signing key starts with \(Self.prefix)") }

@@ -76,6 +76,10 @@ struct WebhookSignatureTests {
             #expect(WebhookSignature.headers(id: id, timestampSeconds: 1, body: [], secrets: [try WebhookSecret(WebhookSecret.generate())]) == nil, "\(id)")
         }
         #expect(WebhookSignature.headers(id: "msg_1", timestampSeconds: 1, body: [], secrets: []) == nil, "nothing to sign with")
+        // What a log line would print shows neither secret.
+        let secret = try WebhookSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+        #expect("\(secret)" == "whsec_(24 bytes)")
+        #expect(!String(reflecting: key).contains(Base64.encodeStandard(seed)) && "\(key)" == key.publicKey)
     }
 
     /// What `standardwebhooks.Webhook(secret).verify(body, headers)` says: "ok" or its exception's message.
