@@ -14,13 +14,15 @@ public final class KafkaConsumer: Sendable {
     /// `rd_kafka_position` forgets the position on seek, and `lag()` should still count a held record.
     private let seekPositions = Mutex<[TopicPartition: Int64]>([:])
 
-    /// The group's commits are reported to it (`tollgate dev`'s embedded broker).
-    private let logGuard: (guard: MockLogGuard, group: String)?
+    /// Told of the group's commits (`tollgate dev`'s embedded broker).
+    private let logGuard: MockLogGuard?
+    private let groupId: String
 
     public init(config: ConsumerConfig, topics: [String]) throws(KafkaError) {
         client = try RDKafkaConsumerClient(properties: config.properties, subscribing: topics, role: "consumer")
-        logGuard = config.client.mockLogGuard.map { ($0, config.groupId) }
-        logGuard?.guard.watch(group: config.groupId, topics: topics)
+        logGuard = config.client.mockLogGuard
+        groupId = config.groupId
+        logGuard?.watch(group: groupId, topics: topics)
     }
 
     /// The next record, or nil once the consumer is closed or the task is cancelled.
@@ -73,7 +75,7 @@ public final class KafkaConsumer: Sendable {
     /// Commits queued before `close` still run.
     public func commit(_ nextOffsets: [TopicPartition: Int64]) async throws(KafkaError) {
         try await client.commit(nextOffsets)
-        logGuard?.guard.committed(group: logGuard?.group ?? "", nextOffsets)
+        logGuard?.committed(group: groupId, nextOffsets)
     }
 
     /// The committed next-offset of a partition, or nil if the group has none.

@@ -62,9 +62,9 @@ public final class KafkaProducer: Sendable, Service {
                             return error
                         }
                     }
-                    let refused = client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index, reserved: reserved))
-                    if let refused { reserved?.release(.failure(refused)) }
-                    return refused
+                    let notTaken = client.produce(message, receiver: DeliverySlot(waiter: waiter, index: index, reserved: reserved))
+                    if let notTaken { reserved?.release(.failure(notTaken)) }
+                    return notTaken
                 }
                 // Not taken: no delivery report will come.
                 if let refusal { waiter.complete(index, .failure(refusal)) }

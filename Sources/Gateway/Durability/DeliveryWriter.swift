@@ -3,7 +3,6 @@ import Kafka
 import Logging
 import Rejections
 import Spool
-import Synchronization
 import Verifiers
 
 /// Makes an accepted delivery durable before its sender hears 2xx: Kafka with `acks=all` within
@@ -19,8 +18,8 @@ public final class DeliveryWriter: Sendable {
     public let spool: DeliverySpool?
     public let recent: RecentDeliveries
     private let logger: Logger
-    /// When the embedded broker's refusal was last logged: it refuses at once, request after request.
-    private let lastFullNotice = Mutex<ContinuousClock.Instant?>(nil)
+    /// The embedded broker refuses at once, request after request: one line in ten seconds says so.
+    private let fullNotices = LogThrottle(interval: .seconds(10))
 
     public init(producer: KafkaProducer, records: DeliveryRecordBuilder, spool: DeliverySpool?, recent: RecentDeliveries, logger: Logger) {
         self.producer = producer
@@ -55,10 +54,13 @@ public final class DeliveryWriter: Sendable {
             }
             let full = firstError?.kind == .embeddedBrokerFull
             if full { cause = "the embedded broker holds all it keeps until the workers catch up" }
-            if !full || noticeFull() {
-                logger.warning(full ? "the embedded broker refused the records: the workers are behind" : "kafka did not acknowledge in time", metadata: [
-                    "source": .string(source.rawValue), "error": .string(firstError?.message ?? ""),
-                    "records": .stringConvertible(failed.count), "spool": .string(spool == nil ? "disabled" : "enabled")])
+            var metadata: Logger.Metadata = ["source": .string(source.rawValue), "error": .string(firstError?.message ?? ""),
+                                             "records": .stringConvertible(failed.count), "spool": .string(spool == nil ? "disabled" : "enabled")]
+            if !full {
+                logger.warning("kafka did not acknowledge in time", metadata: metadata)
+            } else if let refusals = fullNotices.take() {
+                metadata["refusals"] = .stringConvertible(refusals)
+                logger.warning("the embedded broker refused the records: the workers are behind", metadata: metadata)
             }
             // Records Kafka did acknowledge are not spooled again.
             pending = failed
@@ -74,14 +76,5 @@ public final class DeliveryWriter: Sendable {
         }
         recent.insert(ids)
         return .spooled
-    }
-
-    /// True at most once every ten seconds.
-    private func noticeFull() -> Bool {
-        lastFullNotice.withLock { last in
-            if let last, ContinuousClock.now - last < .seconds(10) { return false }
-            last = .now
-            return true
-        }
     }
 }

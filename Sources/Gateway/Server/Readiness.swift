@@ -172,7 +172,7 @@ public final class Readiness: Service, Sendable {
             return report
         }
         if !reachable {
-            if let spoolStats, spoolStats.maxBytes - spoolStats.bytes >= max(1, spoolReserve) {
+            if let spoolStats, hasRoom(spoolStats) {
                 report.detail = "kafka unreachable; deliveries go to the spool (\(spoolStats.records) waiting)"
             } else {
                 report.ready = false
@@ -182,7 +182,7 @@ public final class Readiness: Service, Sendable {
         } else if let full = producer.config.client.mockLogGuard?.refusals(topics: topics), !full.isEmpty {
             // Refused as a broker that does not acknowledge: the spool takes deliveries while it has room.
             let why = "the embedded broker is near what it keeps: " + full.joined(separator: "; ")
-            if let spoolStats, spoolStats.maxBytes - spoolStats.bytes >= max(1, spoolReserve) {
+            if let spoolStats, hasRoom(spoolStats) {
                 report.detail = "\(why); deliveries go to the spool (\(spoolStats.records) waiting) until the workers catch up"
             } else {
                 report.ready = false
@@ -192,6 +192,11 @@ public final class Readiness: Service, Sendable {
             report.detail = "kafka reachable; relaying the spool (\(spoolStats.records) waiting)"
         }
         return report
+    }
+
+    /// Room for one of the largest deliveries.
+    private func hasRoom(_ spool: SpoolStats) -> Bool {
+        spool.maxBytes - spool.bytes >= max(1, spoolReserve)
     }
 
     private static var now: Timestamp {

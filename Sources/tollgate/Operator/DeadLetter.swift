@@ -1,8 +1,8 @@
 import ArgumentParser
 import Events
 import Foundation
-import Synchronization
 import Kafka
+import Synchronization
 import Workers
 
 /// A record of the dead-letter topic, decoded for people.
