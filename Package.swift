@@ -73,15 +73,14 @@ let package = Package(
                            .product(name: "Metrics", package: "swift-metrics")],
             swiftSettings: strict
         ),
-        // Outbound webhooks to merchants' backends (being built): so far their Standard Webhooks signatures.
-        .target(name: "Webhooks", dependencies: ["Toolkit"], swiftSettings: strict),
         .target(
             name: "Outbound",
             dependencies: ["Toolkit",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio")],
+                           .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl")],
             swiftSettings: strict
         ),
         // What every Tollgate process runs its services with: the stop order over ServiceGroup, the
@@ -162,10 +161,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Outbound webhooks to merchants' backends: the endpoints, their Standard Webhooks signatures, what the
+        // projection records for them, the queue of deliveries per endpoint and lane, and the dispatcher.
+        .target(
+            name: "Webhooks",
+            dependencies: ["Toolkit", "Events", "Config", "Store", "Entitlements", "Merchant", "Outbound", "ServiceHost",
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Metrics", package: "swift-metrics"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Workers",
             dependencies: [
                 "Kafka", "Events", "Config", "Store", "Verifiers", "Rejections", "Toolkit", "ServiceHost", "Entitlements", "Merchant", "ProviderAPIs",
+                "Webhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -19,6 +19,7 @@ public struct TollgateConfig: Sendable {
     public var sileo = SileoSettings()
     public var checkouts = CheckoutSettings()
     public var catalog = CatalogSettings()
+    public var webhooks = WebhookSettings()
 
     public init() {}
 }

@@ -1,3 +1,4 @@
+import Events
 import Store
 
 /// A batch's fresh changes applied in order in memory, against the purchases loaded (and locked) for
@@ -12,6 +13,8 @@ struct BatchPlan {
         var touched: [EntitlementKey]
         /// The users a purchase moved between, when this change moved one.
         var transfer: (from: String, to: String)? = nil
+        /// The event, when its applied events are recorded (`AppliedEventRecorder`).
+        var event: NormalizedEvent? = nil
     }
 
     private(set) var outcomes: [ApplyOutcome] = []
@@ -83,7 +86,7 @@ struct BatchPlan {
             allTouched.formUnion(touched)
             var transfer: (from: String, to: String)?
             if let from = current?.user, let to = next.user, !from.isExactly(to) { transfer = (from, to) }
-            steps.append(Step(eventId: change.eventId, writes: writes, touched: touched.sorted(), transfer: transfer))
+            steps.append(Step(eventId: change.eventId, writes: writes, touched: touched.sorted(), transfer: transfer, event: change.event))
             outcomes.append(next == current ? .unchanged : .applied)
         }
         self.touched = allTouched.sorted()

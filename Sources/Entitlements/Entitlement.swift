@@ -56,4 +56,15 @@ public struct EntitlementChange: Sendable, Equatable {
     /// change) or went to (on the old holder's).
     public var transferredFrom: String? = nil
     public var transferredTo: String? = nil
+
+    public init(sequence: Int64, entitlement: Entitlement, active: Bool, changedAtMs: Int64, eventId: String,
+                transferredFrom: String? = nil, transferredTo: String? = nil) {
+        self.sequence = sequence
+        self.entitlement = entitlement
+        self.active = active
+        self.changedAtMs = changedAtMs
+        self.eventId = eventId
+        self.transferredFrom = transferredFrom
+        self.transferredTo = transferredTo
+    }
 }

@@ -15,6 +15,8 @@ struct EntitlementReplay {
     /// Every entitlement saved, in its final state, in the order first saved.
     private(set) var saved: [EntitlementRow] = []
     private(set) var outbox: [OutboxEntry] = []
+    /// Each step's event with every entitlement it touched, as it stands after the step (steps with an event only).
+    private(set) var applied: [AppliedEvent] = []
 
     init(purchases: [PurchaseKey: Purchase], candidates: [Purchase], entitlements: [EntitlementKey: EntitlementRow]) {
         self.purchases = purchases
@@ -32,7 +34,14 @@ struct EntitlementReplay {
     mutating func run(_ steps: [BatchPlan.Step], nowMs: Int64) {
         for step in steps {
             for purchase in step.writes { write(purchase) }
-            for key in step.touched { refresh(key, eventId: step.eventId, transfer: step.transfer, nowMs: nowMs) }
+            for key in step.touched {
+                refresh(key, eventId: step.eventId, transfer: step.transfer, nowMs: nowMs)
+                if let event = step.event, let row = entitlements[key] {
+                    applied.append(AppliedEvent(event: event, entitlement: row.entitlement, active: row.active,
+                                                transferredFrom: step.transfer.flatMap { $0.to == key.user ? $0.from : nil },
+                                                transferredTo: step.transfer.flatMap { $0.from == key.user ? $0.to : nil }))
+                }
+            }
         }
     }
 

@@ -218,5 +218,39 @@ enum EntitlementSchema {
         Migration(version: 13, name: "checkouts by user, newest first") { _ in
             "CREATE INDEX checkouts_by_user_created ON checkouts (app, user_id, created_at_ms);"
         },
+        // Outbound webhooks (Sources/Webhooks): each event the projection applied to an entitlement, with
+        // the entitlement after it, written in the projection's transaction; one delivery per endpoint
+        // whose filters take it, in the order of its lane (the entitlement key); every attempt; each
+        // endpoint's state.
+        Migration(version: 14, name: "outbound webhooks") { dialect in
+            let serial = dialect == .postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
+            return """
+            CREATE TABLE webhook_messages (
+                sequence \(serial), message_id TEXT NOT NULL UNIQUE, lane TEXT NOT NULL,
+                app TEXT NOT NULL, environment TEXT NOT NULL, user_id TEXT NOT NULL, product TEXT NOT NULL,
+                event_id TEXT NOT NULL, event_type TEXT NOT NULL, event_json TEXT NOT NULL,
+                source TEXT NOT NULL, subject TEXT NOT NULL, state TEXT NOT NULL, active INTEGER NOT NULL,
+                expires_at_ms BIGINT, grace_expires_at_ms BIGINT, transferred_from TEXT, transferred_to TEXT,
+                created_at_ms BIGINT NOT NULL);
+            CREATE INDEX webhook_messages_by_lane ON webhook_messages (lane, sequence);
+            CREATE INDEX webhook_messages_by_time ON webhook_messages (created_at_ms);
+            CREATE TABLE webhook_deliveries (
+                endpoint TEXT NOT NULL, message_sequence BIGINT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL,
+                attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, claimed_until_ms BIGINT NOT NULL,
+                created_at_ms BIGINT NOT NULL, updated_at_ms BIGINT NOT NULL,
+                PRIMARY KEY (endpoint, message_sequence));
+            CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at_ms);
+            CREATE INDEX webhook_deliveries_by_lane ON webhook_deliveries (endpoint, lane, message_sequence);
+            CREATE TABLE webhook_attempts (
+                id \(serial), endpoint TEXT NOT NULL, message_sequence BIGINT NOT NULL, attempt INTEGER NOT NULL,
+                attempted_at_ms BIGINT NOT NULL, outcome TEXT NOT NULL, status_code INTEGER, latency_ms BIGINT NOT NULL,
+                excerpt TEXT NOT NULL);
+            CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint, attempted_at_ms);
+            CREATE INDEX webhook_attempts_by_message ON webhook_attempts (endpoint, message_sequence);
+            CREATE TABLE webhook_endpoints (
+                endpoint TEXT PRIMARY KEY, disabled INTEGER NOT NULL, disabled_reason TEXT, failing_since_ms BIGINT,
+                updated_at_ms BIGINT NOT NULL);
+            """
+        },
     ]
 }

@@ -22,32 +22,35 @@ public final class EntitlementStore: Sendable {
     /// entitlements, and every entitlement change queued in the outbox in the same transaction. The result
     /// is the same as applying the changes one per transaction in this order (outcomes, purchases,
     /// entitlements, and the outbox's rows with their event ids), in a handful of statements per batch.
-    public func apply(_ changes: [PurchaseChange], nowMs: Int64) async throws(StoreError) -> [ApplyOutcome] {
-        try await apply(changes, nowMs: nowMs, beforeCommit: nil)
+    /// `recorder` records the applied events in the same transaction (outbound webhooks).
+    public func apply(_ changes: [PurchaseChange], nowMs: Int64,
+                      recorder: (any AppliedEventRecorder)? = nil) async throws(StoreError) -> [ApplyOutcome] {
+        try await apply(changes, nowMs: nowMs, recorder: recorder, beforeCommit: nil)
     }
 
     /// The batch in one transaction; if the database refuses it for good (not a transient failure),
     /// each change alone, so one bad event cannot hold back the others. One result per change, in order.
-    public func applyIsolatingRejections(_ changes: [PurchaseChange], nowMs: Int64) async -> [Result<ApplyOutcome, StoreError>] {
+    public func applyIsolatingRejections(_ changes: [PurchaseChange], nowMs: Int64,
+                                         recorder: (any AppliedEventRecorder)? = nil) async -> [Result<ApplyOutcome, StoreError>] {
         guard !changes.isEmpty else { return [] }
         do {
-            return try await apply(changes, nowMs: nowMs).map { .success($0) }
+            return try await apply(changes, nowMs: nowMs, recorder: recorder).map { .success($0) }
         } catch let error where error.isTransient {
             return changes.map { _ in .failure(error) }
         } catch {
             guard changes.count > 1 else { return [.failure(error)] }
             var results: [Result<ApplyOutcome, StoreError>] = []
-            for change in changes { results += await applyIsolatingRejections([change], nowMs: nowMs) }
+            for change in changes { results += await applyIsolatingRejections([change], nowMs: nowMs, recorder: recorder) }
             return results
         }
     }
 
     /// `beforeCommit` runs on the store's thread with the batch written and not yet committed (tests hold
     /// the transaction open there).
-    func apply(_ changes: [PurchaseChange], nowMs: Int64,
+    func apply(_ changes: [PurchaseChange], nowMs: Int64, recorder: (any AppliedEventRecorder)? = nil,
                beforeCommit: (@Sendable () -> Void)?) async throws(StoreError) -> [ApplyOutcome] {
         let (outcomes, afterCommit) = try await database.transaction { connection throws(StoreError) in
-            let applied = try Self.apply(changes, nowMs: nowMs, on: connection)
+            let applied = try Self.apply(changes, nowMs: nowMs, recorder: recorder, on: connection)
             beforeCommit?()
             return applied
         }
@@ -57,7 +60,7 @@ public final class EntitlementStore: Sendable {
 
     /// The batch in phases, each one statement on PostgreSQL (SQLite runs them row by row: there a
     /// statement is a function call, not a round trip). Also what the steps leave for after the commit.
-    private static func apply(_ changes: [PurchaseChange], nowMs: Int64,
+    private static func apply(_ changes: [PurchaseChange], nowMs: Int64, recorder: (any AppliedEventRecorder)?,
                               on connection: any SQLConnection) throws(StoreError) -> ([ApplyOutcome], [@Sendable () -> Void]) {
         // 1. Which events are new.
         let fresh = try ProcessedEventRows.mark(changes.map(\.eventId), nowMs: nowMs, on: connection)
@@ -86,6 +89,10 @@ public final class EntitlementStore: Sendable {
         try PurchaseRow.save(plan.written, nowMs: nowMs, on: connection)
         try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
         try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
+        if let recorder, !replay.applied.isEmpty,
+           let effect = try recorder.record(replay.applied, nowMs: nowMs, on: connection) {
+            afterCommit.append(effect)
+        }
         return (plan.outcomes, afterCommit)
     }
 

@@ -1,3 +1,4 @@
+import Events
 import Store
 
 /// One event's effect on one purchase, applied by `EntitlementStore.apply` in a transaction.
@@ -13,6 +14,8 @@ public struct PurchaseChange: Sendable {
     public var supersedes: String?
     /// What merchant features write with this event, in its transaction, before `update` (`ProjectionStep`).
     public var steps: [any ProjectionStep] = []
+    /// The event itself, for what records the events applied (`AppliedEventRecorder`: outbound webhooks).
+    public var event: NormalizedEvent?
     /// False for an event that changes no purchase, only runs its steps (`stepsOnly`): its purchase is not read.
     public private(set) var changesPurchase = true
 

@@ -31,8 +31,15 @@ public struct HTTPClientFetcher: HTTPFetcher {
     }()
 
     private let maxBodyBytes: Int
+    private let client: HTTPClient
 
     public init(maxBodyBytes: Int = 1 << 20) {
+        self.init(client: Self.client, maxBodyBytes: maxBodyBytes)
+    }
+
+    /// Over another client (`EndpointHTTPClient`'s, pinned to one address).
+    init(client: HTTPClient, maxBodyBytes: Int) {
+        self.client = client
         self.maxBodyBytes = maxBodyBytes
     }
 
@@ -46,6 +53,7 @@ public struct HTTPClientFetcher: HTTPFetcher {
         for header in request.headers { outbound.headers.add(name: header.name, value: header.value) }
         if !request.body.isEmpty { outbound.body = .bytes(ByteBuffer(bytes: request.body)) }
         let prepared = outbound
+        let client = client
         let limit = max(0, min(request.maxResponseBytes ?? maxBodyBytes, maxBodyBytes))
         let timeout = request.timeout
 
@@ -54,7 +62,7 @@ public struct HTTPClientFetcher: HTTPFetcher {
         let outcome: Result<HTTPFetchResponse, HTTPFetchError> = await withTaskGroup(of: Result<HTTPFetchResponse, HTTPFetchError>?.self) { group in
             group.addTask {
                 do {
-                    let response = try await Self.client.execute(prepared, deadline: .now() + TimeAmount(timeout))
+                    let response = try await client.execute(prepared, deadline: .now() + TimeAmount(timeout))
                     let body = try await response.body.collect(upTo: limit)
                     var headers = HeaderFields()
                     for header in response.headers { headers.append(name: header.name, value: header.value) }
@@ -81,7 +89,7 @@ public struct HTTPClientFetcher: HTTPFetcher {
 
     /// What went wrong, without the request: no URL, host, header or body reaches a message (an
     /// `HTTPClientError`'s full text may quote a header value; a connection error names the host).
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         if let error = error as? HTTPClientError { return "HTTP client: \(error.shortDescription)" }
         if let error = error as? NIOConnectionError {
             let reasons = Set(error.connectionErrors.compactMap { ($0.error as? IOError).map { Self.reason($0.errnoCode) } })

@@ -32,7 +32,7 @@ public struct PeriodicJob: Service {
 
     /// The wait after the `failures`-th failed pass in a row: 400 ms, doubling, at most 10 s. A store or
     /// broker that is back is used again within seconds; one that stays away is asked about every 10 s.
-    static func backoff(afterFailures failures: Int) -> Duration {
+    public static func backoff(afterFailures failures: Int) -> Duration {
         .milliseconds(min(200 * (1 << min(max(failures, 1), 6)), 10_000))
     }
 

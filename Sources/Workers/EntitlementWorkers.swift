@@ -11,6 +11,7 @@ import ServiceLifecycle
 import Store
 import Toolkit
 import Verifiers
+import Webhooks
 
 /// The workers process, composed: the projection of `tollgate.events`, the retry tiers and the outbox
 /// relay, sharing one store and one producer (retries, dead letters, entitlements), and in `tollgate
@@ -103,7 +104,8 @@ public struct EntitlementWorkers: Service {
                                                                 interval: .seconds(config.workers.reconcileGoogleIntervalSeconds), startsNow: reconcileNow)
                                           : nil,
                                       purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts,
-                                      merchantAPI: merchantAPI, metrics: metrics, logger: logger)
+                                      merchantAPI: merchantAPI, webhooks: try WebhookSetup(settings: config.webhooks),
+                                      metrics: metrics, logger: logger)
     }
 
     static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient], startsNow: Bool) throws -> AppleBackfillSetup? {
@@ -132,6 +134,7 @@ public struct EntitlementWorkers: Service {
                 sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
+                webhooks: WebhookSetup? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
@@ -144,6 +147,10 @@ public struct EntitlementWorkers: Service {
         processor.ownership = { app in ownership.ownership(of: app) == .keep ? .keep : .transfer }
         processor.consumption = merchant.consumption
         processor.checkouts = merchant.checkoutMatcher
+        let wakeup = WebhookWakeup()
+        if let webhooks, webhooks.endpoints.contains(where: { $0.kind == .events }) {
+            processor.appliedEvents = WebhookOutbox(endpoints: webhooks.endpoints, wakeup: wakeup)
+        }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
@@ -161,6 +168,14 @@ public struct EntitlementWorkers: Service {
             }
         }
         steps += merchant.jobs
+        if let webhooks, webhooks.endpoints.contains(where: { $0.kind == .events }) {
+            // Before the consumers: what it has in flight finishes, then the projection stops recording.
+            steps.append(.stop("webhook dispatcher", WebhookDispatcher(
+                endpoints: webhooks.endpoints, settings: webhooks.settings, store: WebhookStore(store: store),
+                purchaseIds: merchant.purchaseIds, catalog: merchant.catalog,
+                wakeup: wakeup,
+                metrics: WebhookMetrics(factory: metrics.factory), logger: logger, resolver: webhooks.resolver)))
+        }
         steps += [
             // Before the relay, so the relay's last pass publishes what the last sweep queued.
             .stop("expiry sweeper", ExpirySweeper(store: store, delayMs: expiryPublishDelayMs, metrics: metrics, logger: logger, now: clock)),
@@ -189,3 +204,4 @@ public struct EntitlementWorkers: Service {
         try await stopOrder.serviceGroup(logger: logger).run()
     }
 }
+

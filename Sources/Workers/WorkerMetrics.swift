@@ -4,6 +4,7 @@ import Merchant
 import Metrics
 import ProviderAPIs
 import Toolkit
+import Webhooks
 
 /// The workers' metrics. The factory is injected so several workers in one process (tests) keep separate
 /// counts; the command line passes the process's Prometheus factory.
@@ -78,5 +79,5 @@ public struct WorkerMetrics: Sendable {
     ]
 
     /// Every family the workers process emits: its own, the merchant features' and the provider APIs'.
-    public static let all: [MetricFamily] = families + MerchantMetrics.families + ProviderAPIMetrics.families
+    public static let all: [MetricFamily] = families + MerchantMetrics.families + ProviderAPIMetrics.families + WebhookMetrics.families
 }

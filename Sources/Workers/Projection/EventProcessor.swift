@@ -24,6 +24,8 @@ struct EventProcessor: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
+    /// Records each applied event with the entitlements it touched, in the batch's transaction (outbound webhooks).
+    var appliedEvents: (any AppliedEventRecorder)? = nil
     /// Each app's `purchases.ownership`: who keeps a purchase another user reports.
     var ownership: @Sendable (String) -> OwnershipPolicy = { _ in .transfer }
 
@@ -73,6 +75,7 @@ struct EventProcessor: Sendable {
                 if var change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event),
                                                  ownership: ownership(event.app)) {
                     change.steps = steps
+                    if appliedEvents != nil { change.event = event }
                     prepared.changes.append((index, change))
                 } else if !steps.isEmpty {
                     prepared.changes.append((index, .stepsOnly(eventId: event.id, key: Projector.purchaseKey(of: event), steps: steps)))
@@ -112,7 +115,7 @@ struct EventProcessor: Sendable {
     }
 
     private func apply(_ changes: [PurchaseChange]) async -> [Disposition] {
-        await store.applyIsolatingRejections(changes, nowMs: now()).map { result in
+        await store.applyIsolatingRejections(changes, nowMs: now(), recorder: appliedEvents).map { result in
             switch result {
             case .success(let outcome): .done(outcome)
             case .failure(let error): .failed(WorkerFailure.store(error))

@@ -1,0 +1,239 @@
+import Config
+import Foundation
+import Events
+import Logging
+import Merchant
+import Outbound
+import ServiceHost
+import ServiceLifecycle
+import Synchronization
+import Toolkit
+
+/// Delivers what the projection recorded: claims the due head of each lane (one entitlement's messages
+/// for one endpoint, oldest first), delivers up to `webhooks.maxConcurrentDeliveries` at once, records
+/// every attempt, and moves each delivery on (delivered; due again after the schedule's next wait or the
+/// endpoint's `Retry-After`, whichever is later; parked after the last). A failing lane holds only its
+/// own later messages. Every replica runs one: claims keep a lane to one dispatcher at a time.
+public struct WebhookDispatcher: Service {
+    let endpoints: [String: WebhookEndpoint]
+    let settings: WebhookSettings
+    let store: WebhookStore
+    let purchaseIds: PurchaseIdSource
+    let catalog: CatalogSettings
+    let client: EndpointHTTPClient
+    let wakeup: WebhookWakeup
+    let metrics: WebhookMetrics
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+    let resolver: @Sendable (String, Int) async -> [String]
+
+    public init(endpoints: [WebhookEndpoint], settings: WebhookSettings, store: WebhookStore, purchaseIds: PurchaseIdSource,
+                catalog: CatalogSettings, client: EndpointHTTPClient? = nil, wakeup: WebhookWakeup, metrics: WebhookMetrics, logger: Logger,
+                clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
+                resolver: @escaping @Sendable (String, Int) async -> [String] = HostResolver.addresses) {
+        self.endpoints = Dictionary(endpoints.filter { $0.kind == .events }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.settings = settings
+        self.store = store
+        self.purchaseIds = purchaseIds
+        self.catalog = catalog
+        self.client = client ?? EndpointHTTPClient(extraRootsFile: settings.caFile)
+        self.wakeup = wakeup
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+        self.resolver = resolver
+    }
+
+    /// The longest an attempt may take, and a margin: a claim outlives its attempt.
+    var claimMs: Int64 {
+        Int64(endpoints.values.map { Int($0.timeout.components.seconds) * 1_000 }.max() ?? 15_000) + 30_000
+    }
+
+    public func run() async throws {
+        let inFlight = InFlight()
+        let wakeup = wakeup
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                var enabled: [String] = []
+                var checkedAt: Int64 = 0
+                var failures = 0
+                while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                    let now = clock()
+                    if now - checkedAt >= 1_000 {
+                        checkedAt = now
+                        enabled = await refreshState(now: now) ?? enabled
+                    }
+                    let free = settings.maxConcurrentDeliveries - inFlight.count.load(ordering: .relaxed)
+                    var claimed: [ClaimedDelivery] = []
+                    if free > 0, !enabled.isEmpty {
+                        do {
+                            claimed = try await store.claim(endpoints: enabled, nowMs: now, claimUntilMs: now + claimMs, limit: min(free, 256))
+                            failures = 0
+                        } catch {
+                            failures += 1
+                            if failures == 1 { logger.warning("webhook dispatcher cannot read the store; trying again", metadata: ["error": "\(error)"]) }
+                            try? await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures))
+                            continue
+                        }
+                    }
+                    for delivery in claimed {
+                        inFlight.count.add(1, ordering: .relaxed)
+                        group.addTask {
+                            await deliver(delivery)
+                            inFlight.count.subtract(1, ordering: .relaxed)
+                            wakeup.signal()
+                        }
+                    }
+                    if claimed.isEmpty || claimed.count == free { await wakeup.wait(upTo: .milliseconds(250)) }
+                }
+            }
+        } onGracefulShutdown: {
+            wakeup.signal()
+        }
+        await client.shutdown()
+    }
+
+    /// The endpoints delivered to now (configured enabled, not disabled in the store), and the gauges.
+    private func refreshState(now: Int64) async -> [String]? {
+        do {
+            let states = try await store.states()
+            let stats = try await store.stats()
+            let enabled = endpoints.values.filter { $0.configuredEnabled && !(states[$0.name]?.disabled ?? false) }.map(\.name).sorted()
+            for name in endpoints.keys {
+                let one = stats[name] ?? WebhookStore.EndpointStats()
+                metrics.state(endpoint: name, pending: one.pending, parked: one.parked,
+                              oldestPendingSeconds: one.oldestPendingCreatedAtMs.map { Double(max(0, now - $0)) / 1_000 } ?? 0,
+                              enabled: enabled.contains(name))
+            }
+            return enabled
+        } catch {
+            return nil
+        }
+    }
+
+    /// One attempt of one message, recorded.
+    func deliver(_ delivery: ClaimedDelivery) async {
+        guard let endpoint = endpoints[delivery.endpoint] else { return }
+        let attempt = delivery.attempts + 1
+        let started = ContinuousClock.now
+        let result = await send(delivery, to: endpoint)
+        // A cancelled attempt (the process stopping) is not one: its claim lapses and the message goes again.
+        if Task.isCancelled { return }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let now = clock()
+        var next: Int64?
+        if result.outcome != .delivered, attempt < settings.retryScheduleMs.count {
+            let wait = max(Int64(settings.retryScheduleMs[attempt]), result.retryAfterMs ?? 0)
+            next = now + wait
+        }
+        let record = AttemptRecord(endpoint: endpoint.name, sequence: delivery.sequence, lane: delivery.message.lane, attempt: attempt,
+                                   outcome: result.outcome, statusCode: result.status, latencyMs: Int64(seconds * 1_000),
+                                   excerpt: result.excerpt, atMs: now, nextAttemptAtMs: next)
+        metrics.attempt(endpoint: endpoint.name, outcome: result.outcome, seconds: seconds)
+        if result.outcome != .delivered, next == nil {
+            metrics.parked(endpoint: endpoint.name)
+            logger.warning("webhook message parked after its last attempt", metadata: [
+                "endpoint": .string(endpoint.name), "message_id": .string(delivery.message.messageId), "attempts": "\(attempt)",
+                "outcome": .string(result.outcome.rawValue)])
+        }
+        do {
+            if try await store.finish(record, disableAfterMs: Int64(settings.disableAfterSeconds) * 1_000) {
+                metrics.disabledForFailing(endpoint: endpoint.name)
+                logger.error("webhook endpoint disabled: every attempt failed for webhooks.disableAfterSeconds; tollgate webhooks enable resumes it",
+                             metadata: ["endpoint": .string(endpoint.name)])
+            }
+        } catch {
+            // Not recorded: the claim lapses and the message is sent again (at least once).
+            logger.warning("webhook attempt not recorded; the message will be sent again",
+                           metadata: ["endpoint": .string(endpoint.name), "error": "\(error)"])
+        }
+    }
+
+    struct SendResult: Sendable {
+        var outcome: AttemptRecord.Outcome
+        var status: Int? = nil
+        var excerpt: String
+        var retryAfterMs: Int64? = nil
+    }
+
+    private func send(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint) async -> SendResult {
+        let address: String
+        switch await connectAddress(endpoint) {
+        case .success(let chosen): address = chosen
+        case .failure(let refusal): return SendResult(outcome: refusal.outcome, excerpt: refusal.reason)
+        }
+        let body: [UInt8]
+        do {
+            body = try WebhookPayload.body(delivery.message, ids: try await purchaseIds.ids(), catalog: catalog)
+        } catch {
+            return SendResult(outcome: .connection, excerpt: "the message could not be written: \(type(of: error))")
+        }
+        let timestamp = clock() / 1_000
+        guard var headers = WebhookSignature.headers(id: delivery.message.messageId, timestampSeconds: timestamp, body: body,
+                                                     secrets: endpoint.secrets, keys: endpoint.keys) else {
+            return SendResult(outcome: .connection, excerpt: "the message could not be signed")
+        }
+        let signature = headers.last?.value ?? ""
+        headers += [("content-type", WebhookPayload.contentType), ("user-agent", "Tollgate-Webhooks/1")]
+        do {
+            let response = try await client.post(url: endpoint.url, host: endpoint.target.host, address: address, headers: headers, body: body,
+                                                 timeout: endpoint.timeout, maxResponseBytes: 4_096)
+            let excerpt = Self.excerpt(response.body, hiding: signature)
+            if (200...299).contains(response.status) { return SendResult(outcome: .delivered, status: response.status, excerpt: excerpt) }
+            return SendResult(outcome: .status, status: response.status, excerpt: excerpt,
+                              retryAfterMs: response.headers["retry-after"].flatMap(Self.retryAfterMs))
+        } catch {
+            let timedOut = error.description.hasPrefix("timed out")
+            return SendResult(outcome: timedOut ? .timeout : .connection, excerpt: error.description)
+        }
+    }
+
+    struct Refusal: Error {
+        var outcome: AttemptRecord.Outcome
+        var reason: String
+    }
+
+    /// The address to connect to: the URL's literal, or the first its name resolves to, when every
+    /// address the name has is one this endpoint may reach (a name answering a public and a private
+    /// address is refused: which one a connection gets is the resolver's choice).
+    func connectAddress(_ endpoint: WebhookEndpoint) async -> Result<String, Refusal> {
+        let host = endpoint.target.host
+        let addresses = EndpointAddress.classify(host) != nil ? [host] : await resolver(host, endpoint.target.port)
+        guard let first = addresses.first else { return .failure(Refusal(outcome: .connection, reason: "the endpoint's name does not resolve")) }
+        for address in addresses {
+            let kind = EndpointAddress.classify(address) ?? .reserved
+            let allowed = kind == .public || (kind == .loopback && settings.allowLoopback)
+                || (kind == .privateNetwork && endpoint.allowPrivateNetwork)
+            guard allowed else {
+                return .failure(Refusal(outcome: .addressRefused,
+                                        reason: "the endpoint resolves to a \(kind.rawValue) address, which webhooks may not reach"))
+            }
+        }
+        return .success(first)
+    }
+
+    /// At most 256 bytes of the answer, printable, our signature (should an endpoint echo it) removed.
+    static func excerpt(_ body: [UInt8], hiding signature: String) -> String {
+        var text = String(decoding: body.prefix(512), as: UTF8.self)
+        if !signature.isEmpty { text = text.replacingOccurrences(of: signature, with: "[signature]") }
+        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        var kept = ""
+        for character in printable {
+            guard kept.utf8.count + character.utf8.count <= 256 else { break }
+            kept.append(character)
+        }
+        return kept
+    }
+
+    /// `Retry-After` in seconds (the form endpoints send), at most a day.
+    static func retryAfterMs(_ value: String) -> Int64? {
+        guard let seconds = Int64(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 else { return nil }
+        return min(seconds, 86_400) * 1_000
+    }
+}
+
+/// The attempts under way, shared with their tasks.
+private final class InFlight: Sendable {
+    let count = Atomic<Int>(0)
+}

@@ -1,0 +1,51 @@
+import Config
+import Entitlements
+import Events
+
+/// One configured endpoint, its secrets and keys parsed: what the projection's recorder filters by and
+/// what the dispatcher delivers to.
+public struct WebhookEndpoint: Sendable {
+    public let name: String
+    /// Never logged or shown whole: a merchant's URL may carry a token.
+    let url: String
+    let target: EndpointURL
+    public let kind: WebhookSettings.Endpoint.Kind
+    let secrets: [WebhookSecret]
+    let keys: [WebhookSigningKey]
+    let apps, environments, eventTypes: Set<String>
+    let timeout: Duration
+    /// As configured: the store's state (`tollgate webhooks disable`, or disabled for failing) may also stop it.
+    public let configuredEnabled: Bool
+    let allowPrivateNetwork: Bool
+
+    /// The host and port, for an operator: not the path or query.
+    public var origin: String { "https://\(target.host.contains(":") ? "[\(target.host)]" : target.host):\(target.port)" }
+
+    /// Every endpoint of `settings`, or the first secret or key that does not parse, by its key's name.
+    public static func all(_ settings: WebhookSettings) throws(ConfigError) -> [WebhookEndpoint] {
+        try settings.endpoints.enumerated().map { (index, endpoint) throws(ConfigError) in
+            let key = "webhooks.endpoints[\(index)]"
+            guard let target = EndpointURL(endpoint.url) else { throw ConfigError(key: key + ".url", message: "not an https URL") }
+            var secrets: [WebhookSecret] = []
+            for (n, text) in endpoint.secrets.enumerated() {
+                do throws(WebhookKeyError) { secrets.append(try WebhookSecret(text)) } catch { throw ConfigError(key: "\(key).secrets[\(n)]", message: error.description) }
+            }
+            var keys: [WebhookSigningKey] = []
+            for (n, text) in endpoint.signingKeys.enumerated() {
+                do throws(WebhookKeyError) { keys.append(try WebhookSigningKey(text)) } catch { throw ConfigError(key: "\(key).signingKeys[\(n)]", message: error.description) }
+            }
+            return WebhookEndpoint(name: endpoint.name, url: endpoint.url, target: target, kind: endpoint.kind, secrets: secrets, keys: keys,
+                                   apps: endpoint.apps, environments: endpoint.environments, eventTypes: endpoint.eventTypes,
+                                   timeout: .milliseconds(endpoint.timeoutMs), configuredEnabled: endpoint.enabled,
+                                   allowPrivateNetwork: endpoint.allowPrivateNetwork)
+        }
+    }
+
+    /// Whether an events endpoint's filters take this applied event.
+    func takes(_ applied: AppliedEvent) -> Bool {
+        kind == .events
+            && (apps.isEmpty || apps.contains(applied.entitlement.app))
+            && (environments.isEmpty || environments.contains(applied.entitlement.environment))
+            && (eventTypes.isEmpty || eventTypes.contains(applied.event.type.rawValue))
+    }
+}

@@ -1,0 +1,170 @@
+import Entitlements
+import Store
+
+/// The webhooks' tables in the entitlement store, for the dispatcher and the operator's commands.
+public struct WebhookStore: Sendable {
+    let database: SQLDatabase
+
+    public init(store: EntitlementStore) { database = store.database }
+
+    func claim(endpoints: [String], nowMs: Int64, claimUntilMs: Int64, limit: Int) async throws(StoreError) -> [ClaimedDelivery] {
+        // Most polls find nothing: they look on the read lane first, so they do not take the writer.
+        let names = endpoints
+        let anyDue = try await database.read { connection throws(StoreError) in
+            try !connection.query("SELECT 1 AS due FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at_ms <= $1 LIMIT 1",
+                                  [.int(nowMs)]).isEmpty
+        }
+        guard anyDue else { return [] }
+        return try await database.transaction { connection throws(StoreError) in
+            try WebhookQueue.claim(endpoints: names, nowMs: nowMs, claimUntilMs: claimUntilMs, limit: limit, on: connection)
+        }
+    }
+
+    func finish(_ record: AttemptRecord, disableAfterMs: Int64) async throws(StoreError) -> Bool {
+        try await database.transaction { connection throws(StoreError) in
+            try WebhookQueue.finish(record, disableAfterMs: disableAfterMs, on: connection)
+        }
+    }
+
+    public struct EndpointState: Sendable, Equatable {
+        public var disabled: Bool
+        /// `failing` (disabled by the dispatcher) or `operator`.
+        public var disabledReason: String?
+        public var failingSinceMs: Int64?
+    }
+
+    /// Each endpoint's stored state; an endpoint without a row has never failed nor been disabled.
+    public func states() async throws(StoreError) -> [String: EndpointState] {
+        try await database.read { connection throws(StoreError) in
+            var states: [String: EndpointState] = [:]
+            for row in try connection.query("SELECT endpoint, disabled, disabled_reason, failing_since_ms FROM webhook_endpoints") {
+                guard let name = row.text("endpoint") else { continue }
+                states[name] = EndpointState(disabled: row.bool("disabled") ?? false, disabledReason: row.text("disabled_reason"),
+                                             failingSinceMs: row.int("failing_since_ms"))
+            }
+            return states
+        }
+    }
+
+    /// Disables an endpoint (`reason`), or enables it: its failing time starts again, and what waited for
+    /// it is due now, from where it stopped (each lane's oldest pending message first).
+    public func setDisabled(_ endpoint: String, _ disabled: Bool, reason: String, nowMs: Int64) async throws(StoreError) {
+        try await database.transaction { connection throws(StoreError) in
+            try connection.execute("""
+                INSERT INTO webhook_endpoints (endpoint, disabled, disabled_reason, failing_since_ms, updated_at_ms) VALUES ($1, $2, $3, NULL, $4)
+                ON CONFLICT (endpoint) DO UPDATE SET disabled = excluded.disabled, disabled_reason = excluded.disabled_reason,
+                    failing_since_ms = NULL, updated_at_ms = excluded.updated_at_ms
+                """, [.text(endpoint), .bool(disabled), disabled ? .text(reason) : .null, .int(nowMs)])
+            if !disabled {
+                try connection.execute("""
+                    UPDATE webhook_deliveries SET next_attempt_at_ms = $1 WHERE endpoint = $2 AND status = 'pending' AND next_attempt_at_ms > $1
+                    """, [.int(nowMs), .text(endpoint)])
+            }
+        }
+    }
+
+    public struct EndpointStats: Sendable, Equatable {
+        public var pending = 0
+        public var parked = 0
+        public var oldestPendingCreatedAtMs: Int64?
+    }
+
+    public func stats() async throws(StoreError) -> [String: EndpointStats] {
+        try await database.read { connection throws(StoreError) in
+            var stats: [String: EndpointStats] = [:]
+            for row in try connection.query("""
+                SELECT endpoint, status, COUNT(*) AS n, MIN(created_at_ms) AS oldest FROM webhook_deliveries
+                WHERE status IN ('pending', 'parked') GROUP BY endpoint, status
+                """) {
+                guard let name = row.text("endpoint"), let status = row.text("status"), let count = row.int("n") else { continue }
+                if status == "pending" {
+                    stats[name, default: EndpointStats()].pending = Int(count)
+                    stats[name, default: EndpointStats()].oldestPendingCreatedAtMs = row.int("oldest")
+                } else {
+                    stats[name, default: EndpointStats()].parked = Int(count)
+                }
+            }
+            return stats
+        }
+    }
+
+    /// One recorded attempt.
+    public struct Attempt: Sendable {
+        public var messageId: String
+        public var eventId: String
+        public var eventType: String
+        public var attempt: Int
+        public var attemptedAtMs: Int64
+        public var outcome: String
+        public var statusCode: Int?
+        public var latencyMs: Int64
+        public var excerpt: String
+    }
+
+    /// An endpoint's attempts since `sinceMs`, newest first, at most `limit`; `messageIds` narrows them.
+    public func attempts(endpoint: String, sinceMs: Int64, messageIds: Set<String>? = nil, limit: Int) async throws(StoreError) -> [Attempt] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT m.message_id, m.event_id, m.event_type, a.attempt, a.attempted_at_ms, a.outcome, a.status_code, a.latency_ms, a.excerpt
+                FROM webhook_attempts a JOIN webhook_messages m ON m.sequence = a.message_sequence
+                WHERE a.endpoint = $1 AND a.attempted_at_ms >= $2 ORDER BY a.attempted_at_ms DESC, a.id DESC
+                """, [.text(endpoint), .int(sinceMs)]).lazy.compactMap { row -> Attempt? in
+                guard let messageId = row.text("message_id"), messageIds?.contains(messageId) ?? true,
+                      let eventId = row.text("event_id"), let type = row.text("event_type"), let attempt = row.int("attempt"),
+                      let at = row.int("attempted_at_ms"), let outcome = row.text("outcome"), let latency = row.int("latency_ms"),
+                      let excerpt = row.text("excerpt") else { return nil }
+                return Attempt(messageId: messageId, eventId: eventId, eventType: type, attempt: Int(attempt), attemptedAtMs: at,
+                               outcome: outcome, statusCode: row.int("status_code").map(Int.init), latencyMs: latency, excerpt: excerpt)
+            }.prefix(limit).map { $0 }
+        }
+    }
+
+    /// The messages kept since `sinceMs` (oldest first), at most `limit`: what a replay chooses from.
+    public func messages(sinceMs: Int64, limit: Int) async throws(StoreError) -> [WebhookMessage] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT \(WebhookMessage.columns) FROM webhook_messages m WHERE m.created_at_ms >= $1 ORDER BY m.sequence LIMIT $2",
+                                 [.int(sinceMs), .int(Int64(limit))]).compactMap(WebhookMessage.decode)
+        }
+    }
+
+    /// Delivers these messages to the endpoint again (a new delivery where it had none), each from its
+    /// first attempt, with the same message id; returns how many were queued.
+    public func replay(endpoint: String, sequences: [Int64], nowMs: Int64) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            var queued = 0
+            for sequence in sequences {
+                let lanes = try connection.query("SELECT lane FROM webhook_messages WHERE sequence = $1", [.int(sequence)])
+                guard let lane = lanes.first?.text("lane") else { continue }
+                try connection.execute("""
+                    INSERT INTO webhook_deliveries (endpoint, message_sequence, lane, status, attempts, next_attempt_at_ms, claimed_until_ms,
+                                                    created_at_ms, updated_at_ms)
+                    VALUES ($1, $2, $3, 'pending', 0, $4, 0, $4, $4)
+                    ON CONFLICT (endpoint, message_sequence) DO UPDATE SET status = 'pending', attempts = 0,
+                        next_attempt_at_ms = excluded.next_attempt_at_ms, updated_at_ms = excluded.updated_at_ms
+                    """, [.text(endpoint), .int(sequence), .text(lane), .int(nowMs)])
+                queued += 1
+            }
+            return queued
+        }
+    }
+
+    /// Deletes what was delivered or parked before `beforeMs`, with its attempts, and the messages no
+    /// delivery needs any more. Returns how many deliveries it deleted.
+    public func prune(beforeMs: Int64, limit: Int = 10_000) async throws(StoreError) -> Int {
+        try await database.transaction { connection throws(StoreError) in
+            let done = try connection.query("""
+                SELECT endpoint, message_sequence FROM webhook_deliveries WHERE status IN ('delivered', 'parked') AND updated_at_ms < $1 LIMIT $2
+                """, [.int(beforeMs), .int(Int64(limit))])
+            for row in done {
+                guard let endpoint = row.text("endpoint"), let sequence = row.int("message_sequence") else { continue }
+                try connection.execute("DELETE FROM webhook_attempts WHERE endpoint = $1 AND message_sequence = $2", [.text(endpoint), .int(sequence)])
+                try connection.execute("DELETE FROM webhook_deliveries WHERE endpoint = $1 AND message_sequence = $2", [.text(endpoint), .int(sequence)])
+            }
+            try connection.execute("""
+                DELETE FROM webhook_messages WHERE created_at_ms < $1
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_sequence = webhook_messages.sequence)
+                """, [.int(beforeMs)])
+            return done.count
+        }
+    }
+}

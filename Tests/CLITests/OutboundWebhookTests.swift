@@ -1,0 +1,220 @@
+import Foundation
+import Outbound
+import Store
+import StoreTestSupport
+import TestSupport
+import Testing
+import Toolkit
+
+/// Outbound webhooks from a real `tollgate dev` to `scripts/webhook-receiver.py`, an HTTPS endpoint that
+/// verifies every delivery with the `standardwebhooks` package from PyPI. Iaptic callbacks go in
+/// through the webhook route; what the endpoint receives, and the store's record of every attempt, come out.
+@Suite("Outbound webhooks from tollgate dev")
+struct OutboundWebhookTests {
+    static let iapticSecret = "outbound-iaptic-secret-0123456789"
+
+    /// A folder, its TLS chain for `localhost`, and two signing secrets (a rotation: the receiver holds the second).
+    struct Setup {
+        let directory: URL
+        let chain: TestTLSChain
+        let secrets = [WebhookSecretText.generate(), WebhookSecretText.generate()]
+        var store: String { "sqlite:" + directory.appendingPathComponent("store.sqlite").path }
+
+        static func make() async throws -> Setup {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tollgate-webhooks-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return Setup(directory: directory, chain: try await TestTLSChain.make(in: directory, names: ["localhost"], addresses: ["127.0.0.1"]))
+        }
+
+        /// `endpoints`: YAML list items (each `{...}`), besides the ones every test names.
+        func config(endpoints: [String], schedule: [Int] = [0, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
+                    extra: String = "") throws -> String {
+            let config = """
+                http: { host: 127.0.0.1, port: 0 }
+                store: { url: "\(store)" }
+                log: { level: error }
+                sources: { iaptic: { apps: [{ name: hooks, secrets: [\(OutboundWebhookTests.iapticSecret)] }] } }
+                webhooks:
+                  allowLoopback: true
+                  caFile: \(chain.caFile)
+                  retryScheduleMs: [\(schedule.map(String.init).joined(separator: ", "))]
+                \(extra)
+                  endpoints:
+                \(endpoints.map { "    - " + $0 }.joined(separator: "\n"))
+                """
+            let path = directory.appendingPathComponent("tollgate.yaml").path
+            try Data(config.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+    }
+
+    @Test("every delivery verifies with standardwebhooks; each user's arrive in the order applied; one failing holds back only its own user's, then all arrive once it answers")
+    func orderedAndVerified() async throws {
+        let setup = try await Setup.make()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let release = setup.directory.appendingPathComponent("release").path
+        let receiver = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[1], directory: setup.directory,
+                                                 failUsers: ["alice"], releaseFile: release)
+        defer { receiver.stop() }
+        let config = try setup.config(endpoints: [
+            #"{ name: merchant, url: "https://localhost:\#(receiver.port)/hooks?tenant=1", secrets: [\#(setup.secrets[0]), \#(setup.secrets[1])] }"#,
+        ])
+        let fetcher = HTTPClientFetcher()
+        try await withOwnDev(configPath: config, directory: setup.directory) { base in
+            _ = try await eventually("the gateway is ready") {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5))).status == 200 ? true : nil
+            }
+            // Alternately, five changes of alice's purchase and five of bob's.
+            for step in 0..<5 {
+                for user in ["alice", "bob"] {
+                    let answer = try await Self.post(base, fetcher: fetcher, user: user, step: step)
+                    #expect(answer == 200)
+                }
+            }
+            // Bob's five arrive while alice's first is refused again and again.
+            let bob = try await eventually("bob's deliveries arrive") { () throws -> [WebhookReceiver.Delivery]? in
+                let received = try receiver.deliveries.filter { $0.user == "bob" }
+                return received.count >= 5 ? received : nil
+            }
+            #expect(Self.eventIds(bob) == (0..<5).map { Self.eventId(user: "bob", step: $0) }, "in the order applied")
+            let aliceSoFar = try await eventually("alice's first is tried again") { () throws -> [WebhookReceiver.Delivery]? in
+                let tries = try receiver.deliveries.filter { $0.user == "alice" }
+                return tries.count >= 3 ? tries : nil
+            }
+            #expect(Set(aliceSoFar.map(\.id)).count == 1, "only her first message, the same webhook-id on every attempt: \(aliceSoFar.map(\.id))")
+            #expect(aliceSoFar.allSatisfy { $0.answer == 503 } && Set(Self.eventIds(aliceSoFar)) == [Self.eventId(user: "alice", step: 0)])
+
+            try Data().write(to: URL(fileURLWithPath: release))
+            let alice = try await eventually("alice's deliveries arrive once her endpoint answers") { () throws -> [WebhookReceiver.Delivery]? in
+                let accepted = try receiver.deliveries.filter { $0.user == "alice" && $0.answer == 204 }
+                return accepted.count >= 5 ? accepted : nil
+            }
+            #expect(Self.eventIds(alice) == (0..<5).map { Self.eventId(user: "alice", step: $0) }, "in the order applied")
+
+            let all = try receiver.deliveries
+            #expect(all.allSatisfy { $0.verified }, "standardwebhooks verifies every delivery with the second secret")
+            #expect(all.allSatisfy { $0.signatures?.count == 2 && $0.signatures?.allSatisfy { $0.hasPrefix("v1,") } == true }, "one v1 signature per secret")
+            #expect(all.allSatisfy { $0.contentType == "application/cloudevents+json" && $0.specversion == "1.0" })
+            #expect(all.allSatisfy { ($0.ceId ?? "") == $0.id }, "the CloudEvent's id is the message's")
+            #expect(all.allSatisfy { $0.ceType == "dev.tollgate.subscription.renewed" || $0.ceType == "dev.tollgate.subscription.started" })
+            // The purchase by its opaque id, in the attributes and the event: never the store's own id.
+            #expect(all.allSatisfy { ($0.ceSubject ?? "").hasPrefix("pur_") && $0.ceSubject == $0.purchaseId && $0.eventSubject == $0.purchaseId })
+            #expect(all.allSatisfy { $0.active == true && $0.product == "premium" })
+            let sequences = (alice + bob).compactMap(\.sequence)
+            #expect(Set(sequences).count == 10)
+            // Each message delivered once with a 2xx.
+            #expect(Set(all.filter { $0.answer == 204 }.compactMap(\.id)).count == all.filter { $0.answer == 204 }.count)
+
+            // Every attempt is in the store: alice's refusals with their status and the endpoint's answer.
+            let database = try await SQLDatabase.open(url: setup.store, logger: TestDatabases.logger)
+            defer { Task { await database.close() } }
+            let attempts = try await database.read { connection throws(StoreError) in
+                try connection.query("SELECT outcome, status_code, excerpt, attempt FROM webhook_attempts WHERE endpoint = 'merchant' ORDER BY id")
+            }
+            #expect(attempts.count == all.count)
+            let refused = attempts.filter { $0.text("outcome") == "http_status" }
+            #expect(refused.count == aliceSoFar.count + (all.filter { $0.answer == 503 }.count - aliceSoFar.count))
+            #expect(refused.allSatisfy { $0.int("status_code") == 503 && ($0.text("excerpt") ?? "").contains("received") })
+            #expect(attempts.filter { $0.text("outcome") == "delivered" }.count == 10)
+        }
+    }
+
+    @Test("a failing endpoint's message is retried on the schedule, honours Retry-After and is parked after its last attempt; redirects are not followed; a certificate for another name, a private address and an endpoint that never answers fail their attempts")
+    func retriesParkingAndBadEndpoints() async throws {
+        let setup = try await Setup.make()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let failing = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "failing",
+                                                status: 500)
+        defer { failing.stop() }
+        let redirecting = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "redirect",
+                                                    status: 307)
+        defer { redirecting.stop() }
+        let limited = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "limited",
+                                                failUsers: ["carol"], releaseFile: setup.directory.appendingPathComponent("never").path,
+                                                retryAfter: 2)
+        defer { limited.stop() }
+        let otherName = try await TestTLSChain.make(in: setup.directory, names: ["wrong.example"], label: "other")
+        let mismatched = try await WebhookReceiver(chain: otherName, secret: setup.secrets[0], directory: setup.directory, name: "mismatch")
+        defer { mismatched.stop() }
+        // Accepts connections (the kernel's backlog) and never answers: the TLS handshake waits.
+        let silent = LoopbackListener()
+        let secret = setup.secrets[0]
+        let config = try setup.config(endpoints: [
+            #"{ name: failing, url: "https://localhost:\#(failing.port)/", secrets: [\#(secret)] }"#,
+            #"{ name: redirect, url: "https://localhost:\#(redirecting.port)/", secrets: [\#(secret)] }"#,
+            #"{ name: limited, url: "https://localhost:\#(limited.port)/", secrets: [\#(secret)] }"#,
+            #"{ name: mismatch, url: "https://localhost:\#(mismatched.port)/", secrets: [\#(secret)] }"#,
+            #"{ name: private, url: "https://10.255.255.1/hooks", secrets: [\#(secret)] }"#,
+            #"{ name: silent, url: "https://127.0.0.1:\#(silent.port)/", secrets: [\#(secret)], timeoutMs: 300 }"#,
+        ], schedule: [0, 100, 100])
+        let fetcher = HTTPClientFetcher()
+        try await withOwnDev(configPath: config, directory: setup.directory) { base in
+            _ = try await eventually("the gateway is ready") {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5))).status == 200 ? true : nil
+            }
+            #expect(try await Self.post(base, fetcher: fetcher, user: "carol", step: 0) == 200)
+            let database = try await SQLDatabase.open(url: setup.store, logger: TestDatabases.logger)
+            defer { Task { await database.close() } }
+            // Three attempts each (the schedule's length), then parked; the limited endpoint waits as it asks.
+            let states = try await eventually("every endpoint's message is parked", within: .seconds(60)) { () async throws -> [String: String]? in
+                let rows = try await database.read { connection throws(StoreError) in
+                    try connection.query("SELECT endpoint, status, attempts FROM webhook_deliveries")
+                }
+                let states = Dictionary(rows.compactMap { row in row.text("endpoint").map { ($0, "\(row.text("status") ?? "")/\(row.int("attempts") ?? 0)") } },
+                                        uniquingKeysWith: { first, _ in first })
+                return states.count == 6 && states.values.allSatisfy { $0 == "parked/3" } ? states : nil
+            }
+            #expect(states.count == 6)
+            let attempts = try await database.read { connection throws(StoreError) in
+                try connection.query("SELECT endpoint, outcome, status_code, attempted_at_ms, excerpt FROM webhook_attempts ORDER BY id")
+            }
+            func outcomes(_ endpoint: String) -> [String] { attempts.filter { $0.text("endpoint") == endpoint }.compactMap { $0.text("outcome") } }
+            #expect(outcomes("failing") == ["http_status", "http_status", "http_status"])
+            #expect(outcomes("redirect") == ["http_status", "http_status", "http_status"])
+            #expect(attempts.filter { $0.text("endpoint") == "redirect" }.allSatisfy { $0.int("status_code") == 307 })
+            #expect(outcomes("mismatch") == ["connection", "connection", "connection"])
+            #expect(outcomes("private") == ["address_refused", "address_refused", "address_refused"])
+            #expect(outcomes("silent") == ["timeout", "timeout", "timeout"])
+            // Retry-After: 2 s, where the schedule says 100 ms.
+            let limitedTimes = attempts.filter { $0.text("endpoint") == "limited" }.compactMap { $0.int("attempted_at_ms") }
+            #expect(limitedTimes.count == 3)
+            if limitedTimes.count == 3 {
+                #expect(limitedTimes[1] - limitedTimes[0] >= 1_900 && limitedTimes[2] - limitedTimes[1] >= 1_900, "\(limitedTimes)")
+            }
+            // The endpoints that never saw a request did not: no request reached a receiver for another name.
+            #expect(try mismatched.deliveries.isEmpty)
+            #expect(try redirecting.deliveries.count == 3 && (try failing.deliveries.count) == 3)
+            // No excerpt quotes a URL.
+            #expect(attempts.allSatisfy { !($0.text("excerpt") ?? "").contains("localhost") && !($0.text("excerpt") ?? "").contains("10.255") })
+
+            let metrics = String(decoding: try await fetcher.fetch(HTTPFetchRequest(url: base + "/metrics", timeout: .seconds(5))).body, as: UTF8.self)
+            #expect(metrics.contains(#"tollgate_webhook_parked_total{endpoint="failing"} 1"#), "\(metrics.split(separator: "\n").filter { $0.contains("webhook") })")
+            #expect(metrics.contains(#"tollgate_webhook_attempts_total{endpoint="private",outcome="address_refused"} 3"#))
+        }
+    }
+
+    /// What ends the id of the event of a user's step (its notification's id and its purchase's).
+    static func eventId(user: String, step: Int) -> String { "ntf-\(user)-\(step):\(user)-sub" }
+
+    static func eventIds(_ deliveries: [WebhookReceiver.Delivery]) -> [String] {
+        deliveries.map { ($0.eventId ?? "").split(separator: ":").suffix(2).joined(separator: ":") }
+    }
+
+    /// An Iaptic `purchases.updated` callback: the user's one subscription, renewed at each step.
+    static func post(_ base: String, fetcher: HTTPClientFetcher, user: String, step: Int) async throws -> Int {
+        let body = #"{"type":"purchases.updated","password":"\#(iapticSecret)","applicationUsername":"\#(user)","#
+            + #""notification":{"id":"ntf-\#(user)-\#(step)","reason":"RENEWED","date":"2026-11-27T00:00:0\#(step).000Z"},"#
+            + #""purchases":{"premium":{"purchaseId":"\#(user)-sub","transactionId":"\#(user)-\#(step)","productId":"premium","platform":"apple","#
+            + #""purchaseDate":"2026-11-01T00:00:00.000Z","expirationDate":"2099-01-0\#(step + 1)T00:00:00.000Z","isExpired":false}}}"#
+        return try await fetcher.fetch(HTTPFetchRequest(url: base + "/webhooks/iaptic", method: "POST", headers: [("Content-Type", "application/json")],
+                                                        body: Array(body.utf8), timeout: .seconds(30))).status
+    }
+}
+
+/// A `whsec_` secret as configuration takes it.
+enum WebhookSecretText {
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return "whsec_" + Base64.encodeStandard((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+}
