@@ -19,7 +19,7 @@ extension ConfigLoader {
             }
             w.retryScheduleMs = parsed
         }
-        w.disableAfterSeconds = try s.int("disableAfterSeconds", default: w.disableAfterSeconds, range: 60...31_536_000)
+        w.disableAfterSeconds = try s.int("disableAfterSeconds", default: w.disableAfterSeconds, range: 1...31_536_000)
         w.caFile = try s.path("caFile")
         w.maxConcurrentDeliveries = try s.int("maxConcurrentDeliveries", default: w.maxConcurrentDeliveries, range: 1...4_096)
         w.retentionDays = try s.int("retentionDays", default: w.retentionDays, range: 1...365)

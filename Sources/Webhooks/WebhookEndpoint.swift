@@ -41,6 +41,14 @@ public struct WebhookEndpoint: Sendable {
         }
     }
 
+    /// Whether an events endpoint's filters take this recorded message (what a replay may send it).
+    public func takes(_ message: WebhookMessage) -> Bool {
+        kind == .events
+            && (apps.isEmpty || apps.contains(message.app))
+            && (environments.isEmpty || environments.contains(message.environment))
+            && (eventTypes.isEmpty || eventTypes.contains(message.eventType))
+    }
+
     /// Whether an events endpoint's filters take this applied event.
     func takes(_ applied: AppliedEvent) -> Bool {
         kind == .events

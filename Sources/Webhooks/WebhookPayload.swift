@@ -47,3 +47,11 @@ enum WebhookPayload {
         return encoder
     }()
 }
+
+extension WebhookMessage {
+    /// The purchase the message's event is about, by its opaque id: the CloudEvent's `subject`.
+    public func purchaseId(ids: PurchaseIds) -> String? {
+        guard let event = try? EventCoding.decode(Array(eventJSON.utf8)) else { return nil }
+        return ids.id(source: Projector.sourceName(of: event), app: event.app, environment: environment, subject: event.subject)
+    }
+}

@@ -67,6 +67,7 @@ public struct WebhookStore: Sendable {
         public var pending = 0
         public var parked = 0
         public var oldestPendingCreatedAtMs: Int64?
+        public init() {}
     }
 
     public func stats() async throws(StoreError) -> [String: EndpointStats] {

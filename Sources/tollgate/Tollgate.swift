@@ -10,7 +10,7 @@ struct Tollgate: AsyncParsableCommand {
         abstract: "Webhook ingestion and fan-out gateway for app stores and payment providers.",
         subcommands: [DevCommand.self, ServeCommand.self, WorkCommand.self, BrokerCommand.self,
                       VerifyCommand.self, TopicsCommand.self, DLQCommand.self, ReplayCommand.self, AppleCommand.self, ReconcileCommand.self,
-                      DescribeCommand.self, UserTokenCommand.self])
+                      DescribeCommand.self, UserTokenCommand.self, WebhooksCommand.self])
 
     /// Usage errors exit 2, as README promises, instead of ArgumentParser's 64.
     static func main() async {

@@ -193,6 +193,74 @@ struct OutboundWebhookTests {
         }
     }
 
+    @Test("an endpoint failing for webhooks.disableAfterSeconds is disabled; after a kill -9, enabled again, it resumes where it stopped and loses nothing; the operator's commands list, show and replay")
+    func disabledKilledResumed() async throws {
+        let setup = try await Setup.make()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let release = setup.directory.appendingPathComponent("release").path
+        let receiver = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory,
+                                                 failUsers: ["dave"], releaseFile: release)
+        defer { receiver.stop() }
+        let config = try setup.config(endpoints: [
+            #"{ name: merchant, url: "https://localhost:\#(receiver.port)/", secrets: [\#(setup.secrets[0])] }"#,
+        ], schedule: Array(repeating: 300, count: 30), extra: "  disableAfterSeconds: 1")
+        let fetcher = HTTPClientFetcher()
+        let database = try await SQLDatabase.open(url: setup.store, logger: TestDatabases.logger)
+        defer { Task { await database.close() } }
+        try await withOwnDev(configPath: config, directory: setup.directory) { base, child in
+            _ = try await eventually("the gateway is ready") {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5))).status == 200 ? true : nil
+            }
+            for step in 0..<3 { #expect(try await Self.post(base, fetcher: fetcher, user: "dave", step: step) == 200) }
+            _ = try await eventually("the endpoint is disabled for failing") { () async throws -> Bool? in
+                let rows = try await database.read { connection throws(StoreError) in
+                    try connection.query("SELECT disabled, disabled_reason FROM webhook_endpoints WHERE endpoint = 'merchant'")
+                }
+                return rows.first?.int("disabled") == 1 && rows.first?.text("disabled_reason") == "failing" ? true : nil
+            }
+            let metrics = try await eventually("the gauges say so") { () async throws -> String? in
+                let text = String(decoding: try await fetcher.fetch(HTTPFetchRequest(url: base + "/metrics", timeout: .seconds(5))).body, as: UTF8.self)
+                return text.contains(#"tollgate_webhook_endpoint_enabled{endpoint="merchant"} 0"#) ? text : nil
+            }
+            #expect(metrics.contains(#"tollgate_webhook_endpoint_disabled_total{endpoint="merchant"} 1"#))
+            #expect(metrics.contains(#"tollgate_webhook_pending{endpoint="merchant"} 3"#))
+            let list = try await CLI.run(["webhooks", "list", "--config", config], directory: setup.directory)
+            #expect(list.status == 0 && list.stdout.contains("disabled (failing)"), "\(list.stdout)\(list.stderr)")
+            #expect(!list.stdout.contains("/hooks") && list.stdout.contains("https://localhost:\(receiver.port)"))
+            await child.crash()
+        }
+        let before = try receiver.deliveries
+        #expect(before.count >= 2 && before.allSatisfy { $0.answer == 503 })
+        try Data().write(to: URL(fileURLWithPath: release))
+        let enabled = try await CLI.run(["webhooks", "enable", "--endpoint", "merchant", "--config", config], directory: setup.directory)
+        #expect(enabled.status == 0, "\(enabled.stderr)")
+
+        try await withOwnDev(configPath: config, directory: setup.directory) { base in
+            let delivered = try await eventually("dave's three messages arrive, in order, after the restart") { () throws -> [WebhookReceiver.Delivery]? in
+                let accepted = try receiver.deliveries.filter { $0.answer == 204 }
+                return accepted.count >= 3 ? accepted : nil
+            }
+            #expect(Self.eventIds(delivered) == (0..<3).map { Self.eventId(user: "dave", step: $0) })
+            let attempts = try await CLI.run(["webhooks", "attempts", "--endpoint", "merchant", "--since", "1h", "--config", config],
+                                             directory: setup.directory)
+            #expect(attempts.status == 0 && attempts.stdout.contains("http_status") && attempts.stdout.contains("delivered"), "\(attempts.stdout)")
+            let first = try #require(delivered.first?.id)
+            let dry = try await CLI.run(["webhooks", "replay", "--endpoint", "merchant", "--message", first, "--dry-run", "--config", config],
+                                        directory: setup.directory)
+            #expect(dry.status == 0 && dry.stdout.contains(first), "\(dry.stdout)\(dry.stderr)")
+            let bySubject = try await CLI.run(["webhooks", "attempts", "--endpoint", "merchant", "--subject", try #require(delivered.first?.purchaseId),
+                                               "--config", config], directory: setup.directory)
+            #expect(bySubject.stdout.contains(first), "\(bySubject.stdout)")
+            let replayed = try await CLI.run(["webhooks", "replay", "--endpoint", "merchant", "--message", first, "--config", config],
+                                             directory: setup.directory)
+            #expect(replayed.status == 0 && replayed.stderr.contains("queued 1"), "\(replayed.stderr)")
+            _ = try await eventually("the replayed message arrives again, with its id") { () throws -> Bool? in
+                try receiver.deliveries.filter { $0.answer == 204 && $0.id == first }.count == 2 ? true : nil
+            }
+            _ = base
+        }
+    }
+
     /// What ends the id of the event of a user's step (its notification's id and its purchase's).
     static func eventId(user: String, step: Int) -> String { "ntf-\(user)-\(step):\(user)-sub" }
 
