@@ -225,7 +225,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements", "ServiceHost",
+            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements", "ServiceHost", "Webhooks",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -236,7 +236,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Toolkit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Config", "Toolkit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers", "Rejections"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "ProviderAPIs", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),

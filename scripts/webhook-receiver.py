@@ -4,11 +4,13 @@ package (an implementation nobody in this project wrote), each one logged as a J
 
   webhook-receiver.py --cert C --key K --secret whsec_... --log deliveries.jsonl [--port 0]
                       [--fail-users alice,bob --release-file F] [--retry-after S] [--status N]
+                      [--schemas docs/schemas]
 
 Prints the port it listens on as its first line. A delivery whose entitlement's user is in --fail-users
 is answered 503 (with Retry-After when given) until --release-file exists; --status answers every
 delivery with that status instead of 204. A delivery that does not verify is answered 400 and logged
-with "verified": false.
+with "verified": false. With --schemas, data.event and data.entitlement are validated against
+event.schema.json and entitlement.schema.json there, and what does not hold is logged as "schemaErrors".
 """
 import argparse
 import http.server
@@ -32,7 +34,14 @@ def main():
     parser.add_argument("--release-file", default="")
     parser.add_argument("--retry-after", default="")
     parser.add_argument("--status", type=int, default=204)
+    parser.add_argument("--schemas", default="")
     args = parser.parse_args()
+    validators = {}
+    if args.schemas:
+        import jsonschema
+        for part, name in (("event", "event.schema.json"), ("entitlement", "entitlement.schema.json")):
+            with open(os.path.join(args.schemas, name)) as schema:
+                validators[part] = jsonschema.Draft202012Validator(json.load(schema), format_checker=jsonschema.FormatChecker())
     webhook = Webhook(args.secret)
     failing = {user for user in args.fail_users.split(",") if user}
     lock = threading.Lock()
@@ -67,6 +76,8 @@ def main():
                               "active": entitlement.get("active"), "state": entitlement.get("state"),
                               "purchaseId": entitlement.get("purchaseId"), "sequence": entitlement.get("sequence"),
                               "eventId": event.get("id"), "eventType": event.get("type"), "eventSubject": event.get("subject")})
+                entry["schemaErrors"] = [f"{part}: {error.message}" for part, validator in validators.items()
+                                         for error in validator.iter_errors(data.get(part))]
                 if entitlement.get("user") in failing and not (args.release_file and os.path.exists(args.release_file)):
                     status = 503
             entry["answer"] = status

@@ -56,12 +56,17 @@ public struct WebhookDispatcher: Service {
             await withDiscardingTaskGroup { group in
                 var enabled: [String] = []
                 var checkedAt: Int64 = 0
+                var prunedAt: Int64 = 0
                 var failures = 0
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     let now = clock()
                     if now - checkedAt >= 1_000 {
                         checkedAt = now
                         enabled = await refreshState(now: now) ?? enabled
+                    }
+                    if now - prunedAt >= 60_000 {
+                        prunedAt = now
+                        _ = try? await store.prune(beforeMs: now - Int64(settings.retentionDays) * 86_400_000)
                     }
                     let free = settings.maxConcurrentDeliveries - inFlight.count.load(ordering: .relaxed)
                     var claimed: [ClaimedDelivery] = []

@@ -18,6 +18,9 @@ public struct WebhookEndpoint: Sendable {
     public let configuredEnabled: Bool
     let allowPrivateNetwork: Bool
 
+    /// What receivers verify `v1a` signatures with (`whpk_...`), one per signing key.
+    public var publicKeys: [String] { keys.map(\.publicKey) }
+
     /// The host and port, for an operator: not the path or query.
     public var origin: String { "https://\(target.host.contains(":") ? "[\(target.host)]" : target.host):\(target.port)" }
 
@@ -26,6 +29,10 @@ public struct WebhookEndpoint: Sendable {
         try settings.endpoints.enumerated().map { (index, endpoint) throws(ConfigError) in
             let key = "webhooks.endpoints[\(index)]"
             guard let target = EndpointURL(endpoint.url) else { throw ConfigError(key: key + ".url", message: "not an https URL") }
+            // Refused rather than accepted and silent: nothing would reach the endpoint.
+            guard endpoint.kind == .events else {
+                throw ConfigError(key: key + ".kind", message: "forward endpoints are not delivered by this version (docs/outbound-webhooks.md)")
+            }
             var secrets: [WebhookSecret] = []
             for (n, text) in endpoint.secrets.enumerated() {
                 do throws(WebhookKeyError) { secrets.append(try WebhookSecret(text)) } catch { throw ConfigError(key: "\(key).secrets[\(n)]", message: error.description) }

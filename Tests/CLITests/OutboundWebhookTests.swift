@@ -95,6 +95,7 @@ struct OutboundWebhookTests {
             #expect(all.allSatisfy { $0.verified }, "standardwebhooks verifies every delivery with the second secret")
             #expect(all.allSatisfy { $0.signatures?.count == 2 && $0.signatures?.allSatisfy { $0.hasPrefix("v1,") } == true }, "one v1 signature per secret")
             #expect(all.allSatisfy { $0.contentType == "application/cloudevents+json" && $0.specversion == "1.0" })
+            #expect(all.allSatisfy { $0.schemaErrors == [] }, "the event and the entitlement hold to docs/schemas: \(all.compactMap(\.schemaErrors).flatMap { $0 })")
             #expect(all.allSatisfy { ($0.ceId ?? "") == $0.id }, "the CloudEvent's id is the message's")
             #expect(all.allSatisfy { $0.ceType == "dev.tollgate.subscription.renewed" || $0.ceType == "dev.tollgate.subscription.started" })
             // The purchase by its opaque id, in the attributes and the event: never the store's own id.

@@ -54,6 +54,8 @@ public final class WebhookReceiver: Sendable {
         public var eventType: String?
         public var eventSubject: String?
         public var signatures: [String]?
+        /// What `docs/schemas` says is wrong with the event and the entitlement (none expected).
+        public var schemaErrors: [String]?
     }
 
     public let port: Int
@@ -68,7 +70,7 @@ public final class WebhookReceiver: Sendable {
         let process = Process()
         process.executableURL = Self.root.appendingPathComponent(".build/deploy-venv/bin/python")
         var arguments = [Self.root.appendingPathComponent("scripts/webhook-receiver.py").path, "--cert", chain.certFile, "--key", chain.keyFile,
-                         "--secret", secret, "--log", logFile]
+                         "--secret", secret, "--log", logFile, "--schemas", Self.root.appendingPathComponent("docs/schemas").path]
         if !failUsers.isEmpty { arguments += ["--fail-users", failUsers.joined(separator: ",")] }
         if let releaseFile { arguments += ["--release-file", releaseFile] }
         if let retryAfter { arguments += ["--retry-after", String(retryAfter)] }

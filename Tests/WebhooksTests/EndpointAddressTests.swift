@@ -1,3 +1,4 @@
+import Config
 import Testing
 import Webhooks
 
@@ -26,5 +27,40 @@ struct EndpointAddressTests {
     ])
     func notLiterals(text: String) {
         #expect(EndpointAddress.classify(text) == nil)
+    }
+}
+
+/// The endpoints the workers build from configuration: a secret or key that does not parse stops the
+/// start naming its key, and forward endpoints (not delivered by this version) are refused.
+@Suite("Webhook endpoints from configuration")
+struct WebhookEndpointTests {
+    static func settings(_ change: (inout WebhookSettings.Endpoint) -> Void) -> WebhookSettings {
+        var endpoint = WebhookSettings.Endpoint(name: "a", url: "https://api.example.com/")
+        endpoint.secrets = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+        change(&endpoint)
+        var settings = WebhookSettings()
+        settings.endpoints = [endpoint]
+        return settings
+    }
+
+    @Test("a good endpoint, its origin without the path, its key's public half")
+    func built() throws {
+        let endpoints = try WebhookEndpoint.all(Self.settings { $0.signingKeys = ["whsk_" + String(repeating: "A", count: 43) + "="] })
+        #expect(endpoints.first?.origin == "https://api.example.com:443")
+        #expect(endpoints.first?.publicKeys.first?.hasPrefix("whpk_") == true)
+    }
+
+    @Test("refused, naming the key", arguments: [
+        ("secrets", "webhooks.endpoints[0].secrets[0]"), ("signingKeys", "webhooks.endpoints[0].signingKeys[0]"), ("kind", "webhooks.endpoints[0].kind"),
+    ])
+    func refused(field: String, key: String) {
+        let settings = Self.settings { endpoint in
+            switch field {
+            case "secrets": endpoint.secrets = ["whsec_c2hvcnQ="]
+            case "signingKeys": endpoint.signingKeys = ["whsk_notbase64"]
+            default: endpoint.kind = .forward
+            }
+        }
+        #expect { try WebhookEndpoint.all(settings) } throws: { error in (error as? ConfigError)?.key == key }
     }
 }

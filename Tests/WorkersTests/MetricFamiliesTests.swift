@@ -6,10 +6,11 @@ import Testing
 import Toolkit
 @testable import Merchant
 @testable import ProviderAPIs
+@testable import Webhooks
 @testable import Workers
 
 /// The families `WorkerMetrics.all` lists (what `tollgate describe` prints) are exactly the families the
-/// workers, the merchant features and the provider API clients emit.
+/// workers, the merchant features, the provider API clients and the webhook dispatcher emit.
 @Suite("Worker metric families")
 struct WorkerMetricFamiliesTests {
     @Test("every function's families are listed, with their types, and nothing listed is missing")
@@ -56,6 +57,11 @@ struct WorkerMetricFamiliesTests {
         let antom = AntomAPIMetrics(factory: factory)
         antom.requestDuration(.pay, .milliseconds(40))
         antom.error(.pay, kind: "timeout")
+        let webhooks = WebhookMetrics(factory: factory)
+        webhooks.attempt(endpoint: "backend", outcome: .delivered, seconds: 0.02)
+        webhooks.parked(endpoint: "backend")
+        webhooks.disabledForFailing(endpoint: "backend")
+        webhooks.state(endpoint: "backend", pending: 1, parked: 1, oldestPendingSeconds: 3, enabled: true)
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.all.map { ($0.name, $0.kind) }))

@@ -70,7 +70,7 @@ struct WebhooksList: AsyncParsableCommand {
         let states = try await op.store.states()
         let stats = try await op.store.stats()
         let now = Timestamp.now.millisecondsSince1970
-        var rows = [["ENDPOINT", "KIND", "ORIGIN", "STATE", "PENDING", "PARKED", "OLDEST_PENDING"]]
+        var rows = [["ENDPOINT", "KIND", "ORIGIN", "STATE", "PENDING", "PARKED", "OLDEST_PENDING", "PUBLIC_KEYS"]]
         for endpoint in op.endpoints {
             let state = states[endpoint.name]
             let shown = !endpoint.configuredEnabled ? "disabled (configuration)"
@@ -78,7 +78,8 @@ struct WebhooksList: AsyncParsableCommand {
                 : state?.failingSinceMs.map { "failing since \(Timestamp(millisecondsSince1970: $0).rfc3339)" } ?? "enabled"
             let one = stats[endpoint.name] ?? WebhookStore.EndpointStats()
             rows.append([endpoint.name, endpoint.kind.rawValue, endpoint.origin, shown, String(one.pending), String(one.parked),
-                         one.oldestPendingCreatedAtMs.map { "\((now - $0) / 1_000)s" } ?? "-"])
+                         one.oldestPendingCreatedAtMs.map { "\((now - $0) / 1_000)s" } ?? "-",
+                         endpoint.publicKeys.isEmpty ? "-" : endpoint.publicKeys.joined(separator: " ")])
         }
         Output.line(Table.render(rows))
     }
