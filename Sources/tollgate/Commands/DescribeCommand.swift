@@ -9,6 +9,7 @@ import Rejections
 import ServiceHost
 import Toolkit
 import Verifiers
+import Webhooks
 import Workers
 
 /// What the built binary knows about its own interfaces, as JSON: the deployment and document checks
@@ -19,16 +20,19 @@ struct DescribeCommand: AsyncParsableCommand {
         abstract: "Print what this binary serves and understands (routes, reason codes, event types, metrics, configuration keys, topics) as JSON.")
 
     @Flag(help: "JSON output (the only format; kept explicit for scripts).") var json = false
-    @Option(help: "A configuration file: its product catalog is listed too (under \"catalog\").") var config: String?
+    @Option(help: "A configuration file: its product catalog and webhook endpoints are listed too (under \"catalog\" and \"webhookEndpoints\").") var config: String?
 
     func run() async throws {
         let catalog = SenderCatalog.standard
         let config: TollgateConfig
         let schema: [ConfigSchema.Key]
         var products: [[String: Any]]?
+        var endpoints: [[String: Any]]?
         do {
             if let path = self.config {
-                products = Self.describe(try ConfigLoader.load(path: path, senders: catalog.configSections).catalog)
+                let loaded = try ConfigLoader.load(path: path, senders: catalog.configSections)
+                products = Self.describe(loaded.catalog)
+                endpoints = Self.describe(try WebhookEndpoint.all(loaded.webhooks), settings: loaded.webhooks)
             }
             config = try catalog.parseConfig(yaml: "")
             schema = try ConfigLoader.schema(senders: catalog.configSections)
@@ -83,8 +87,19 @@ struct DescribeCommand: AsyncParsableCommand {
             "topics": config.topicNames.all.map { ["name": $0.name, "compacted": $0.compacted] },
         ]
         if let products { object["catalog"] = products }
+        if let endpoints { object["webhookEndpoints"] = endpoints }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         Output.line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// The webhook endpoints, as `--config` lists them: never a secret, nor the URL's path or query.
+    static func describe(_ endpoints: [WebhookEndpoint], settings: WebhookSettings) -> [[String: Any]] {
+        zip(endpoints, settings.endpoints).map { endpoint, configured -> [String: Any] in
+            ["name": endpoint.name, "kind": endpoint.kind.rawValue, "origin": endpoint.origin, "enabled": configured.enabled,
+             "apps": configured.apps.sorted(), "environments": configured.environments.sorted(), "eventTypes": configured.eventTypes.sorted(),
+             "timeoutMs": configured.timeoutMs, "secrets": configured.secrets.count, "publicKeys": endpoint.publicKeys,
+             "allowPrivateNetwork": configured.allowPrivateNetwork]
+        }
     }
 
     /// The catalog's apps and products, as `--config` lists them.
