@@ -236,7 +236,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "EventsTests", dependencies: ["Events"], swiftSettings: strict),
-        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Config", "Toolkit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "WebhooksTests", dependencies: ["Webhooks", "Config", "Entitlements", "Events", "Store", "Toolkit", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Events", "Verifiers", "Rejections"], swiftSettings: strict),
         .testTarget(name: "VerifiersTests", dependencies: ["Verifiers", "ProviderAPIs", "Rejections", "Toolkit", "Events", "Config", "Outbound", "TestSupport"],
                     swiftSettings: strict),

@@ -10,6 +10,14 @@ public struct AppliedEvent: Sendable {
     /// A purchase that moved between users: the other side of the move, as on `tollgate.entitlements`.
     public let transferredFrom: String?
     public let transferredTo: String?
+
+    public init(event: NormalizedEvent, entitlement: Entitlement, active: Bool, transferredFrom: String? = nil, transferredTo: String? = nil) {
+        self.event = event
+        self.entitlement = entitlement
+        self.active = active
+        self.transferredFrom = transferredFrom
+        self.transferredTo = transferredTo
+    }
 }
 
 /// Writes what the applied events mean to another feature in the projection's transaction, after the
