@@ -4,11 +4,11 @@ package (an implementation nobody in this project wrote), each one logged as a J
 
   webhook-receiver.py --cert C --key K --secret whsec_... --log deliveries.jsonl [--port 0]
                       [--fail-users alice,bob --release-file F] [--retry-after S] [--status N]
-                      [--schemas docs/schemas]
+                      [--schemas docs/schemas] [--answer-bytes N]
 
 Prints the port it listens on as its first line. A delivery whose entitlement's user is in --fail-users
 is answered 503 (with Retry-After when given) until --release-file exists; --status answers every
-delivery with that status instead of 204. A delivery that does not verify is answered 400 and logged
+delivery with that status instead of 204 (--answer-bytes pads its answer to N bytes). A delivery that does not verify is answered 400 and logged
 with "verified": false. With --schemas, data.event and data.entitlement are validated against
 event.schema.json and entitlement.schema.json there, and what does not hold is logged as "schemaErrors".
 """
@@ -35,6 +35,7 @@ def main():
     parser.add_argument("--retry-after", default="")
     parser.add_argument("--status", type=int, default=204)
     parser.add_argument("--schemas", default="")
+    parser.add_argument("--answer-bytes", type=int, default=0)
     args = parser.parse_args()
     validators = {}
     if args.schemas:
@@ -85,6 +86,8 @@ def main():
                 with open(args.log, "a") as log:
                     log.write(json.dumps(entry) + "\n")
             reply = b"" if status == 204 else json.dumps({"received": entry.get("id")}).encode()
+            if args.answer_bytes:
+                reply = (reply + b" " * args.answer_bytes)[:max(len(reply), args.answer_bytes)]
             self.send_response(status)
             if status == 503 and args.retry_after:
                 self.send_header("Retry-After", args.retry_after)

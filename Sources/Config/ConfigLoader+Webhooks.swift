@@ -120,4 +120,10 @@ public struct EndpointURL: Sendable, Equatable {
         let path = rest[authorityEnd...]
         pathAndQuery = path.isEmpty ? "/" : String(path)
     }
+
+    /// The URL requests are sent to: the host in lower case, as the connection's address is pinned under
+    /// it (a host written otherwise would miss the pin, and the client would look the name up again).
+    public var requestURL: String {
+        "https://" + (host.contains(":") ? "[\(host)]" : host) + (port == 443 ? "" : ":\(port)") + pathAndQuery
+    }
 }

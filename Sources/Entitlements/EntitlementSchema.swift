@@ -236,11 +236,13 @@ enum EntitlementSchema {
             CREATE INDEX webhook_messages_by_time ON webhook_messages (created_at_ms);
             CREATE TABLE webhook_deliveries (
                 endpoint TEXT NOT NULL, message_sequence BIGINT NOT NULL, lane TEXT NOT NULL, status TEXT NOT NULL,
-                attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, claimed_until_ms BIGINT NOT NULL,
+                attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, claimed_until_ms BIGINT NOT NULL, claim_token TEXT,
                 created_at_ms BIGINT NOT NULL, updated_at_ms BIGINT NOT NULL,
                 PRIMARY KEY (endpoint, message_sequence));
             CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at_ms);
             CREATE INDEX webhook_deliveries_by_lane ON webhook_deliveries (endpoint, lane, message_sequence);
+            CREATE INDEX webhook_deliveries_done ON webhook_deliveries (status, updated_at_ms);
+            CREATE INDEX webhook_deliveries_by_message ON webhook_deliveries (message_sequence);
             CREATE TABLE webhook_attempts (
                 id \(serial), endpoint TEXT NOT NULL, message_sequence BIGINT NOT NULL, attempt INTEGER NOT NULL,
                 attempted_at_ms BIGINT NOT NULL, outcome TEXT NOT NULL, status_code INTEGER, latency_ms BIGINT NOT NULL,

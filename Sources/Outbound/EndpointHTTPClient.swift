@@ -33,8 +33,10 @@ public final class EndpointHTTPClient: Sendable {
     public func post(url: String, host: String, address: String, headers: [(name: String, value: String)], body: [UInt8],
                      timeout: Duration, maxResponseBytes: Int) async throws(HTTPFetchError) -> HTTPFetchResponse {
         let fetcher = HTTPClientFetcher(client: client(host: host, address: address), maxBodyBytes: maxBodyBytes)
-        return try await fetcher.fetch(HTTPFetchRequest(url: url, method: "POST", headers: headers, body: body, timeout: timeout,
-                                                        maxResponseBytes: maxResponseBytes))
+        var request = HTTPFetchRequest(url: url, method: "POST", headers: headers, body: body, timeout: timeout, maxResponseBytes: maxResponseBytes)
+        // The status decides; a long answer is quoted, not refused.
+        request.truncatesResponse = true
+        return try await fetcher.fetch(request)
     }
 
     private func client(host: String, address: String) -> HTTPClient {

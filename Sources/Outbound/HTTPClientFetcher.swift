@@ -56,6 +56,7 @@ public struct HTTPClientFetcher: HTTPFetcher {
         let client = client
         let limit = max(0, min(request.maxResponseBytes ?? maxBodyBytes, maxBodyBytes))
         let timeout = request.timeout
+        let truncates = request.truncatesResponse
 
         // The deadline covers the answer's head; the race below covers its body too. Cancelling the
         // loser closes the connection.
@@ -63,7 +64,19 @@ public struct HTTPClientFetcher: HTTPFetcher {
             group.addTask {
                 do {
                     let response = try await client.execute(prepared, deadline: .now() + TimeAmount(timeout))
-                    let body = try await response.body.collect(upTo: limit)
+                    let body: ByteBuffer
+                    if truncates {
+                        var kept = ByteBuffer()
+                        for try await chunk in response.body {
+                            var chunk = chunk
+                            kept.writeBuffer(&chunk)
+                            // Enough: leaving the loop ends the exchange (the connection closes).
+                            if kept.readableBytes >= limit { break }
+                        }
+                        body = kept.getSlice(at: kept.readerIndex, length: min(limit, kept.readableBytes)) ?? kept
+                    } else {
+                        body = try await response.body.collect(upTo: limit)
+                    }
                     var headers = HeaderFields()
                     for header in response.headers { headers.append(name: header.name, value: header.value) }
                     return .success(HTTPFetchResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: body)))

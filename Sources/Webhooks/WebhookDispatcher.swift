@@ -44,9 +44,11 @@ public struct WebhookDispatcher: Service {
         self.resolver = resolver
     }
 
-    /// The longest an attempt may take, and a margin: a claim outlives its attempt.
+    /// The longest an attempt may take (its name's lookup and its exchange, each bounded by the timeout),
+    /// and a margin: a claim outlives its attempt.
     var claimMs: Int64 {
-        Int64(endpoints.values.map { Int($0.timeout.components.seconds) * 1_000 }.max() ?? 15_000) + 30_000
+        2 * Int64(endpoints.values.map { Int($0.timeout.components.seconds) * 1_000 + Int($0.timeout.components.attoseconds / 1_000_000_000_000_000) }.max() ?? 15_000)
+            + 30_000
     }
 
     public func run() async throws {
@@ -132,7 +134,8 @@ public struct WebhookDispatcher: Service {
             let wait = max(Int64(settings.retryScheduleMs[attempt]), result.retryAfterMs ?? 0)
             next = now + wait
         }
-        let record = AttemptRecord(endpoint: endpoint.name, sequence: delivery.sequence, lane: delivery.message.lane, attempt: attempt,
+        let record = AttemptRecord(endpoint: endpoint.name, sequence: delivery.sequence, lane: delivery.message.lane, token: delivery.token,
+                                   attempt: attempt,
                                    outcome: result.outcome, statusCode: result.status, latencyMs: Int64(seconds * 1_000),
                                    excerpt: result.excerpt, atMs: now, nextAttemptAtMs: next)
         metrics.attempt(endpoint: endpoint.name, outcome: result.outcome, seconds: seconds)
@@ -182,7 +185,7 @@ public struct WebhookDispatcher: Service {
         let signature = headers.last?.value ?? ""
         headers += [("content-type", WebhookPayload.contentType), ("user-agent", "Tollgate-Webhooks/1")]
         do {
-            let response = try await client.post(url: endpoint.url, host: endpoint.target.host, address: address, headers: headers, body: body,
+            let response = try await client.post(url: endpoint.target.requestURL, host: endpoint.target.host, address: address, headers: headers, body: body,
                                                  timeout: endpoint.timeout, maxResponseBytes: 4_096)
             let excerpt = Self.excerpt(response.body, hiding: signature)
             if (200...299).contains(response.status) { return SendResult(outcome: .delivered, status: response.status, excerpt: excerpt) }
@@ -204,7 +207,7 @@ public struct WebhookDispatcher: Service {
     /// address is refused: which one a connection gets is the resolver's choice).
     func connectAddress(_ endpoint: WebhookEndpoint) async -> Result<String, Refusal> {
         let host = endpoint.target.host
-        let addresses = EndpointAddress.classify(host) != nil ? [host] : await resolver(host, endpoint.target.port)
+        let addresses = EndpointAddress.classify(host) != nil ? [host] : await lookUp(host, port: endpoint.target.port, within: endpoint.timeout)
         guard let first = addresses.first else { return .failure(Refusal(outcome: .connection, reason: "the endpoint's name does not resolve")) }
         for address in addresses {
             let kind = EndpointAddress.classify(address) ?? .reserved
@@ -216,6 +219,21 @@ public struct WebhookDispatcher: Service {
             }
         }
         return .success(first)
+    }
+
+    /// The resolver's answer, or none once `timeout` passed (a slow DNS server fails the attempt; the
+    /// lookup's thread finishes on its own, its answer unused).
+    private func lookUp(_ host: String, port: Int, within timeout: Duration) async -> [String] {
+        let resolver = resolver
+        let first = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            first.wait(continuation)
+            Task { first.answer(await resolver(host, port)) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                first.answer([])
+            }
+        }
     }
 
     /// At most 256 bytes of the answer, printable, our signature (should an endpoint echo it) removed.
@@ -241,4 +259,19 @@ public struct WebhookDispatcher: Service {
 /// The attempts under way, shared with their tasks.
 private final class InFlight: Sendable {
     let count = Atomic<Int>(0)
+}
+
+/// Resumes its waiter with the first answer given; later ones are dropped.
+private final class FirstAnswer: Sendable {
+    private let waiter = Mutex<CheckedContinuation<[String], Never>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<[String], Never>) { waiter.withLock { $0 = continuation } }
+
+    func answer(_ addresses: [String]) {
+        let continuation = waiter.withLock { waiter -> CheckedContinuation<[String], Never>? in
+            defer { waiter = nil }
+            return waiter
+        }
+        continuation?.resume(returning: addresses)
+    }
 }

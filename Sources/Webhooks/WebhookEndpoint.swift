@@ -7,7 +7,6 @@ import Events
 public struct WebhookEndpoint: Sendable {
     public let name: String
     /// Never logged or shown whole: a merchant's URL may carry a token.
-    let url: String
     let target: EndpointURL
     public let kind: WebhookSettings.Endpoint.Kind
     let secrets: [WebhookSecret]
@@ -41,7 +40,7 @@ public struct WebhookEndpoint: Sendable {
             for (n, text) in endpoint.signingKeys.enumerated() {
                 do throws(WebhookKeyError) { keys.append(try WebhookSigningKey(text)) } catch { throw ConfigError(key: "\(key).signingKeys[\(n)]", message: error.description) }
             }
-            return WebhookEndpoint(name: endpoint.name, url: endpoint.url, target: target, kind: endpoint.kind, secrets: secrets, keys: keys,
+            return WebhookEndpoint(name: endpoint.name, target: target, kind: endpoint.kind, secrets: secrets, keys: keys,
                                    apps: endpoint.apps, environments: endpoint.environments, eventTypes: endpoint.eventTypes,
                                    timeout: .milliseconds(endpoint.timeoutMs), configuredEnabled: endpoint.enabled,
                                    allowPrivateNetwork: endpoint.allowPrivateNetwork)

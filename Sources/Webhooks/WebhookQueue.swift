@@ -7,6 +7,8 @@ struct ClaimedDelivery: Sendable {
     /// Attempts made before this one.
     var attempts: Int
     var message: WebhookMessage
+    /// Names this claim: only its holder moves the delivery on.
+    var token: String
 }
 
 /// A message as the projection recorded it (`webhook_messages`).
@@ -59,6 +61,8 @@ struct AttemptRecord: Sendable {
     var endpoint: String
     var sequence: Int64
     var lane: String
+    /// The claim the attempt was made under.
+    var token: String
     /// 1 for the first attempt.
     var attempt: Int
     var outcome: Outcome
@@ -75,16 +79,20 @@ struct AttemptRecord: Sendable {
 /// for that endpoint), so each lane is delivered in order across replicas while lanes go in parallel.
 enum WebhookQueue {
     static func enqueue(endpoint: String, sequence: Int64, lane: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+        // Not due before what waits ahead of it in its lane: polls do not look at it until then.
+        let ahead = try connection.query("""
+            SELECT MAX(next_attempt_at_ms) AS due FROM webhook_deliveries WHERE endpoint = $1 AND lane = $2 AND status = 'pending'
+            """, [.text(endpoint), .text(lane)]).first?.int("due")
         try connection.execute("""
             INSERT INTO webhook_deliveries (endpoint, message_sequence, lane, status, attempts, next_attempt_at_ms, claimed_until_ms,
                                             created_at_ms, updated_at_ms)
-            VALUES ($1, $2, $3, 'pending', 0, $4, 0, $4, $4) ON CONFLICT (endpoint, message_sequence) DO NOTHING
-            """, [.text(endpoint), .int(sequence), .text(lane), .int(nowMs)])
+            VALUES ($1, $2, $3, 'pending', 0, $4, 0, $5, $5) ON CONFLICT (endpoint, message_sequence) DO NOTHING
+            """, [.text(endpoint), .int(sequence), .text(lane), .int(max(nowMs, ahead ?? nowMs)), .int(nowMs)])
     }
 
     /// Up to `limit` due lane heads of these endpoints, claimed until `claimUntilMs` (past the attempt's
     /// timeout: a dispatcher that dies mid-attempt leaves a claim that lapses, and the message is sent again).
-    static func claim(endpoints: [String], nowMs: Int64, claimUntilMs: Int64, limit: Int,
+    static func claim(endpoints: [String], nowMs: Int64, claimUntilMs: Int64, limit: Int, token: String,
                       on connection: any SQLConnection) throws(StoreError) -> [ClaimedDelivery] {
         guard !endpoints.isEmpty, limit > 0 else { return [] }
         let names = endpoints.indices.map { "$\($0 + 3)" }.joined(separator: ", ")
@@ -99,12 +107,16 @@ enum WebhookQueue {
         var claimed: [ClaimedDelivery] = []
         for row in rows {
             guard let endpoint = row.text("endpoint"), let attempts = row.int("attempts"), let message = WebhookMessage.decode(row) else { continue }
-            // Another dispatcher may have claimed it since the read: the update's own check decides.
+            // Another dispatcher may have claimed it, or tried it and set it due later, since the read: the
+            // update's own check (as the row stands now) decides.
             let taken = try connection.execute("""
-                UPDATE webhook_deliveries SET claimed_until_ms = $1
+                UPDATE webhook_deliveries SET claimed_until_ms = $1, claim_token = $5
                 WHERE endpoint = $2 AND message_sequence = $3 AND status = 'pending' AND claimed_until_ms <= $4
-                """, [.int(claimUntilMs), .text(endpoint), .int(message.sequence), .int(nowMs)])
-            if taken == 1 { claimed.append(ClaimedDelivery(endpoint: endpoint, sequence: message.sequence, attempts: Int(attempts), message: message)) }
+                  AND next_attempt_at_ms <= $4 AND attempts = $6
+                """, [.int(claimUntilMs), .text(endpoint), .int(message.sequence), .int(nowMs), .text(token), .int(attempts)])
+            if taken == 1 {
+                claimed.append(ClaimedDelivery(endpoint: endpoint, sequence: message.sequence, attempts: Int(attempts), message: message, token: token))
+            }
         }
         return claimed
     }
@@ -120,11 +132,15 @@ enum WebhookQueue {
                   SQLValue(record.statusCode), .int(record.latencyMs), .text(record.excerpt)])
         let delivered = record.outcome == .delivered
         let status = delivered ? "delivered" : (record.nextAttemptAtMs == nil ? "parked" : "pending")
-        try connection.execute("""
-            UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at_ms = $3, claimed_until_ms = 0, updated_at_ms = $4
-            WHERE endpoint = $5 AND message_sequence = $6
+        // Only under the claim it was made with: a claim that lapsed meanwhile belongs to another attempt,
+        // which moves the delivery on (this one stays in the history above).
+        let moved = try connection.execute("""
+            UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at_ms = $3, claimed_until_ms = 0, claim_token = NULL,
+                                          updated_at_ms = $4
+            WHERE endpoint = $5 AND message_sequence = $6 AND claim_token = $7 AND status = 'pending'
             """, [.text(status), .int(Int64(record.attempt)), .int(record.nextAttemptAtMs ?? record.atMs), .int(record.atMs),
-                  .text(record.endpoint), .int(record.sequence)])
+                  .text(record.endpoint), .int(record.sequence), .text(record.token)])
+        guard moved == 1 else { return false }
         if let next = record.nextAttemptAtMs {
             try connection.execute("""
                 UPDATE webhook_deliveries SET next_attempt_at_ms = $1

@@ -1,4 +1,5 @@
 import Entitlements
+import Foundation
 import Store
 
 /// The webhooks' tables in the entitlement store, for the dispatcher and the operator's commands.
@@ -7,16 +8,21 @@ public struct WebhookStore: Sendable {
 
     public init(store: EntitlementStore) { database = store.database }
 
-    func claim(endpoints: [String], nowMs: Int64, claimUntilMs: Int64, limit: Int) async throws(StoreError) -> [ClaimedDelivery] {
+    func claim(endpoints: [String], nowMs: Int64, claimUntilMs: Int64, limit: Int,
+               token: String = UUID().uuidString) async throws(StoreError) -> [ClaimedDelivery] {
+        guard !endpoints.isEmpty else { return [] }
         // Most polls find nothing: they look on the read lane first, so they do not take the writer.
         let names = endpoints
+        let placeholders = names.indices.map { "$\($0 + 2)" }.joined(separator: ", ")
         let anyDue = try await database.read { connection throws(StoreError) in
-            try !connection.query("SELECT 1 AS due FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at_ms <= $1 LIMIT 1",
-                                  [.int(nowMs)]).isEmpty
+            try !connection.query("""
+                SELECT 1 AS due FROM webhook_deliveries
+                WHERE status = 'pending' AND next_attempt_at_ms <= $1 AND claimed_until_ms <= $1 AND endpoint IN (\(placeholders)) LIMIT 1
+                """, [.int(nowMs)] + names.map { .text($0) }).isEmpty
         }
         guard anyDue else { return [] }
         return try await database.transaction { connection throws(StoreError) in
-            try WebhookQueue.claim(endpoints: names, nowMs: nowMs, claimUntilMs: claimUntilMs, limit: limit, on: connection)
+            try WebhookQueue.claim(endpoints: names, nowMs: nowMs, claimUntilMs: claimUntilMs, limit: limit, token: token, on: connection)
         }
     }
 
@@ -129,13 +135,18 @@ public struct WebhookStore: Sendable {
     }
 
     /// Delivers these messages to the endpoint again (a new delivery where it had none), each from its
-    /// first attempt, with the same message id; returns how many were queued.
+    /// first attempt, with the same message id; returns how many were queued. A message whose lane has an
+    /// attempt in flight is left out (it would run beside it): run the replay again once it is answered.
     public func replay(endpoint: String, sequences: [Int64], nowMs: Int64) async throws(StoreError) -> Int {
         try await database.transaction { connection throws(StoreError) in
             var queued = 0
             for sequence in sequences {
                 let lanes = try connection.query("SELECT lane FROM webhook_messages WHERE sequence = $1", [.int(sequence)])
                 guard let lane = lanes.first?.text("lane") else { continue }
+                let inFlight = try connection.query("""
+                    SELECT 1 AS busy FROM webhook_deliveries WHERE endpoint = $1 AND lane = $2 AND status = 'pending' AND claimed_until_ms > $3 LIMIT 1
+                    """, [.text(endpoint), .text(lane), .int(nowMs)])
+                guard inFlight.isEmpty else { continue }
                 try connection.execute("""
                     INSERT INTO webhook_deliveries (endpoint, message_sequence, lane, status, attempts, next_attempt_at_ms, claimed_until_ms,
                                                     created_at_ms, updated_at_ms)

@@ -27,8 +27,11 @@ public final class WebhookWakeup: Sendable {
     /// Returns at the next signal (at once if one came since the last wait), or after `timeout`.
     func wait(upTo timeout: Duration) async {
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            self?.signal()
+            // Cancelled (a signal came first): no signal of its own, or the next wait would not wait.
+            do {
+                try await Task.sleep(for: timeout)
+                self?.signal()
+            } catch {}
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in

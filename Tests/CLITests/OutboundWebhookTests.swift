@@ -57,7 +57,8 @@ struct OutboundWebhookTests {
                                                  failUsers: ["alice"], releaseFile: release)
         defer { receiver.stop() }
         let config = try setup.config(endpoints: [
-            #"{ name: merchant, url: "https://localhost:\#(receiver.port)/hooks?tenant=1", secrets: [\#(setup.secrets[0]), \#(setup.secrets[1])] }"#,
+            // A host in another case: still pinned to the address checked, still verified as localhost.
+            #"{ name: merchant, url: "https://LocalHost:\#(receiver.port)/hooks?tenant=1", secrets: [\#(setup.secrets[0]), \#(setup.secrets[1])] }"#,
         ])
         let fetcher = HTTPClientFetcher()
         try await withOwnDev(configPath: config, directory: setup.directory) { base in
@@ -137,6 +138,10 @@ struct OutboundWebhookTests {
         let otherName = try await TestTLSChain.make(in: setup.directory, names: ["wrong.example"], label: "other")
         let mismatched = try await WebhookReceiver(chain: otherName, secret: setup.secrets[0], directory: setup.directory, name: "mismatch")
         defer { mismatched.stop() }
+        // A 200 with a long page: delivered (the status decides; the answer is only quoted).
+        let verbose = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "verbose",
+                                                status: 200, answerBytes: 200_000)
+        defer { verbose.stop() }
         // Accepts connections (the kernel's backlog) and never answers: the TLS handshake waits.
         let silent = LoopbackListener()
         let secret = setup.secrets[0]
@@ -147,6 +152,7 @@ struct OutboundWebhookTests {
             #"{ name: mismatch, url: "https://localhost:\#(mismatched.port)/", secrets: [\#(secret)] }"#,
             #"{ name: private, url: "https://10.255.255.1/hooks", secrets: [\#(secret)] }"#,
             #"{ name: silent, url: "https://127.0.0.1:\#(silent.port)/", secrets: [\#(secret)], timeoutMs: 300 }"#,
+            #"{ name: verbose, url: "https://localhost:\#(verbose.port)/", secrets: [\#(secret)] }"#,
         ], schedule: [0, 100, 100])
         let fetcher = HTTPClientFetcher()
         try await withOwnDev(configPath: config, directory: setup.directory) { base in
@@ -163,9 +169,9 @@ struct OutboundWebhookTests {
                 }
                 let states = Dictionary(rows.compactMap { row in row.text("endpoint").map { ($0, "\(row.text("status") ?? "")/\(row.int("attempts") ?? 0)") } },
                                         uniquingKeysWith: { first, _ in first })
-                return states.count == 6 && states.values.allSatisfy { $0 == "parked/3" } ? states : nil
+                return states.count == 7 && states.filter { $0.key != "verbose" }.values.allSatisfy { $0 == "parked/3" } ? states : nil
             }
-            #expect(states.count == 6)
+            #expect(states["verbose"] == "delivered/1")
             let attempts = try await database.read { connection throws(StoreError) in
                 try connection.query("SELECT endpoint, outcome, status_code, attempted_at_ms, excerpt FROM webhook_attempts ORDER BY id")
             }
@@ -176,6 +182,8 @@ struct OutboundWebhookTests {
             #expect(outcomes("mismatch") == ["connection", "connection", "connection"])
             #expect(outcomes("private") == ["address_refused", "address_refused", "address_refused"])
             #expect(outcomes("silent") == ["timeout", "timeout", "timeout"])
+            #expect(outcomes("verbose") == ["delivered"])
+            #expect(attempts.filter { $0.text("endpoint") == "verbose" }.allSatisfy { ($0.text("excerpt") ?? "").utf8.count <= 256 })
             // Retry-After: 2 s, where the schedule says 100 ms.
             let limitedTimes = attempts.filter { $0.text("endpoint") == "limited" }.compactMap { $0.int("attempted_at_ms") }
             #expect(limitedTimes.count == 3)

@@ -24,6 +24,9 @@ struct WebhookConfigTests {
         #expect(EndpointURL(endpoint.url)?.host == "api.example.com")
         #expect(EndpointURL(endpoint.url)?.port == 8443 && EndpointURL(endpoint.url)?.pathAndQuery == "/hooks?t=1")
         #expect(EndpointURL("https://[::1]/x")?.host == "::1")
+        // Requests go to the host in lower case: the one the connection's address is pinned under.
+        #expect(EndpointURL("https://Hooks.Example.COM/Path?Q=1")?.requestURL == "https://hooks.example.com/Path?Q=1")
+        #expect(EndpointURL("https://[::1]:8443")?.requestURL == "https://[::1]:8443/")
     }
 
     @Test("refused, naming the key", arguments: [

@@ -64,7 +64,7 @@ public final class WebhookReceiver: Sendable {
 
     /// `failUsers`' deliveries are answered 503 until `releaseFile` exists.
     public init(chain: TestTLSChain, secret: String, directory: URL, name: String = "receiver", failUsers: [String] = [],
-                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil) async throws {
+                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil, answerBytes: Int? = nil) async throws {
         logFile = directory.appendingPathComponent("\(name).jsonl").path
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let process = Process()
@@ -75,6 +75,7 @@ public final class WebhookReceiver: Sendable {
         if let releaseFile { arguments += ["--release-file", releaseFile] }
         if let retryAfter { arguments += ["--retry-after", String(retryAfter)] }
         if let status { arguments += ["--status", String(status)] }
+        if let answerBytes { arguments += ["--answer-bytes", String(answerBytes)] }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out

@@ -41,7 +41,8 @@ struct WebhookQueueTests {
     }
 
     static func attempt(_ claimed: ClaimedDelivery, outcome: AttemptRecord.Outcome, at: Int64, next: Int64?) -> AttemptRecord {
-        AttemptRecord(endpoint: claimed.endpoint, sequence: claimed.sequence, lane: claimed.message.lane, attempt: claimed.attempts + 1,
+        AttemptRecord(endpoint: claimed.endpoint, sequence: claimed.sequence, lane: claimed.message.lane, token: claimed.token,
+                      attempt: claimed.attempts + 1,
                       outcome: outcome, statusCode: outcome == .delivered ? 204 : 503, latencyMs: 3, excerpt: "", atMs: at, nextAttemptAtMs: next)
     }
 
@@ -77,6 +78,28 @@ struct WebhookQueueTests {
             // A claim that lapses (a dispatcher killed mid-attempt) is claimed again.
             let lapsed = try await queue.claim(endpoints: ["backend"], nowMs: 80_000, claimUntilMs: 90_000, limit: 10)
             #expect(Set(lapsed.map(\.message.eventId)) == ["evt-ann-1", "evt-bob-1"])
+        }
+    }
+
+    @Test("an attempt whose claim lapsed and was taken again does not move the delivery: only the new claim's holder does", arguments: Backend.allCases)
+    func fencedByTheClaim(backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            let queue = WebhookStore(store: store)
+            try await Self.record([Self.applied(user: "gus", step: 0), Self.applied(user: "gus", step: 1)], on: store.database)
+            let slow = try #require(try await queue.claim(endpoints: ["backend"], nowMs: 2_000, claimUntilMs: 10_000, limit: 10).first)
+            // Its claim lapses; another dispatcher takes the message and delivers it.
+            let other = try #require(try await queue.claim(endpoints: ["backend"], nowMs: 11_000, claimUntilMs: 40_000, limit: 10).first)
+            #expect(other.sequence == slow.sequence && other.token != slow.token)
+            _ = try await queue.finish(Self.attempt(other, outcome: .delivered, at: 12_000, next: nil), disableAfterMs: 1_000_000)
+            let next = try #require(try await queue.claim(endpoints: ["backend"], nowMs: 12_000, claimUntilMs: 40_000, limit: 10).first)
+            #expect(next.message.eventId == "evt-gus-1")
+            // The slow attempt ends late, failed: the delivered message stays delivered, the lane stays on its second.
+            _ = try await queue.finish(Self.attempt(slow, outcome: .timeout, at: 13_000, next: 14_000), disableAfterMs: 1_000_000)
+            let rows = try await store.database.read { connection throws(StoreError) in
+                try connection.query("SELECT message_sequence, status FROM webhook_deliveries WHERE endpoint = 'backend' ORDER BY message_sequence")
+            }
+            #expect(rows.map { $0.text("status") } == ["delivered", "pending"])
+            #expect(try await queue.attempts(endpoint: "backend", sinceMs: 0, limit: 10).count == 2, "both attempts are in the history")
         }
     }
 

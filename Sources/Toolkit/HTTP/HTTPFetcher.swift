@@ -14,6 +14,9 @@ public struct HTTPFetchRequest: Sendable {
     /// The largest response body accepted (below the fetcher's own bound); a larger one fails the
     /// fetch as soon as it passes the bound, while it streams in.
     public var maxResponseBytes: Int?
+    /// Keep only the first `maxResponseBytes` of a longer body rather than fail (a webhook endpoint's
+    /// answer: its status decides, its body is only quoted).
+    public var truncatesResponse = false
 
     public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [], body: [UInt8] = [],
                 timeout: Duration, maxResponseBytes: Int? = nil) {
