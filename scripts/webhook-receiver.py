@@ -76,7 +76,8 @@ def main():
                               "user": entitlement.get("user"), "product": entitlement.get("product"),
                               "active": entitlement.get("active"), "state": entitlement.get("state"),
                               "purchaseId": entitlement.get("purchaseId"), "sequence": entitlement.get("sequence"),
-                              "eventId": event.get("id"), "eventType": event.get("type"), "eventSubject": event.get("subject")})
+                              "eventId": event.get("id"), "eventType": event.get("type"), "eventSubject": event.get("subject"),
+                              "entitlementEventId": entitlement.get("eventId"), "expiresAt": entitlement.get("expiresAt")})
                 entry["schemaErrors"] = [f"{part}: {error.message}" for part, validator in validators.items()
                                          for error in validator.iter_errors(data.get(part))]
                 if entitlement.get("user") in failing and not (args.release_file and os.path.exists(args.release_file)):

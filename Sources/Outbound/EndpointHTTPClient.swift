@@ -18,7 +18,8 @@ public final class EndpointHTTPClient: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let tls: TLSConfiguration
     private let maxBodyBytes: Int
-    private let clients = Mutex<[String: HTTPClient]>([:])
+    /// Per host: the address its client connects to, and the client.
+    private let clients = Mutex<[String: (address: String, client: HTTPClient)]>([:])
 
     /// `extraRootsFile`: PEM certificates trusted besides the system's roots.
     public init(extraRootsFile: String?, maxBodyBytes: Int = 65_536, threads: Int = 2) {
@@ -39,25 +40,34 @@ public final class EndpointHTTPClient: Sendable {
         return try await fetcher.fetch(request)
     }
 
+    /// The host's client for this address; a host whose address changed gets a new one, and the old is
+    /// closed once what it carries is done (a name answering ever new addresses keeps one client).
     private func client(host: String, address: String) -> HTTPClient {
-        let key = host + "\u{0}" + address
-        return clients.withLock { clients in
-            if let client = clients[key] { return client }
+        let (client, replaced) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
+            if let kept = clients[host], kept.address == address { return (kept.client, nil) }
             var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow, decompression: .disabled)
             configuration.dnsOverride = [host: address]
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
             let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
-            clients[key] = client
-            return client
+            let replaced = clients[host]?.client
+            clients[host] = (address, client)
+            return (client, replaced)
         }
+        if let replaced {
+            Task {
+                try? await Task.sleep(for: .seconds(180))
+                try? await replaced.shutdown()
+            }
+        }
+        return client
     }
 
     /// Closes every connection (at the end of the process's delivery service).
     public func shutdown() async {
         let all = clients.withLock { clients in
             defer { clients = [:] }
-            return Array(clients.values)
+            return clients.values.map(\.client)
         }
         for client in all { try? await client.shutdown() }
         try? await group.shutdownGracefully()

@@ -54,27 +54,38 @@ public struct WebhookDispatcher: Service {
     public func run() async throws {
         let inFlight = InFlight()
         let wakeup = wakeup
+        // With several endpoints, none takes more than half the slots: a slow one cannot starve the others.
+        let perEndpoint = endpoints.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 var enabled: [String] = []
                 var checkedAt: Int64 = 0
+                var countedAt: Int64 = 0
                 var prunedAt: Int64 = 0
                 var failures = 0
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     let now = clock()
                     if now - checkedAt >= 1_000 {
                         checkedAt = now
-                        enabled = await refreshState(now: now) ?? enabled
+                        enabled = await enabledEndpoints() ?? enabled
+                    }
+                    if now - countedAt >= 5_000 {
+                        countedAt = now
+                        await recordGauges(now: now, enabled: enabled)
                     }
                     if now - prunedAt >= 60_000 {
                         prunedAt = now
-                        _ = try? await store.prune(beforeMs: now - Int64(settings.retentionDays) * 86_400_000)
+                        await prune(now: now)
                     }
-                    let free = settings.maxConcurrentDeliveries - inFlight.count.load(ordering: .relaxed)
+                    let free = settings.maxConcurrentDeliveries - inFlight.total
                     var claimed: [ClaimedDelivery] = []
-                    if free > 0, !enabled.isEmpty {
+                    if free > 0 {
                         do {
-                            claimed = try await store.claim(endpoints: enabled, nowMs: now, claimUntilMs: now + claimMs, limit: min(free, 256))
+                            for name in enabled where claimed.count < free {
+                                let room = min(free - claimed.count, perEndpoint - inFlight.count(name), 256)
+                                guard room > 0 else { continue }
+                                claimed += try await store.claim(endpoints: [name], nowMs: now, claimUntilMs: now + claimMs, limit: room)
+                            }
                             failures = 0
                         } catch {
                             failures += 1
@@ -84,10 +95,10 @@ public struct WebhookDispatcher: Service {
                         }
                     }
                     for delivery in claimed {
-                        inFlight.count.add(1, ordering: .relaxed)
+                        inFlight.add(delivery.endpoint, 1)
                         group.addTask {
                             await deliver(delivery)
-                            inFlight.count.subtract(1, ordering: .relaxed)
+                            inFlight.add(delivery.endpoint, -1)
                             wakeup.signal()
                         }
                     }
@@ -100,21 +111,28 @@ public struct WebhookDispatcher: Service {
         await client.shutdown()
     }
 
-    /// The endpoints delivered to now (configured enabled, not disabled in the store), and the gauges.
-    private func refreshState(now: Int64) async -> [String]? {
-        do {
-            let states = try await store.states()
-            let stats = try await store.stats()
-            let enabled = endpoints.values.filter { $0.configuredEnabled && !(states[$0.name]?.disabled ?? false) }.map(\.name).sorted()
-            for name in endpoints.keys {
-                let one = stats[name] ?? WebhookStore.EndpointStats()
-                metrics.state(endpoint: name, pending: one.pending, parked: one.parked,
-                              oldestPendingSeconds: one.oldestPendingCreatedAtMs.map { Double(max(0, now - $0)) / 1_000 } ?? 0,
-                              enabled: enabled.contains(name))
-            }
-            return enabled
-        } catch {
-            return nil
+    /// The endpoints delivered to now: configured enabled, not disabled in the store.
+    private func enabledEndpoints() async -> [String]? {
+        guard let states = try? await store.states() else { return nil }
+        return endpoints.values.filter { $0.configuredEnabled && !(states[$0.name]?.disabled ?? false) }.map(\.name).sorted()
+    }
+
+    /// The gauges, from the store (every replica reports the whole queue).
+    private func recordGauges(now: Int64, enabled: [String]) async {
+        guard let stats = try? await store.stats() else { return }
+        for name in endpoints.keys {
+            let one = stats[name] ?? WebhookStore.EndpointStats()
+            metrics.state(endpoint: name, pending: one.pending, parked: one.parked,
+                          oldestPendingSeconds: one.oldestPendingCreatedAtMs.map { Double(max(0, now - $0)) / 1_000 } ?? 0,
+                          enabled: enabled.contains(name))
+        }
+    }
+
+    /// What `webhooks.retentionDays` no longer keeps, a batch at a time (at most ten a pass).
+    private func prune(now: Int64) async {
+        for _ in 0..<10 {
+            guard let pruned = try? await store.prune(beforeMs: now - Int64(settings.retentionDays) * 86_400_000),
+                  pruned == WebhookStore.pruneBatch else { return }
         }
     }
 
@@ -256,9 +274,13 @@ public struct WebhookDispatcher: Service {
     }
 }
 
-/// The attempts under way, shared with their tasks.
+/// The attempts under way, per endpoint, shared with their tasks.
 private final class InFlight: Sendable {
-    let count = Atomic<Int>(0)
+    private let counts = Mutex<[String: Int]>([:])
+
+    var total: Int { counts.withLock { $0.values.reduce(0, +) } }
+    func count(_ endpoint: String) -> Int { counts.withLock { $0[endpoint] ?? 0 } }
+    func add(_ endpoint: String, _ change: Int) { counts.withLock { $0[endpoint, default: 0] += change } }
 }
 
 /// Resumes its waiter with the first answer given; later ones are dropped.

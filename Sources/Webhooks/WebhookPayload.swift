@@ -7,7 +7,8 @@ import Merchant
 /// A message's body: one CloudEvent in structured mode (`application/cloudevents+json`), the attributes
 /// of the event's record on `tollgate.events` but for `id` (the message's: an event that touched two
 /// entitlements is two messages) and `subject` (the purchase's opaque id, never a purchase token); its
-/// data the event and the entitlement as it stood right after it (docs/outbound-webhooks.md).
+/// data the event (its `id` opaque too: some event ids carry a purchase token) and the entitlement as it
+/// stood right after it (docs/outbound-webhooks.md).
 enum WebhookPayload {
     static let contentType = "application/cloudevents+json"
 
@@ -28,12 +29,13 @@ enum WebhookPayload {
         var event = try EventCoding.decode(Array(message.eventJSON.utf8))
         let purchaseId = ids.id(source: Projector.sourceName(of: event), app: event.app, environment: message.environment, subject: event.subject)
         event.subject = purchaseId
+        event.id = ids.eventId(event.id)
         let entitlement = Entitlement(app: message.app, environment: message.environment, user: message.user, product: message.product,
                                       source: message.source, subject: message.subject,
                                       state: PurchaseState(rawValue: message.state) ?? .expired,
                                       expiresAtMs: message.expiresAtMs, gracePeriodExpiresAtMs: message.graceExpiresAtMs)
         let change = EntitlementChange(sequence: message.sequence, entitlement: entitlement, active: message.active,
-                                       changedAtMs: message.createdAtMs, eventId: message.eventId,
+                                       changedAtMs: message.createdAtMs, eventId: event.id,
                                        transferredFrom: message.transferredFrom, transferredTo: message.transferredTo)
         let envelope = Envelope(id: message.messageId, source: event.source, type: event.type.cloudEventType, subject: purchaseId,
                                 time: event.occurredAt,

@@ -110,19 +110,22 @@ public struct WebhookStore: Sendable {
 
     /// An endpoint's attempts since `sinceMs`, newest first, at most `limit`; `messageIds` narrows them.
     public func attempts(endpoint: String, sinceMs: Int64, messageIds: Set<String>? = nil, limit: Int) async throws(StoreError) -> [Attempt] {
-        try await database.read { connection throws(StoreError) in
+        let narrowed = messageIds.map { Array($0).sorted() }
+        if let narrowed, narrowed.isEmpty { return [] }
+        let filter = narrowed.map { ids in " AND m.message_id IN (" + ids.indices.map { "$\($0 + 4)" }.joined(separator: ", ") + ")" } ?? ""
+        return try await database.read { connection throws(StoreError) in
             try connection.query("""
                 SELECT m.message_id, m.event_id, m.event_type, a.attempt, a.attempted_at_ms, a.outcome, a.status_code, a.latency_ms, a.excerpt
                 FROM webhook_attempts a JOIN webhook_messages m ON m.sequence = a.message_sequence
-                WHERE a.endpoint = $1 AND a.attempted_at_ms >= $2 ORDER BY a.attempted_at_ms DESC, a.id DESC
-                """, [.text(endpoint), .int(sinceMs)]).lazy.compactMap { row -> Attempt? in
-                guard let messageId = row.text("message_id"), messageIds?.contains(messageId) ?? true,
+                WHERE a.endpoint = $1 AND a.attempted_at_ms >= $2\(filter) ORDER BY a.attempted_at_ms DESC, a.id DESC LIMIT $3
+                """, [.text(endpoint), .int(sinceMs), .int(Int64(limit))] + (narrowed ?? []).map { .text($0) }).compactMap { row -> Attempt? in
+                guard let messageId = row.text("message_id"),
                       let eventId = row.text("event_id"), let type = row.text("event_type"), let attempt = row.int("attempt"),
                       let at = row.int("attempted_at_ms"), let outcome = row.text("outcome"), let latency = row.int("latency_ms"),
                       let excerpt = row.text("excerpt") else { return nil }
                 return Attempt(messageId: messageId, eventId: eventId, eventType: type, attempt: Int(attempt), attemptedAtMs: at,
                                outcome: outcome, statusCode: row.int("status_code").map(Int.init), latencyMs: latency, excerpt: excerpt)
-            }.prefix(limit).map { $0 }
+            }
         }
     }
 
@@ -162,20 +165,27 @@ public struct WebhookStore: Sendable {
 
     /// Deletes what was delivered or parked before `beforeMs`, with its attempts, and the messages no
     /// delivery needs any more. Returns how many deliveries it deleted.
-    public func prune(beforeMs: Int64, limit: Int = 10_000) async throws(StoreError) -> Int {
-        try await database.transaction { connection throws(StoreError) in
-            let done = try connection.query("""
-                SELECT endpoint, message_sequence FROM webhook_deliveries WHERE status IN ('delivered', 'parked') AND updated_at_ms < $1 LIMIT $2
-                """, [.int(beforeMs), .int(Int64(limit))])
+    static let pruneBatch = 2_000
+
+    public func prune(beforeMs: Int64) async throws(StoreError) -> Int {
+        let limit = Self.pruneBatch
+        return try await database.transaction { connection throws(StoreError) in
+            var done: [SQLRow] = []
+            for status in ["delivered", "parked"] where done.count < limit {
+                done += try connection.query("""
+                    SELECT endpoint, message_sequence FROM webhook_deliveries WHERE status = $1 AND updated_at_ms < $2 LIMIT $3
+                    """, [.text(status), .int(beforeMs), .int(Int64(limit - done.count))])
+            }
             for row in done {
                 guard let endpoint = row.text("endpoint"), let sequence = row.int("message_sequence") else { continue }
                 try connection.execute("DELETE FROM webhook_attempts WHERE endpoint = $1 AND message_sequence = $2", [.text(endpoint), .int(sequence)])
                 try connection.execute("DELETE FROM webhook_deliveries WHERE endpoint = $1 AND message_sequence = $2", [.text(endpoint), .int(sequence)])
             }
             try connection.execute("""
-                DELETE FROM webhook_messages WHERE created_at_ms < $1
-                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_sequence = webhook_messages.sequence)
-                """, [.int(beforeMs)])
+                DELETE FROM webhook_messages WHERE sequence IN (
+                    SELECT m.sequence FROM webhook_messages m WHERE m.created_at_ms < $1
+                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.message_sequence = m.sequence) LIMIT $2)
+                """, [.int(beforeMs), .int(Int64(limit))])
             return done.count
         }
     }

@@ -101,6 +101,9 @@ struct OutboundWebhookTests {
             #expect(all.allSatisfy { $0.ceType == "dev.tollgate.subscription.renewed" || $0.ceType == "dev.tollgate.subscription.started" })
             // The purchase by its opaque id, in the attributes and the event: never the store's own id.
             #expect(all.allSatisfy { ($0.ceSubject ?? "").hasPrefix("pur_") && $0.ceSubject == $0.purchaseId && $0.eventSubject == $0.purchaseId })
+            // Event ids leave opaque: some carry a purchase token. One per event, whatever the attempt.
+            #expect(all.allSatisfy { ($0.eventId ?? "").hasPrefix("evt_") && $0.eventId == $0.entitlementEventId })
+            #expect(Set(all.compactMap(\.eventId)).count == 10)
             #expect(all.allSatisfy { $0.active == true && $0.product == "premium" })
             let sequences = (alice + bob).compactMap(\.sequence)
             #expect(Set(sequences).count == 10)
@@ -273,8 +276,13 @@ struct OutboundWebhookTests {
     /// What ends the id of the event of a user's step (its notification's id and its purchase's).
     static func eventId(user: String, step: Int) -> String { "ntf-\(user)-\(step):\(user)-sub" }
 
+    /// The event ids the deliveries name are opaque (`evt_`): the test finds each by its step, which the
+    /// entitlement's `expiresAt` carries (2099-01-0<step + 1>).
     static func eventIds(_ deliveries: [WebhookReceiver.Delivery]) -> [String] {
-        deliveries.map { ($0.eventId ?? "").split(separator: ":").suffix(2).joined(separator: ":") }
+        deliveries.map { delivery in
+            let step = (delivery.expiresAt ?? "").dropFirst("2099-01-0".count).first.flatMap { Int(String($0)) }.map { $0 - 1 }
+            return "ntf-\(delivery.user ?? "")-\(step ?? -1):\(delivery.user ?? "")-sub"
+        }
     }
 
     /// An Iaptic `purchases.updated` callback: the user's one subscription, renewed at each step.

@@ -53,6 +53,8 @@ public final class WebhookReceiver: Sendable {
         public var eventId: String?
         public var eventType: String?
         public var eventSubject: String?
+        public var entitlementEventId: String?
+        public var expiresAt: String?
         public var signatures: [String]?
         /// What `docs/schemas` says is wrong with the event and the entitlement (none expected).
         public var schemaErrors: [String]?

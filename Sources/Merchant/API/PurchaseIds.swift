@@ -20,6 +20,13 @@ public struct PurchaseIds: Sendable {
         return "pur_" + Base64.encodeURL(Array(mac.prefix(16)))
     }
 
+    /// `evt_` and 128 bits of a MAC of an event's `ce_id`, for what leaves Tollgate over HTTP (outbound
+    /// webhooks): some ids carry a purchase token (a Google voided purchase's), and none need to leave as is.
+    public func eventId(_ id: String) -> String {
+        let mac = Digest.hmacSHA256(key: key, message: Array(("event\u{0}" + id).utf8))
+        return "evt_" + Base64.encodeURL(Array(mac.prefix(16)))
+    }
+
     public func id(of entitlement: Entitlement) -> String {
         id(source: entitlement.source, app: entitlement.app, environment: entitlement.environment, subject: entitlement.subject)
     }

@@ -106,9 +106,11 @@ struct WebhooksAttempts: AsyncParsableCommand {
             narrowed = Set(messages.map(\.messageId))
         }
         let attempts = try await op.store.attempts(endpoint: chosen.name, sinceMs: sinceMs, messageIds: narrowed, limit: max(0, limit))
+        // Event ids as the deliveries name them: some ids carry a purchase token.
+        let ids = try await PurchaseIdSource(store: op.entitlements).ids()
         var rows = [["TIME", "MESSAGE", "EVENT", "TYPE", "ATTEMPT", "OUTCOME", "STATUS", "MS", "ANSWER"]]
         for attempt in attempts {
-            rows.append([Timestamp(millisecondsSince1970: attempt.attemptedAtMs).rfc3339, attempt.messageId, attempt.eventId, attempt.eventType,
+            rows.append([Timestamp(millisecondsSince1970: attempt.attemptedAtMs).rfc3339, attempt.messageId, ids.eventId(attempt.eventId), attempt.eventType,
                          String(attempt.attempt), attempt.outcome, attempt.statusCode.map(String.init) ?? "-", String(attempt.latencyMs),
                          String(attempt.excerpt.prefix(80))])
         }
@@ -143,9 +145,11 @@ struct WebhooksReplay: AsyncParsableCommand {
         defer { Task { await op.close() } }
         let chosen = try op.endpoint(endpoint)
         let messages = try await op.messages(for: chosen, sinceMs: since?.milliseconds ?? 0, purchaseId: subject, messageId: message)
+        let ids = try await PurchaseIdSource(store: op.entitlements).ids()
         var rows = [["MESSAGE", "TIME", "EVENT", "TYPE", "USER", "PRODUCT"]]
         for one in messages {
-            rows.append([one.messageId, Timestamp(millisecondsSince1970: one.createdAtMs).rfc3339, one.eventId, one.eventType, one.user, one.product])
+            rows.append([one.messageId, Timestamp(millisecondsSince1970: one.createdAtMs).rfc3339, ids.eventId(one.eventId), one.eventType, one.user,
+                         one.product])
         }
         Output.line(Table.render(rows))
         if dryRun {
@@ -154,6 +158,10 @@ struct WebhooksReplay: AsyncParsableCommand {
         }
         let queued = try await op.store.replay(endpoint: chosen.name, sequences: messages.map(\.sequence), nowMs: Timestamp.now.millisecondsSince1970)
         Output.error("queued \(queued) message(s) for \(chosen.name)")
+        if queued < messages.count {
+            Output.error("\(messages.count - queued) left out: their entitlement has an attempt in flight; run the replay again once it is answered")
+            throw ExitCode(1)
+        }
     }
 }
 
