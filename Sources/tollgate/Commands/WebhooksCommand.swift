@@ -172,14 +172,7 @@ struct WebhooksEnable: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
     @Option(help: "The endpoint's name.") var endpoint: String
 
-    func run() async throws {
-        let op = try await WebhookOperator.open(options)
-        defer { Task { await op.close() } }
-        let chosen = try op.endpoint(endpoint)
-        try await op.store.setDisabled(chosen.name, false, reason: "operator", nowMs: Timestamp.now.millisecondsSince1970)
-        if !chosen.configuredEnabled { Output.error("note: webhooks.endpoints sets enabled: false for \(chosen.name); it stays off until that changes") }
-        Output.error("\(chosen.name) enabled")
-    }
+    func run() async throws { try await WebhookOperator.setDisabled(false, endpoint: endpoint, options) }
 }
 
 struct WebhooksDisable: AsyncParsableCommand {
@@ -189,11 +182,19 @@ struct WebhooksDisable: AsyncParsableCommand {
     @OptionGroup var options: ConfigOptions
     @Option(help: "The endpoint's name.") var endpoint: String
 
-    func run() async throws {
+    func run() async throws { try await WebhookOperator.setDisabled(true, endpoint: endpoint, options) }
+}
+
+extension WebhookOperator {
+    /// `disable` and `enable`: the operator's word, kept in the store for every replica.
+    static func setDisabled(_ disabled: Bool, endpoint name: String, _ options: ConfigOptions) async throws {
         let op = try await WebhookOperator.open(options)
         defer { Task { await op.close() } }
-        let chosen = try op.endpoint(endpoint)
-        try await op.store.setDisabled(chosen.name, true, reason: "operator", nowMs: Timestamp.now.millisecondsSince1970)
-        Output.error("\(chosen.name) disabled")
+        let chosen = try op.endpoint(name)
+        try await op.store.setDisabled(chosen.name, disabled, reason: "operator", nowMs: Timestamp.now.millisecondsSince1970)
+        if !disabled, !chosen.configuredEnabled {
+            Output.error("note: webhooks.endpoints sets enabled: false for \(chosen.name); it stays off until that changes")
+        }
+        Output.error("\(chosen.name) \(disabled ? "disabled" : "enabled")")
     }
 }
