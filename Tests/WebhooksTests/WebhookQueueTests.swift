@@ -103,6 +103,24 @@ struct WebhookQueueTests {
         }
     }
 
+    @Test("a message recorded behind one waiting for its retry is due with it, not before: polls do not look at it meanwhile", arguments: Backend.allCases)
+    func recordedBehindARetry(backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            let queue = WebhookStore(store: store)
+            try await Self.record([Self.applied(user: "hal", step: 0)], on: store.database)
+            let head = try #require(try await queue.claim(endpoints: ["backend"], nowMs: 2_000, claimUntilMs: 10_000, limit: 10).first)
+            _ = try await queue.finish(Self.attempt(head, outcome: .status, at: 3_000, next: 30_000), disableAfterMs: 1_000_000)
+            try await Self.record([Self.applied(user: "hal", step: 1), Self.applied(user: "ida", step: 0)], on: store.database, nowMs: 4_000)
+            let due = try await store.database.read { connection throws(StoreError) in
+                try connection.query("""
+                    SELECT m.user_id, m.event_id, d.next_attempt_at_ms FROM webhook_deliveries d JOIN webhook_messages m ON m.sequence = d.message_sequence
+                    WHERE d.endpoint = 'backend' ORDER BY d.message_sequence
+                    """).map { "\($0.text("event_id") ?? "")@\($0.int("next_attempt_at_ms") ?? -1)" }
+            }
+            #expect(due == ["evt-hal-0@30000", "evt-hal-1@30000", "evt-ida-0@4000"])
+        }
+    }
+
     @Test("two dispatchers claiming at once never take the same delivery", arguments: Backend.allCases)
     func concurrentClaims(backend: Backend) async throws {
         try await TestDatabases.withURL(backend) { url in
