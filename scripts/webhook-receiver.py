@@ -4,11 +4,12 @@ package (an implementation nobody in this project wrote), each one logged as a J
 
   webhook-receiver.py --cert C --key K --secret whsec_... --log deliveries.jsonl [--port 0]
                       [--fail-users alice,bob --release-file F] [--retry-after S] [--status N]
-                      [--schemas docs/schemas] [--answer-bytes N]
+                      [--schemas docs/schemas] [--answer-bytes N] [--stall-body]
 
 Prints the port it listens on as its first line. A delivery whose entitlement's user is in --fail-users
 is answered 503 (with Retry-After when given) until --release-file exists; --status answers every
-delivery with that status instead of 204 (--answer-bytes pads its answer to N bytes). A delivery that does not verify is answered 400 and logged
+delivery with that status instead of 204 (--answer-bytes pads its answer to N bytes; --stall-body
+sends the head and a little of the body, then waits). A delivery that does not verify is answered 400 and logged
 with "verified": false. With --schemas, data.event and data.entitlement are validated against
 event.schema.json and entitlement.schema.json there, and what does not hold is logged as "schemaErrors".
 """
@@ -19,6 +20,7 @@ import os
 import ssl
 import sys
 import threading
+import time
 
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
@@ -36,6 +38,7 @@ def main():
     parser.add_argument("--status", type=int, default=204)
     parser.add_argument("--schemas", default="")
     parser.add_argument("--answer-bytes", type=int, default=0)
+    parser.add_argument("--stall-body", action="store_true")
     args = parser.parse_args()
     validators = {}
     if args.schemas:
@@ -93,6 +96,13 @@ def main():
             if status == 503 and args.retry_after:
                 self.send_header("Retry-After", args.retry_after)
             self.send_header("Content-Type", "application/json")
+            if args.stall_body:
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                self.wfile.write(b"{\"stalled\":")
+                self.wfile.flush()
+                time.sleep(30)
+                return
             self.send_header("Content-Length", str(len(reply)))
             self.end_headers()
             self.wfile.write(reply)

@@ -20,6 +20,8 @@ public final class EndpointHTTPClient: Sendable {
     private let maxBodyBytes: Int
     /// Per host: the address its client connects to, and the client.
     private let clients = Mutex<[String: (address: String, client: HTTPClient)]>([:])
+    /// Replaced clients until they are closed (180 s later, or at `shutdown`).
+    private let retired = Mutex<[ObjectIdentifier: HTTPClient]>([:])
 
     /// `extraRootsFile`: PEM certificates trusted besides the system's roots.
     public init(extraRootsFile: String?, maxBodyBytes: Int = 65_536, threads: Int = 2) {
@@ -30,34 +32,40 @@ public final class EndpointHTTPClient: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
     }
 
-    /// POSTs `body` to `url`, connecting to `address` (an IP literal).
-    public func post(url: String, host: String, address: String, headers: [(name: String, value: String)], body: [UInt8],
+    /// POSTs `body` to `url`, connecting to one of `addresses` (IP literals, each checked): the one its
+    /// connections already go to while it is among them, else the first.
+    public func post(url: String, host: String, addresses: [String], headers: [(name: String, value: String)], body: [UInt8],
                      timeout: Duration, maxResponseBytes: Int) async throws(HTTPFetchError) -> HTTPFetchResponse {
-        let fetcher = HTTPClientFetcher(client: client(host: host, address: address), maxBodyBytes: maxBodyBytes)
+        guard !addresses.isEmpty else { throw HTTPFetchError("no address to connect to") }
+        let fetcher = HTTPClientFetcher(client: client(host: host, addresses: addresses), maxBodyBytes: maxBodyBytes)
         var request = HTTPFetchRequest(url: url, method: "POST", headers: headers, body: body, timeout: timeout, maxResponseBytes: maxResponseBytes)
         // The status decides; a long answer is quoted, not refused.
         request.truncatesResponse = true
         return try await fetcher.fetch(request)
     }
 
-    /// The host's client for this address; a host whose address changed gets a new one, and the old is
-    /// closed once what it carries is done (a name answering ever new addresses keeps one client).
-    private func client(host: String, address: String) -> HTTPClient {
+    /// The host's client, kept while its address is among the name's (a name rotating its answers keeps
+    /// its connections); one whose address went gets a new client, and the old is closed once what it
+    /// carries is done.
+    private func client(host: String, addresses: [String]) -> HTTPClient {
         let (client, replaced) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
-            if let kept = clients[host], kept.address == address { return (kept.client, nil) }
+            if let kept = clients[host], addresses.contains(kept.address) { return (kept.client, nil) }
+            let address = addresses[0]
             var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow, decompression: .disabled)
             configuration.dnsOverride = [host: address]
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
             let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
             let replaced = clients[host]?.client
+            if let replaced { retired.withLock { $0[ObjectIdentifier(replaced)] = replaced } }
             clients[host] = (address, client)
             return (client, replaced)
         }
         if let replaced {
             Task {
                 try? await Task.sleep(for: .seconds(180))
-                try? await replaced.shutdown()
+                // Unless `shutdown` took it first.
+                if retired.withLock({ $0.removeValue(forKey: ObjectIdentifier(replaced)) }) != nil { try? await replaced.shutdown() }
             }
         }
         return client
@@ -68,6 +76,9 @@ public final class EndpointHTTPClient: Sendable {
         let all = clients.withLock { clients in
             defer { clients = [:] }
             return clients.values.map(\.client)
+        } + retired.withLock { retired in
+            defer { retired = [:] }
+            return Array(retired.values)
         }
         for client in all { try? await client.shutdown() }
         try? await group.shutdownGracefully()

@@ -5,6 +5,7 @@ import Glibc
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import Toolkit
 
 /// The gateway's outbound HTTP (OCSP responders, key sets, the store and provider APIs), on
@@ -57,6 +58,8 @@ public struct HTTPClientFetcher: HTTPFetcher {
         let limit = max(0, min(request.maxResponseBytes ?? maxBodyBytes, maxBodyBytes))
         let timeout = request.timeout
         let truncates = request.truncatesResponse
+        // With truncation, the answer's head and what came of its body: a 2xx whose body stalls is still a 2xx.
+        let partial = PartialAnswer()
 
         // The deadline covers the answer's head; the race below covers its body too. Cancelling the
         // loser closes the connection.
@@ -64,12 +67,16 @@ public struct HTTPClientFetcher: HTTPFetcher {
             group.addTask {
                 do {
                     let response = try await client.execute(prepared, deadline: .now() + TimeAmount(timeout))
+                    var headers = HeaderFields()
+                    for header in response.headers { headers.append(name: header.name, value: header.value) }
                     let body: ByteBuffer
                     if truncates {
+                        partial.head(HTTPFetchResponse(status: Int(response.status.code), headers: headers, body: []))
                         var kept = ByteBuffer()
                         for try await chunk in response.body {
                             var chunk = chunk
                             kept.writeBuffer(&chunk)
+                            partial.body(Array(buffer: kept.getSlice(at: kept.readerIndex, length: min(limit, kept.readableBytes)) ?? kept))
                             // Enough: leaving the loop ends the exchange (the connection closes).
                             if kept.readableBytes >= limit { break }
                         }
@@ -77,14 +84,14 @@ public struct HTTPClientFetcher: HTTPFetcher {
                     } else {
                         body = try await response.body.collect(upTo: limit)
                     }
-                    var headers = HeaderFields()
-                    for header in response.headers { headers.append(name: header.name, value: header.value) }
                     return .success(HTTPFetchResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: body)))
                 } catch is NIOTooManyBytesError {
                     return .failure(HTTPFetchError("response over \(limit) bytes"))
                 } catch let error as HTTPClientError where error == .deadlineExceeded {
                     return nil
                 } catch {
+                    // The head came and the body failed: with truncation, the head is the answer.
+                    if let answered = partial.answer { return .success(answered) }
                     return .failure(HTTPFetchError(Self.describe(error)))
                 }
             }
@@ -95,6 +102,7 @@ public struct HTTPClientFetcher: HTTPFetcher {
             let first = await group.next() ?? nil
             group.cancelAll()
             if first == nil, Task.isCancelled { return .failure(HTTPFetchError("cancelled")) }
+            if first == nil, let answered = partial.answer { return .success(answered) }
             return first ?? .failure(HTTPFetchError("timed out after \(timeout)"))
         }
         return try outcome.get()
@@ -116,4 +124,13 @@ public struct HTTPClientFetcher: HTTPFetcher {
     private static func reason(_ code: CInt) -> String {
         strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
+}
+
+/// A truncated answer as it arrives: its head, then its body so far.
+private final class PartialAnswer: Sendable {
+    private let state = Mutex<HTTPFetchResponse?>(nil)
+
+    func head(_ response: HTTPFetchResponse) { state.withLock { $0 = response } }
+    func body(_ bytes: [UInt8]) { state.withLock { $0?.body = bytes } }
+    var answer: HTTPFetchResponse? { state.withLock { $0 } }
 }

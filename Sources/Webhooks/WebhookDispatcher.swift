@@ -54,8 +54,7 @@ public struct WebhookDispatcher: Service {
     public func run() async throws {
         let inFlight = InFlight()
         let wakeup = wakeup
-        // With several endpoints, none takes more than half the slots: a slow one cannot starve the others.
-        let perEndpoint = endpoints.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries
+
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 var enabled: [String] = []
@@ -63,6 +62,7 @@ public struct WebhookDispatcher: Service {
                 var countedAt: Int64 = 0
                 var prunedAt: Int64 = 0
                 var failures = 0
+                var turn = 0
                 while !Task.isCancelled, !Task.isShuttingDownGracefully {
                     let now = clock()
                     if now - checkedAt >= 1_000 {
@@ -79,20 +79,26 @@ public struct WebhookDispatcher: Service {
                     }
                     let free = settings.maxConcurrentDeliveries - inFlight.total
                     var claimed: [ClaimedDelivery] = []
-                    if free > 0 {
-                        do {
-                            for name in enabled where claimed.count < free {
-                                let room = min(free - claimed.count, perEndpoint - inFlight.count(name), 256)
-                                guard room > 0 else { continue }
+                    var failed = false
+                    if free > 0, !enabled.isEmpty {
+                        // With several endpoints enabled, none takes more than half the slots, and each poll
+                        // starts with the next one: a slow or busy endpoint cannot starve the others.
+                        let perEndpoint = enabled.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries
+                        turn = (turn + 1) % enabled.count
+                        for name in enabled[turn...] + enabled[..<turn] where claimed.count < free {
+                            let room = min(free - claimed.count, perEndpoint - inFlight.count(name), 256)
+                            guard room > 0 else { continue }
+                            do {
                                 claimed += try await store.claim(endpoints: [name], nowMs: now, claimUntilMs: now + claimMs, limit: room)
+                            } catch {
+                                // What was claimed already is still sent.
+                                failed = true
+                                failures += 1
+                                if failures == 1 { logger.warning("webhook dispatcher cannot read the store; trying again", metadata: ["error": "\(error)"]) }
+                                break
                             }
-                            failures = 0
-                        } catch {
-                            failures += 1
-                            if failures == 1 { logger.warning("webhook dispatcher cannot read the store; trying again", metadata: ["error": "\(error)"]) }
-                            try? await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures))
-                            continue
                         }
+                        if !failed { failures = 0 }
                     }
                     for delivery in claimed {
                         inFlight.add(delivery.endpoint, 1)
@@ -102,7 +108,11 @@ public struct WebhookDispatcher: Service {
                             wakeup.signal()
                         }
                     }
-                    if claimed.isEmpty || claimed.count == free { await wakeup.wait(upTo: .milliseconds(250)) }
+                    if failed {
+                        try? await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures))
+                    } else if claimed.isEmpty || claimed.count == free {
+                        await wakeup.wait(upTo: .milliseconds(250))
+                    }
                 }
             }
         } onGracefulShutdown: {
@@ -184,9 +194,9 @@ public struct WebhookDispatcher: Service {
     }
 
     private func send(_ delivery: ClaimedDelivery, to endpoint: WebhookEndpoint) async -> SendResult {
-        let address: String
-        switch await connectAddress(endpoint) {
-        case .success(let chosen): address = chosen
+        let addresses: [String]
+        switch await connectAddresses(endpoint) {
+        case .success(let checked): addresses = checked
         case .failure(let refusal): return SendResult(outcome: refusal.outcome, excerpt: refusal.reason)
         }
         let body: [UInt8]
@@ -203,7 +213,7 @@ public struct WebhookDispatcher: Service {
         let signature = headers.last?.value ?? ""
         headers += [("content-type", WebhookPayload.contentType), ("user-agent", "Tollgate-Webhooks/1")]
         do {
-            let response = try await client.post(url: endpoint.target.requestURL, host: endpoint.target.host, address: address, headers: headers, body: body,
+            let response = try await client.post(url: endpoint.target.requestURL, host: endpoint.target.host, addresses: addresses, headers: headers, body: body,
                                                  timeout: endpoint.timeout, maxResponseBytes: 4_096)
             let excerpt = Self.excerpt(response.body, hiding: signature)
             if (200...299).contains(response.status) { return SendResult(outcome: .delivered, status: response.status, excerpt: excerpt) }
@@ -220,13 +230,13 @@ public struct WebhookDispatcher: Service {
         var reason: String
     }
 
-    /// The address to connect to: the URL's literal, or the first its name resolves to, when every
-    /// address the name has is one this endpoint may reach (a name answering a public and a private
-    /// address is refused: which one a connection gets is the resolver's choice).
-    func connectAddress(_ endpoint: WebhookEndpoint) async -> Result<String, Refusal> {
+    /// The addresses to connect to: the URL's literal, or those its name resolves to, when every address
+    /// the name has is one this endpoint may reach (a name answering a public and a private address is
+    /// refused: which one a connection gets is the resolver's choice).
+    func connectAddresses(_ endpoint: WebhookEndpoint) async -> Result<[String], Refusal> {
         let host = endpoint.target.host
         let addresses = EndpointAddress.classify(host) != nil ? [host] : await lookUp(host, port: endpoint.target.port, within: endpoint.timeout)
-        guard let first = addresses.first else { return .failure(Refusal(outcome: .connection, reason: "the endpoint's name does not resolve")) }
+        guard !addresses.isEmpty else { return .failure(Refusal(outcome: .connection, reason: "the endpoint's name does not resolve")) }
         for address in addresses {
             let kind = EndpointAddress.classify(address) ?? .reserved
             let allowed = kind == .public || (kind == .loopback && settings.allowLoopback)
@@ -236,7 +246,7 @@ public struct WebhookDispatcher: Service {
                                         reason: "the endpoint resolves to a \(kind.rawValue) address, which webhooks may not reach"))
             }
         }
-        return .success(first)
+        return .success(addresses)
     }
 
     /// The resolver's answer, or none once `timeout` passed (a slow DNS server fails the attempt; the

@@ -113,6 +113,8 @@ enum WebhookQueue {
                 UPDATE webhook_deliveries SET claimed_until_ms = $1, claim_token = $5
                 WHERE endpoint = $2 AND message_sequence = $3 AND status = 'pending' AND claimed_until_ms <= $4
                   AND next_attempt_at_ms <= $4 AND attempts = $6
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.endpoint = $2 AND e.lane = webhook_deliveries.lane
+                                  AND e.status = 'pending' AND e.message_sequence < $3)
                 """, [.int(claimUntilMs), .text(endpoint), .int(message.sequence), .int(nowMs), .text(token), .int(attempts)])
             if taken == 1 {
                 claimed.append(ClaimedDelivery(endpoint: endpoint, sequence: message.sequence, attempts: Int(attempts), message: message, token: token))

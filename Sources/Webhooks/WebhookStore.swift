@@ -154,8 +154,8 @@ public struct WebhookStore: Sendable {
                     INSERT INTO webhook_deliveries (endpoint, message_sequence, lane, status, attempts, next_attempt_at_ms, claimed_until_ms,
                                                     created_at_ms, updated_at_ms)
                     VALUES ($1, $2, $3, 'pending', 0, $4, 0, $4, $4)
-                    ON CONFLICT (endpoint, message_sequence) DO UPDATE SET status = 'pending', attempts = 0,
-                        next_attempt_at_ms = excluded.next_attempt_at_ms, updated_at_ms = excluded.updated_at_ms
+                    ON CONFLICT (endpoint, message_sequence) DO UPDATE SET status = 'pending', attempts = 0, claimed_until_ms = 0,
+                        claim_token = NULL, next_attempt_at_ms = excluded.next_attempt_at_ms, updated_at_ms = excluded.updated_at_ms
                     """, [.text(endpoint), .int(sequence), .text(lane), .int(nowMs)])
                 queued += 1
             }

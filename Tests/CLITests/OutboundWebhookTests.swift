@@ -145,6 +145,10 @@ struct OutboundWebhookTests {
         let verbose = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "verbose",
                                                 status: 200, answerBytes: 200_000)
         defer { verbose.stop() }
+        // A 200 whose body stalls past the timeout: still delivered (the status came).
+        let stalling = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "stalling",
+                                                 status: 200, stallBody: true)
+        defer { stalling.stop() }
         // Accepts connections (the kernel's backlog) and never answers: the TLS handshake waits.
         let silent = LoopbackListener()
         let secret = setup.secrets[0]
@@ -156,6 +160,7 @@ struct OutboundWebhookTests {
             #"{ name: private, url: "https://10.255.255.1/hooks", secrets: [\#(secret)] }"#,
             #"{ name: silent, url: "https://127.0.0.1:\#(silent.port)/", secrets: [\#(secret)], timeoutMs: 300 }"#,
             #"{ name: verbose, url: "https://localhost:\#(verbose.port)/", secrets: [\#(secret)] }"#,
+            #"{ name: stalling, url: "https://localhost:\#(stalling.port)/", secrets: [\#(secret)], timeoutMs: 500 }"#,
         ], schedule: [0, 100, 100])
         let fetcher = HTTPClientFetcher()
         try await withOwnDev(configPath: config, directory: setup.directory) { base in
@@ -172,9 +177,10 @@ struct OutboundWebhookTests {
                 }
                 let states = Dictionary(rows.compactMap { row in row.text("endpoint").map { ($0, "\(row.text("status") ?? "")/\(row.int("attempts") ?? 0)") } },
                                         uniquingKeysWith: { first, _ in first })
-                return states.count == 7 && states.filter { $0.key != "verbose" }.values.allSatisfy { $0 == "parked/3" } ? states : nil
+                return states.count == 8 && states.filter { !["verbose", "stalling"].contains($0.key) }.values.allSatisfy { $0 == "parked/3" }
+                    ? states : nil
             }
-            #expect(states["verbose"] == "delivered/1")
+            #expect(states["verbose"] == "delivered/1" && states["stalling"] == "delivered/1")
             let attempts = try await database.read { connection throws(StoreError) in
                 try connection.query("SELECT endpoint, outcome, status_code, attempted_at_ms, excerpt FROM webhook_attempts ORDER BY id")
             }

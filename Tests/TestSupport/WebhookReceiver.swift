@@ -66,7 +66,7 @@ public final class WebhookReceiver: Sendable {
 
     /// `failUsers`' deliveries are answered 503 until `releaseFile` exists.
     public init(chain: TestTLSChain, secret: String, directory: URL, name: String = "receiver", failUsers: [String] = [],
-                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil, answerBytes: Int? = nil) async throws {
+                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil, answerBytes: Int? = nil, stallBody: Bool = false) async throws {
         logFile = directory.appendingPathComponent("\(name).jsonl").path
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let process = Process()
@@ -78,6 +78,7 @@ public final class WebhookReceiver: Sendable {
         if let retryAfter { arguments += ["--retry-after", String(retryAfter)] }
         if let status { arguments += ["--status", String(status)] }
         if let answerBytes { arguments += ["--answer-bytes", String(answerBytes)] }
+        if stallBody { arguments.append("--stall-body") }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
