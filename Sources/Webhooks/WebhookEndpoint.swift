@@ -49,17 +49,16 @@ public struct WebhookEndpoint: Sendable {
 
     /// Whether an events endpoint's filters take this recorded message (what a replay may send it).
     public func takes(_ message: WebhookMessage) -> Bool {
-        kind == .events
-            && (apps.isEmpty || apps.contains(message.app))
-            && (environments.isEmpty || environments.contains(message.environment))
-            && (eventTypes.isEmpty || eventTypes.contains(message.eventType))
+        takes(app: message.app, environment: message.environment, eventType: message.eventType)
     }
 
     /// Whether an events endpoint's filters take this applied event.
     func takes(_ applied: AppliedEvent) -> Bool {
-        kind == .events
-            && (apps.isEmpty || apps.contains(applied.entitlement.app))
-            && (environments.isEmpty || environments.contains(applied.entitlement.environment))
-            && (eventTypes.isEmpty || eventTypes.contains(applied.event.type.rawValue))
+        takes(app: applied.entitlement.app, environment: applied.entitlement.environment, eventType: applied.event.type.rawValue)
+    }
+
+    private func takes(app: String, environment: String, eventType: String) -> Bool {
+        kind == .events && (apps.isEmpty || apps.contains(app)) && (environments.isEmpty || environments.contains(environment))
+            && (eventTypes.isEmpty || eventTypes.contains(eventType))
     }
 }

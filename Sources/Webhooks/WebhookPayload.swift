@@ -27,7 +27,7 @@ enum WebhookPayload {
     /// The same bytes every time for one message (sorted keys, no clock): a retry carries what the first attempt did.
     static func body(_ message: WebhookMessage, ids: PurchaseIds, catalog: CatalogSettings) throws -> [UInt8] {
         var event = try EventCoding.decode(Array(message.eventJSON.utf8))
-        let purchaseId = ids.id(source: Projector.sourceName(of: event), app: event.app, environment: message.environment, subject: event.subject)
+        let purchaseId = WebhookMessage.purchaseId(of: event, environment: message.environment, ids: ids)
         event.subject = purchaseId
         event.id = ids.eventId(event.id)
         let entitlement = Entitlement(app: message.app, environment: message.environment, user: message.user, product: message.product,
@@ -54,6 +54,10 @@ extension WebhookMessage {
     /// The purchase the message's event is about, by its opaque id: the CloudEvent's `subject`.
     public func purchaseId(ids: PurchaseIds) -> String? {
         guard let event = try? EventCoding.decode(Array(eventJSON.utf8)) else { return nil }
-        return ids.id(source: Projector.sourceName(of: event), app: event.app, environment: environment, subject: event.subject)
+        return Self.purchaseId(of: event, environment: environment, ids: ids)
+    }
+
+    static func purchaseId(of event: NormalizedEvent, environment: String, ids: PurchaseIds) -> String {
+        ids.id(source: Projector.sourceName(of: event), app: event.app, environment: environment, subject: event.subject)
     }
 }
