@@ -27,7 +27,8 @@ struct WebhookOperator {
         do {
             endpoints = try WebhookEndpoint.all(config.webhooks)
         } catch {
-            Output.error("tollgate: configuration error: \(error)")
+            // A ConfigError names itself ("configuration error: <key>: ...").
+            Output.error("tollgate: \(error)")
             throw ExitCode(2)
         }
         var logger = Logger(label: "tollgate.webhooks")
