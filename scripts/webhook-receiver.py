@@ -10,7 +10,8 @@ Prints the port it listens on as its first line. A delivery whose entitlement's 
 is answered 503 (with Retry-After when given) until --release-file exists; --status answers every
 delivery with that status instead of 204 (--answer-bytes pads its answer to N bytes; --stall-body
 sends the head and a little of the body, then waits). A delivery that does not verify is answered 400 and logged
-with "verified": false. With --schemas, data.event and data.entitlement are validated against
+with "verified": false. Every delivery's body and headers are logged as they came (forwarded requests are
+compared byte for byte). With --schemas, data.event and data.entitlement are validated against
 event.schema.json and entitlement.schema.json there, and what does not hold is logged as "schemaErrors".
 """
 import argparse
@@ -59,7 +60,8 @@ def main():
             headers = {name.lower(): value for name, value in self.headers.items()}
             entry = {"id": headers.get("webhook-id"), "timestamp": headers.get("webhook-timestamp"),
                      "contentType": headers.get("content-type"), "path": self.path,
-                     "signatures": headers.get("webhook-signature", "").split(" ")}
+                     "signatures": headers.get("webhook-signature", "").split(" "),
+                     "body": body.decode("utf-8", "replace"), "headers": headers}
             try:
                 payload = webhook.verify(body, headers)
                 entry["verified"] = True

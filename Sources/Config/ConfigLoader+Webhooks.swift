@@ -2,7 +2,7 @@ import Events
 
 /// The `webhooks` section (docs/configuration.md, docs/outbound-webhooks.md).
 extension ConfigLoader {
-    static func readWebhooks(_ s: ConfigReader) throws(ConfigError) -> WebhookSettings {
+    static func readWebhooks(_ s: ConfigReader, senders: [SourceName]) throws(ConfigError) -> WebhookSettings {
         var w = WebhookSettings()
         w.allowLoopback = try s.bool("allowLoopback", default: w.allowLoopback)
         let schedule = try s.strings("retryScheduleMs")
@@ -23,7 +23,7 @@ extension ConfigLoader {
         w.caFile = try s.path("caFile")
         w.maxConcurrentDeliveries = try s.int("maxConcurrentDeliveries", default: w.maxConcurrentDeliveries, range: 1...4_096)
         w.retentionDays = try s.int("retentionDays", default: w.retentionDays, range: 1...365)
-        w.endpoints = try s.list("endpoints") { (e) throws(ConfigError) in try readEndpoint(e) }
+        w.endpoints = try s.list("endpoints") { (e) throws(ConfigError) in try readEndpoint(e, senders: senders) }
         var seen: Set<String> = []
         for endpoint in w.endpoints where !seen.insert(endpoint.name).inserted {
             throw ConfigError(key: s.name("endpoints"), message: "two endpoints are named \"\(endpoint.name)\"")
@@ -31,7 +31,7 @@ extension ConfigLoader {
         return w
     }
 
-    private static func readEndpoint(_ e: ConfigReader) throws(ConfigError) -> WebhookSettings.Endpoint {
+    private static func readEndpoint(_ e: ConfigReader, senders: [SourceName]) throws(ConfigError) -> WebhookSettings.Endpoint {
         let name = try e.requiredString("name")
         guard (1...64).contains(name.utf8.count), name.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }) else {
             throw ConfigError(key: e.name("name"), message: "expected 1 to 64 of a-z, 0-9 and -, got \"\(name)\"")
@@ -66,6 +66,9 @@ extension ConfigLoader {
             throw ConfigError(key: e.name("eventTypes"), message: "unknown event type \"\(type)\" (tollgate describe lists them)")
         }
         endpoint.senders = Set(try e.strings("senders"))
+        for sender in endpoint.senders where !senders.contains(SourceName(sender)) {
+            throw ConfigError(key: e.name("senders"), message: "unknown sender \"\(sender)\" (expected one of \(senders.map(\.rawValue).sorted().joined(separator: ", ")))")
+        }
         if !endpoint.senders.isEmpty, endpoint.kind != .forward {
             throw ConfigError(key: e.name("senders"), message: "filters forward endpoints only (events endpoints filter by eventTypes)")
         }

@@ -226,7 +226,7 @@ public enum ConfigLoader {
         }
         c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s, senders: senders.map(\.name)) }
         c.checkouts = try r.section("checkouts") { (s) throws(ConfigError) in try readCheckouts(s) }
-        c.webhooks = try r.section("webhooks") { (s) throws(ConfigError) in try readWebhooks(s) }
+        c.webhooks = try r.section("webhooks") { (s) throws(ConfigError) in try readWebhooks(s, senders: senders.map(\.name)) }
         c.silence = try r.section("silence") { (s) throws(ConfigError) in
             var silence = SilenceSettings()
             for sender in senders.map(\.name) {

@@ -254,5 +254,15 @@ enum EntitlementSchema {
                 updated_at_ms BIGINT NOT NULL);
             """
         },
+        // Forward webhook endpoints: a message may be a sender's verified request as it arrived (its body
+        // and the headers kept with it), and each forward endpoint remembers since when it forwards.
+        Migration(version: 15, name: "forwarded webhooks") { dialect in
+            """
+            ALTER TABLE webhook_messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'events';
+            ALTER TABLE webhook_messages ADD COLUMN body \(dialect == .postgres ? "BYTEA" : "BLOB");
+            ALTER TABLE webhook_messages ADD COLUMN forward_headers TEXT;
+            ALTER TABLE webhook_endpoints ADD COLUMN forwarding_since_ms BIGINT;
+            """
+        },
     ]
 }

@@ -31,7 +31,7 @@ public struct WebhookDispatcher: Service {
                 catalog: CatalogSettings, client: EndpointHTTPClient? = nil, wakeup: WebhookWakeup, metrics: WebhookMetrics, logger: Logger,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 resolver: @escaping @Sendable (String, Int) async -> [String] = HostResolver.addresses) {
-        self.endpoints = Dictionary(endpoints.filter { $0.kind == .events }.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.endpoints = Dictionary(endpoints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.settings = settings
         self.store = store
         self.purchaseIds = purchaseIds
@@ -186,6 +186,8 @@ public struct WebhookDispatcher: Service {
         }
     }
 
+    static let userAgent = "Tollgate-Webhooks/1"
+
     struct SendResult: Sendable {
         var outcome: AttemptRecord.Outcome
         var status: Int? = nil
@@ -200,10 +202,21 @@ public struct WebhookDispatcher: Service {
         case .failure(let refusal): return SendResult(outcome: refusal.outcome, excerpt: refusal.reason)
         }
         let body: [UInt8]
-        do {
-            body = try WebhookPayload.body(delivery.message, ids: try await purchaseIds.ids(), catalog: catalog)
-        } catch {
-            return SendResult(outcome: .connection, excerpt: "the message could not be written: \(type(of: error))")
+        var extraHeaders: [(name: String, value: String)]
+        if let forwarded = delivery.message.forwarded {
+            // The sender's request as it arrived, its own headers (content type and user agent among them) kept.
+            body = forwarded.body
+            extraHeaders = forwarded.headers.map { ($0.name, $0.value) }
+            let names = Set(forwarded.headers.map(\.name))
+            if !names.contains("content-type") { extraHeaders.append(("content-type", "application/json")) }
+            if !names.contains("user-agent") { extraHeaders.append(("user-agent", Self.userAgent)) }
+        } else {
+            do {
+                body = try WebhookPayload.body(delivery.message, ids: try await purchaseIds.ids(), catalog: catalog)
+            } catch {
+                return SendResult(outcome: .connection, excerpt: "the message could not be written: \(type(of: error))")
+            }
+            extraHeaders = [("content-type", WebhookPayload.contentType), ("user-agent", Self.userAgent)]
         }
         let timestamp = clock() / 1_000
         guard var headers = WebhookSignature.headers(id: delivery.message.messageId, timestampSeconds: timestamp, body: body,
@@ -211,7 +224,7 @@ public struct WebhookDispatcher: Service {
             return SendResult(outcome: .connection, excerpt: "the message could not be signed")
         }
         let signature = headers.last?.value ?? ""
-        headers += [("content-type", WebhookPayload.contentType), ("user-agent", "Tollgate-Webhooks/1")]
+        headers += extraHeaders
         do {
             let response = try await client.post(url: endpoint.target.requestURL, host: endpoint.target.host, addresses: addresses, headers: headers, body: body,
                                                  timeout: endpoint.timeout, maxResponseBytes: 4_096)

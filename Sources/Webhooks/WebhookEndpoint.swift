@@ -11,7 +11,7 @@ public struct WebhookEndpoint: Sendable {
     public let kind: WebhookSettings.Endpoint.Kind
     let secrets: [WebhookSecret]
     let keys: [WebhookSigningKey]
-    let apps, environments, eventTypes: Set<String>
+    let apps, environments, eventTypes, senders: Set<String>
     let timeout: Duration
     /// As configured: the store's state (`tollgate webhooks disable`, or disabled for failing) may also stop it.
     public let configuredEnabled: Bool
@@ -28,10 +28,6 @@ public struct WebhookEndpoint: Sendable {
         try settings.endpoints.enumerated().map { (index, endpoint) throws(ConfigError) in
             let key = "webhooks.endpoints[\(index)]"
             guard let target = EndpointURL(endpoint.url) else { throw ConfigError(key: key + ".url", message: "not an https URL") }
-            // Refused rather than accepted and silent: nothing would reach the endpoint.
-            guard endpoint.kind == .events else {
-                throw ConfigError(key: key + ".kind", message: "forward endpoints are not delivered by this version (docs/outbound-webhooks.md)")
-            }
             var secrets: [WebhookSecret] = []
             for (n, text) in endpoint.secrets.enumerated() {
                 do throws(WebhookKeyError) { secrets.append(try WebhookSecret(text)) } catch { throw ConfigError(key: "\(key).secrets[\(n)]", message: error.description) }
@@ -42,23 +38,33 @@ public struct WebhookEndpoint: Sendable {
             }
             return WebhookEndpoint(name: endpoint.name, target: target, kind: endpoint.kind, secrets: secrets, keys: keys,
                                    apps: endpoint.apps, environments: endpoint.environments, eventTypes: endpoint.eventTypes,
+                                   senders: endpoint.senders,
                                    timeout: .milliseconds(endpoint.timeoutMs), configuredEnabled: endpoint.enabled,
                                    allowPrivateNetwork: endpoint.allowPrivateNetwork)
         }
     }
 
-    /// Whether an events endpoint's filters take this recorded message (what a replay may send it).
+    /// Whether the endpoint's filters take this recorded message (what a replay may send it): an events
+    /// endpoint events, a forward endpoint forwarded requests.
     public func takes(_ message: WebhookMessage) -> Bool {
-        takes(app: message.app, environment: message.environment, eventType: message.eventType)
+        message.kind == kind && takes(app: message.app, environment: message.environment, eventType: message.eventType, sender: message.source)
     }
 
     /// Whether an events endpoint's filters take this applied event.
     func takes(_ applied: AppliedEvent) -> Bool {
-        takes(app: applied.entitlement.app, environment: applied.entitlement.environment, eventType: applied.event.type.rawValue)
+        kind == .events && takes(app: applied.entitlement.app, environment: applied.entitlement.environment,
+                                 eventType: applied.event.type.rawValue, sender: applied.entitlement.source)
     }
 
-    private func takes(app: String, environment: String, eventType: String) -> Bool {
-        kind == .events && (apps.isEmpty || apps.contains(app)) && (environments.isEmpty || environments.contains(environment))
-            && (eventTypes.isEmpty || eventTypes.contains(eventType))
+    /// Whether a forward endpoint's filters take this verified delivery.
+    func takes(_ delivery: ForwardedDelivery) -> Bool {
+        kind == .forward && takes(app: delivery.app, environment: delivery.environment, eventType: delivery.eventType, sender: delivery.sender.rawValue)
+    }
+
+    /// Event types filter events endpoints, senders forward endpoints (the configuration allows no other).
+    private func takes(app: String, environment: String, eventType: String, sender: String) -> Bool {
+        (apps.isEmpty || apps.contains(app)) && (environments.isEmpty || environments.contains(environment))
+            && (kind == .forward || eventTypes.isEmpty || eventTypes.contains(eventType))
+            && (kind == .events || senders.isEmpty || senders.contains(sender))
     }
 }

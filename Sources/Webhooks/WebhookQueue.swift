@@ -1,3 +1,4 @@
+import Config
 import Store
 
 /// One message waiting for one endpoint, claimed by a dispatcher: the head of its lane.
@@ -24,10 +25,14 @@ public struct WebhookMessage: Sendable {
     var expiresAtMs, graceExpiresAtMs: Int64?
     var transferredFrom, transferredTo: String?
     public var createdAtMs: Int64
+    /// `events`, or `forward`: a sender's request as it arrived, `forwarded` (its `source` the sender).
+    public var kind: WebhookSettings.Endpoint.Kind = .events
+    var forwarded: ForwardedRequest?
 
     static let columns = """
         m.sequence, m.message_id, m.lane, m.app, m.environment, m.user_id, m.product, m.event_id, m.event_type, m.event_json,
-        m.source, m.subject, m.state, m.active, m.expires_at_ms, m.grace_expires_at_ms, m.transferred_from, m.transferred_to, m.created_at_ms
+        m.source, m.subject, m.state, m.active, m.expires_at_ms, m.grace_expires_at_ms, m.transferred_from, m.transferred_to, m.created_at_ms,
+        m.kind, m.body, m.forward_headers
         """
 
     static func decode(_ row: SQLRow) -> WebhookMessage? {
@@ -36,11 +41,18 @@ public struct WebhookMessage: Sendable {
               let product = row.text("product"), let eventId = row.text("event_id"), let eventType = row.text("event_type"),
               let eventJSON = row.text("event_json"), let source = row.text("source"), let subject = row.text("subject"),
               let state = row.text("state"), let active = row.bool("active"), let createdAtMs = row.int("created_at_ms") else { return nil }
-        return WebhookMessage(sequence: sequence, messageId: messageId, lane: lane, app: app, environment: environment, user: user,
-                              product: product, eventId: eventId, eventType: eventType, eventJSON: eventJSON, source: source,
-                              subject: subject, state: state, active: active, expiresAtMs: row.int("expires_at_ms"),
-                              graceExpiresAtMs: row.int("grace_expires_at_ms"), transferredFrom: row.text("transferred_from"),
-                              transferredTo: row.text("transferred_to"), createdAtMs: createdAtMs)
+        var message = WebhookMessage(sequence: sequence, messageId: messageId, lane: lane, app: app, environment: environment, user: user,
+                                     product: product, eventId: eventId, eventType: eventType, eventJSON: eventJSON, source: source,
+                                     subject: subject, state: state, active: active, expiresAtMs: row.int("expires_at_ms"),
+                                     graceExpiresAtMs: row.int("grace_expires_at_ms"), transferredFrom: row.text("transferred_from"),
+                                     transferredTo: row.text("transferred_to"), createdAtMs: createdAtMs)
+        if row.text("kind") == WebhookSettings.Endpoint.Kind.forward.rawValue {
+            // Written by `WebhookForwarding` alone; nothing here may keep a lane's head from being claimed.
+            message.kind = .forward
+            message.forwarded = ForwardedRequest(body: row.blob("body") ?? [],
+                                                 headers: ForwardedRequest.headers(json: row.text("forward_headers") ?? "") ?? [])
+        }
+        return message
     }
 }
 

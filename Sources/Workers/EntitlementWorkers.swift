@@ -168,7 +168,7 @@ public struct EntitlementWorkers: Service {
             }
         }
         steps += merchant.jobs
-        if let webhooks, webhooks.endpoints.contains(where: { $0.kind == .events }) {
+        if let webhooks, !webhooks.endpoints.isEmpty {
             // Before the consumers: what it has in flight finishes, then the projection stops recording.
             steps.append(.stop("webhook dispatcher", WebhookDispatcher(
                 endpoints: webhooks.endpoints, settings: webhooks.settings, store: WebhookStore(store: store),
@@ -185,6 +185,15 @@ public struct EntitlementWorkers: Service {
             .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,
                                               logger: logger)),
             .stop("projection", ProjectionService(config: consumer, topic: topics.events, handler: handler, logger: logger)),
+        ]
+        if let webhooks, let forwarding = WebhookForwarding(endpoints: webhooks.endpoints, store: store, wakeup: wakeup) {
+            // A group of its own: it reads every raw topic, each record once for all forward endpoints.
+            steps.append(.stop("webhook forwarding", ForwardingService(
+                config: ConsumerConfig(client: client, groupId: consumerGroup + ".webhook-forwarding"),
+                senders: Dictionary(uniqueKeysWithValues: topics.sources.map { (topics.raw($0), $0) }),
+                forwarding: forwarding, metrics: metrics, logger: logger, clock: clock)))
+        }
+        steps += [
             // Flushes what the consumers sent to the retry and dead-letter topics and the relay to the entitlements topic.
             .close("kafka producer") { await producer.drainAndClose(flushTimeoutMs: 10_000) },
         ]

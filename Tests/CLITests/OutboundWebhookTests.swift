@@ -3,6 +3,8 @@ import Outbound
 import Store
 import StoreTestSupport
 import TestSupport
+import Verifiers
+import Events
 import Testing
 import Toolkit
 
@@ -28,12 +30,12 @@ struct OutboundWebhookTests {
 
         /// `endpoints`: YAML list items (each `{...}`), besides the ones every test names.
         func config(endpoints: [String], schedule: [Int] = [0, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100],
-                    extra: String = "") throws -> String {
+                    extra: String = "", sources: String = "") throws -> String {
             let config = """
                 http: { host: 127.0.0.1, port: 0 }
                 store: { url: "\(store)" }
                 log: { level: error }
-                sources: { iaptic: { apps: [{ name: hooks, secrets: [\(OutboundWebhookTests.iapticSecret)] }] } }
+                sources: { iaptic: { apps: [{ name: hooks, secrets: [\(OutboundWebhookTests.iapticSecret)] }] }\(sources.isEmpty ? "" : ", " + sources) }
                 webhooks:
                   allowLoopback: true
                   caFile: \(chain.caFile)
@@ -276,6 +278,92 @@ struct OutboundWebhookTests {
                 try receiver.deliveries.filter { $0.answer == 204 && $0.id == first }.count == 2 ? true : nil
             }
             _ = base
+        }
+    }
+
+    @Test("forward endpoints receive the senders' verified requests as they came, routed by sender and app, each once and in order per purchase; a refused request is not forwarded; an operator replays one")
+    func forwardsVerifiedRequests() async throws {
+        let setup = try await Setup.make()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let apple = try AppleTestChain()
+        let root = setup.directory.appendingPathComponent("apple-root.pem").path
+        try Data(apple.root.pem.utf8).write(to: URL(fileURLWithPath: root))
+        let vendor = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, name: "vendor")
+        defer { vendor.stop() }
+        let staging = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[1], directory: setup.directory, name: "staging")
+        defer { staging.stop() }
+        let bundleId = "com.example.hooks"
+        let config = try setup.config(endpoints: [
+            // The old vendor keeps receiving Apple's notifications, at its own path; the staging stack every sender's.
+            #"{ name: old-vendor, kind: forward, senders: [apple], url: "https://localhost:\#(vendor.port)/apple/v2?key=1", secrets: [\#(setup.secrets[0])] }"#,
+            #"{ name: staging, kind: forward, url: "https://localhost:\#(staging.port)/", secrets: [\#(setup.secrets[1])] }"#,
+            #"{ name: other-app, kind: forward, apps: [com.example.other], url: "https://localhost:\#(staging.port)/other", secrets: [\#(setup.secrets[1])] }"#,
+        ], sources: "apple: { roots: [\(root)], apps: [{ bundleId: \(bundleId), appAppleId: 1234, environments: [Sandbox] }] }")
+        let fetcher = HTTPClientFetcher()
+        /// An Apple notification about purchase 7001, signed by `chain`, as Apple sends it.
+        func notification(_ uuid: String, renewal: Int, chain: AppleTestChain) throws -> [UInt8] {
+            let now = Timestamp.now.millisecondsSince1970
+            let transaction = try chain.sign(AppleBodies.transaction(bundleId: bundleId, signedDate: now, originalTransactionId: "7001",
+                                                                     transactionId: "700\(renewal + 1)", purchaseDate: now - 1_000,
+                                                                     expiresDate: now + Int64(renewal + 1) * 86_400_000, appAccountToken: nil))
+            let payload = AppleBodies.notification(bundleId: bundleId, signedDate: now, transactionJWS: transaction, notificationUUID: uuid)
+            return Array(#"{"signedPayload":"\#(try chain.sign(payload))"}"#.utf8)
+        }
+        try await withOwnDev(configPath: config, directory: setup.directory) { base in
+            _ = try await eventually("the gateway is ready") {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5))).status == 200 ? true : nil
+            }
+            func postApple(_ body: [UInt8]) async throws -> Int {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/webhooks/apple", method: "POST",
+                                                         headers: [("Content-Type", "application/json"), ("User-Agent", "App Store Server Notifications"),
+                                                                   ("X-Request-Id", "hop-1")],
+                                                         body: body, timeout: .seconds(30))).status
+            }
+            let first = try notification(UUID().uuidString.lowercased(), renewal: 0, chain: apple)
+            let second = try notification(UUID().uuidString.lowercased(), renewal: 1, chain: apple)
+            #expect(try await Self.post(base, fetcher: fetcher, user: "erin", step: 0) == 200)
+            #expect(try await postApple(first) == 200)
+            #expect(try await postApple(first) == 200, "Apple sends a notification again until it is answered")
+            // Signed by a chain the configuration does not trust: refused, never forwarded.
+            #expect(try await postApple(try notification(UUID().uuidString.lowercased(), renewal: 5, chain: try AppleTestChain())) / 100 == 4)
+            #expect(try await postApple(second) == 200)
+
+            let forwarded = try await eventually("the old vendor receives Apple's two notifications") { () throws -> [WebhookReceiver.Delivery]? in
+                let received = try vendor.deliveries
+                return received.count >= 2 ? received : nil
+            }
+            let everything = try await eventually("the staging stack receives every sender's") { () throws -> [WebhookReceiver.Delivery]? in
+                let received = try staging.deliveries
+                return received.count >= 3 ? received : nil
+            }
+            // The same bytes, in the order of the purchase's notifications, each once (the repeat recorded nothing new).
+            #expect(forwarded.map { $0.body ?? "" } == [first, second].map { String(decoding: $0, as: UTF8.self) })
+            #expect(Set(forwarded.compactMap(\.id)).count == 2)
+            #expect(forwarded.allSatisfy { $0.verified && $0.answer == 204 && $0.path == "/apple/v2?key=1" }, "verified by standardwebhooks at the vendor's own path")
+            #expect(forwarded.allSatisfy { $0.headers?["content-type"] == "application/json" && $0.headers?["user-agent"] == "App Store Server Notifications" },
+                    "the sender's own headers: \(forwarded.map { $0.headers ?? [:] })")
+            #expect(forwarded.allSatisfy { $0.headers?["x-request-id"] == nil }, "what describes the hop to Tollgate stays behind")
+            #expect(everything.allSatisfy { $0.verified && $0.path == "/" })
+            #expect(Set(everything.compactMap(\.body)) == Set(forwarded.compactMap(\.body)).union(everything.filter { $0.body?.contains("purchases.updated") == true }.compactMap(\.body)))
+            let iaptic = try #require(everything.first { $0.body?.contains("purchases.updated") == true })
+            #expect(!(iaptic.body ?? "").contains(Self.iapticSecret), "the credential in Iaptic's body is not forwarded")
+            #expect(everything.filter { $0.body?.contains("signedPayload") == true }.map(\.body) == forwarded.map(\.body), "in order at every endpoint")
+
+            let database = try await SQLDatabase.open(url: setup.store, logger: TestDatabases.logger)
+            defer { Task { await database.close() } }
+            let rows = try await database.read { connection throws(StoreError) in
+                try connection.query("SELECT endpoint, COUNT(*) AS n FROM webhook_deliveries GROUP BY endpoint ORDER BY endpoint")
+            }
+            #expect(rows.map { "\($0.text("endpoint") ?? "")=\($0.int("n") ?? 0)" } == ["old-vendor=2", "staging=3"], "no delivery for another app's endpoint")
+
+            let id = try #require(forwarded.first?.id)
+            let replayed = try await CLI.run(["webhooks", "replay", "--endpoint", "old-vendor", "--message", id, "--config", config],
+                                             directory: setup.directory)
+            #expect(replayed.status == 0 && replayed.stderr.contains("queued 1"), "\(replayed.stdout)\(replayed.stderr)")
+            let again = try await eventually("the replayed request arrives again, with its id") { () throws -> WebhookReceiver.Delivery? in
+                try vendor.deliveries.dropFirst(2).first
+            }
+            #expect(again.id == id && again.body == forwarded.first?.body && again.verified)
         }
     }
 

@@ -27,6 +27,9 @@ struct WebhookConfigTests {
         // Requests go to the host in lower case: the one the connection's address is pinned under.
         #expect(EndpointURL("https://Hooks.Example.COM/Path?Q=1")?.requestURL == "https://hooks.example.com/Path?Q=1")
         #expect(EndpointURL("https://[::1]:8443")?.requestURL == "https://[::1]:8443/")
+        let forward = try SenderCatalog.standard.parseConfig(yaml: Self.yaml(
+            #"{ name: old-vendor, kind: forward, url: "https://vendor.example.com/apple", secrets: [\#(Self.secret)], senders: [apple, google] }"#))
+        #expect(forward.webhooks.endpoints.first?.kind == .forward && forward.webhooks.endpoints.first?.senders == ["apple", "google"])
     }
 
     @Test("refused, naming the key", arguments: [
@@ -41,6 +44,9 @@ struct WebhookConfigTests {
         (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], environments: [staging] }"#, "webhooks.endpoints[0].environments"),
         (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], kind: push }"#, "webhooks.endpoints[0].kind"),
         (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], timeoutMs: 99 }"#, "webhooks.endpoints[0].timeoutMs"),
+        (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], kind: forward, senders: [apples] }"#, "webhooks.endpoints[0].senders"),
+        (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], senders: [apple] }"#, "webhooks.endpoints[0].senders"),
+        (#"{ name: a, url: "https://api.example.com/", secrets: [\#(secret)], kind: forward, eventTypes: [subscription.renewed] }"#, "webhooks.endpoints[0].eventTypes"),
     ])
     func refused(endpoint: String, key: String) {
         #expect {

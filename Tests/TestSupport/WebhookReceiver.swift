@@ -58,6 +58,10 @@ public final class WebhookReceiver: Sendable {
         public var signatures: [String]?
         /// What `docs/schemas` says is wrong with the event and the entitlement (none expected).
         public var schemaErrors: [String]?
+        /// The request as it came: its target, body (UTF-8) and headers (names in lower case).
+        public var path: String?
+        public var body: String?
+        public var headers: [String: String]?
     }
 
     public let port: Int

@@ -53,14 +53,13 @@ struct WebhookEndpointTests {
     }
 
     @Test("refused, naming the key", arguments: [
-        ("secrets", "webhooks.endpoints[0].secrets[0]"), ("signingKeys", "webhooks.endpoints[0].signingKeys[0]"), ("kind", "webhooks.endpoints[0].kind"),
+        ("secrets", "webhooks.endpoints[0].secrets[0]"), ("signingKeys", "webhooks.endpoints[0].signingKeys[0]")
     ])
     func refused(field: String, key: String) {
         let settings = Self.settings { endpoint in
             switch field {
             case "secrets": endpoint.secrets = ["whsec_c2hvcnQ="]
-            case "signingKeys": endpoint.signingKeys = ["whsk_notbase64"]
-            default: endpoint.kind = .forward
+            default: endpoint.signingKeys = ["whsk_notbase64"]
             }
         }
         #expect { try WebhookEndpoint.all(settings) } throws: { error in (error as? ConfigError)?.key == key }

@@ -182,4 +182,50 @@ struct WebhookQueueTests {
             #expect(try await queue.states()["backend"] == WebhookStore.EndpointState(disabled: true, disabledReason: "failing", failingSinceMs: 14_000))
         }
     }
+
+    @Test("forwarded deliveries: each endpoint's filters and start decide, a body recorded twice is one message, the request comes back byte for byte",
+          arguments: Backend.allCases)
+    func forwarded(backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            var settings = WebhookSettings()
+            for (name, senders) in [("vendor", ["apple"]), ("staging", [])] {
+                var endpoint = WebhookSettings.Endpoint(name: name, url: "https://\(name).example.com/")
+                endpoint.kind = .forward
+                endpoint.secrets = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+                endpoint.senders = Set(senders)
+                settings.endpoints.append(endpoint)
+            }
+            let forwarding = try #require(WebhookForwarding(endpoints: try WebhookEndpoint.all(settings), store: store, wakeup: WebhookWakeup()))
+            let since = try await forwarding.start(nowMs: 5_000)
+            #expect(since == ["vendor": 5_000, "staging": 5_000])
+            // Started again later: each endpoint keeps its first start.
+            #expect(try await forwarding.start(nowMs: 9_000) == since)
+            func delivery(_ sender: String, body: String, receivedAt: String = "2026-11-27T00:00:10.000Z") -> ForwardedDelivery {
+                ForwardedDelivery(sender: SourceName(sender), key: Array("purchase-1".utf8), body: Array(body.utf8), recordHeaders: [
+                    ("http_content-type", "application/json"), ("http_x-forwarded-for", "10.0.0.1"), ("tollgate_app", "com.example"),
+                    ("tollgate_environment", "sandbox"), ("ce_type", "dev.tollgate.subscription.renewed"), ("ce_id", "apple:n1"),
+                    ("tollgate_received_at", receivedAt),
+                ], timestampMs: nil)
+            }
+            let now: Int64 = 1_800_000_000_000
+            let recorded = try await forwarding.record([
+                delivery("apple", body: #"{"signedPayload":"a"}"#), delivery("apple", body: #"{"signedPayload":"a"}"#),
+                delivery("google", body: #"{"message":{}}"#), delivery("apple", body: #"{"signedPayload":"b"}"#),
+                // Before the endpoints started (1970): not theirs.
+                delivery("apple", body: #"{"signedPayload":"old"}"#, receivedAt: "1970-01-01T00:00:01.000Z"),
+            ], since: since, nowMs: now)
+            #expect(recorded == 3)
+            #expect(try await forwarding.record([delivery("apple", body: #"{"signedPayload":"a"}"#)], since: since, nowMs: now) == 0)
+            let claimed = try await WebhookStore(store: store).claim(endpoints: ["vendor", "staging"], nowMs: now, claimUntilMs: now + 1_000, limit: 10)
+            // A lane per sender and key: Apple's second waits behind its first at both endpoints; Google's goes beside them.
+            #expect(claimed.map { "\($0.endpoint)/\($0.message.source)" }.sorted() == ["staging/apple", "staging/google", "vendor/apple"])
+            let vendor = try #require(claimed.first { $0.endpoint == "vendor" })
+            #expect(claimed.filter { $0.message.source == "apple" }.allSatisfy { String(decoding: $0.message.forwarded?.body ?? [], as: UTF8.self).hasSuffix(#""a"}"#) })
+            #expect(vendor.message.kind == .forward && vendor.message.source == "apple" && vendor.message.eventType == "subscription.renewed")
+            #expect(vendor.message.forwarded == ForwardedRequest(body: Array(#"{"signedPayload":"a"}"#.utf8),
+                                                                 headers: [.init(name: "content-type", value: "application/json")]))
+            #expect(try WebhookEndpoint.all(settings).contains { $0.name == "vendor" && $0.takes(vendor.message) })
+            #expect(!Self.endpoints.contains { $0.takes(vendor.message) }, "events endpoints never replay a forwarded request")
+        }
+    }
 }

@@ -36,10 +36,13 @@ public struct DeliveryRecordBuilder: Sendable {
             rawHeaders = CloudEventHeaders.headers(for: first)
                 .filter { $0.name != CloudEventHeaders.contentType }
                 .map { KafkaHeader(name: $0.name, string: $0.value) }
+            // What forward webhook endpoints are routed by (docs/outbound-webhooks.md).
+            rawHeaders += [KafkaHeader(name: RawRecordHeaders.app, string: first.app),
+                           KafkaHeader(name: RawRecordHeaders.environment, string: first.environment.rawValue)]
         }
         rawHeaders += requestHeaders(request, source: source)
         if let scope = delivery.authenticatedScope {
-            rawHeaders.append(KafkaHeader(name: RawDeliveryHeaders.authenticatedScope, string: scope))
+            rawHeaders.append(KafkaHeader(name: RawRecordHeaders.authenticatedScope, string: scope))
         }
 
         // The sender's kept body when it removed a credential from it (Iaptic's password), else the exact bytes.
@@ -60,10 +63,10 @@ public struct DeliveryRecordBuilder: Sendable {
     private func requestHeaders(_ request: WebhookRequest, source: SourceName) -> [KafkaHeader] {
         var headers: [KafkaHeader] = []
         for name in keptRequestHeaders[source] ?? Self.commonRequestHeaders {
-            if let value = request.headers[name] { headers.append(KafkaHeader(name: RawDeliveryHeaders.requestHeaderPrefix + name, string: value)) }
+            if let value = request.headers[name] { headers.append(KafkaHeader(name: RawRecordHeaders.requestHeaderPrefix + name, string: value)) }
         }
-        headers.append(KafkaHeader(name: RawDeliveryHeaders.receivedAt, string: request.receivedAt.rfc3339))
-        headers.append(KafkaHeader(name: RawDeliveryHeaders.path, string: request.path))
+        headers.append(KafkaHeader(name: RawRecordHeaders.receivedAt, string: request.receivedAt.rfc3339))
+        headers.append(KafkaHeader(name: RawRecordHeaders.path, string: request.path))
         return headers
     }
 }

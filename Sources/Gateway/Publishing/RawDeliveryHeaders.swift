@@ -2,15 +2,10 @@ import Events
 import Toolkit
 import Verifiers
 
-/// The headers of a raw record besides its CloudEvents ones: the kept request headers (`http_<name>`),
-/// when and where the delivery arrived. Written by `DeliveryRecordBuilder`, read back here for `tollgate replay`,
-/// so the format lives in one place.
+/// A raw record read back as the request it was (`RawRecordHeaders` names its headers; `DeliveryRecordBuilder`
+/// writes them), for `tollgate replay`.
 public enum RawDeliveryHeaders {
-    static let requestHeaderPrefix = "http_"
-    static let receivedAt = "tollgate_received_at"
-    static let path = "tollgate_path"
-    /// `AcceptedDelivery.authenticatedScope`, written by the gateway (never copied from the request).
-    static let authenticatedScope = "tollgate_authenticated_scope"
+    private typealias Names = RawRecordHeaders
 
     /// The delivery as it arrived: the exact body, the kept request headers, path and time (the
     /// record's timestamp when the header is missing).
@@ -21,13 +16,13 @@ public enum RawDeliveryHeaders {
         var path: String?
         var scope: String?
         for header in headers {
-            if header.name.hasPrefix(requestHeaderPrefix) {
-                fields.append(name: String(header.name.dropFirst(requestHeaderPrefix.count)), value: header.value ?? "")
-            } else if header.name == receivedAt {
+            if header.name.hasPrefix(Names.requestHeaderPrefix) {
+                fields.append(name: String(header.name.dropFirst(Names.requestHeaderPrefix.count)), value: header.value ?? "")
+            } else if header.name == Names.receivedAt {
                 received = header.value.flatMap(Timestamp.init(rfc3339:))
-            } else if header.name == Self.path {
+            } else if header.name == Names.path {
                 path = header.value
-            } else if header.name == authenticatedScope {
+            } else if header.name == Names.authenticatedScope {
                 scope = header.value
             }
         }

@@ -1,0 +1,65 @@
+import Events
+import Kafka
+import Logging
+import ServiceHost
+import ServiceLifecycle
+import Store
+import Webhooks
+
+/// Reads every raw topic (the deliveries the gateway verified) in a consumer group of its own and
+/// records each for the forward webhook endpoints that take it, then commits: a crash reads the batch
+/// again, and the messages' ids make that harmless. Replicas share the partitions; the dispatcher
+/// delivers what any of them recorded.
+struct ForwardingService: Service {
+    let config: ConsumerConfig
+    /// Each raw topic's sender.
+    let senders: [String: SourceName]
+    let forwarding: WebhookForwarding
+    let metrics: WorkerMetrics
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    func run() async throws {
+        // Kept in the store before the first record is read: a new endpoint starts with what arrives after it.
+        var since: [String: Int64]?
+        var failures = 0
+        while since == nil {
+            do { since = try await forwarding.start(nowMs: clock()) } catch {
+                failures += 1
+                if failures == 1 { logger.warning("webhook forwarding cannot reach the store; trying again", metadata: ["error": "\(error)"]) }
+                do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return }
+            }
+        }
+        guard let since else { return }
+        try await runConsumer(config, topics: senders.keys.sorted(), role: "webhook forwarding", metrics: metrics, logger: logger) {
+            [senders, forwarding, logger, clock] consumer, lagReporter in
+            var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
+            while let records = try await batches.next(), !Task.isCancelled {
+                if !records.isEmpty {
+                    let deliveries = records.compactMap { record in
+                        senders[record.topic].map {
+                            ForwardedDelivery(sender: $0, key: record.key, body: record.value,
+                                              recordHeaders: record.headers.map { ($0.name, $0.stringValue) }, timestampMs: record.timestampMs)
+                        }
+                    }
+                    // Not committed unless recorded: the store is waited for (a shutdown leaves the batch to be read again).
+                    var failures = 0
+                    while true {
+                        do {
+                            try await forwarding.record(deliveries, since: since, nowMs: clock())
+                            break
+                        } catch {
+                            failures += 1
+                            if failures == 1 { logger.warning("webhook forwarding cannot record; trying again", metadata: ["error": "\(error)"]) }
+                            do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return }
+                        }
+                    }
+                    do { try await consumer.commitAll(records) } catch {
+                        logger.warning("commit failed; the batch will be read again and recorded once", metadata: ["error": .string("\(error)")])
+                    }
+                }
+                await lagReporter.tick()
+            }
+        }
+    }
+}
