@@ -200,11 +200,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // `make bench`: micro-benchmarks of the verifiers against raw OpenSSL, measured in one run.
-        // and the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop.
+        // `make bench`: micro-benchmarks of the verifiers against raw OpenSSL, measured in one run,
+        // the workers' projection throughput into SQLite and PostgreSQL with the embedded broker in the loop,
+        // and outbound webhook deliveries to an HTTPS receiver (Hummingbird with TLS).
         .executableTarget(
             name: "Bench",
             dependencies: ["Verifiers", "Rejections", "Toolkit", "Events", "Config", "Kafka", "Store", "Workers", "Merchant", "Gateway", "Entitlements", "Spool",
+                           "Webhooks", "Outbound",
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
+                           .product(name: "NIOSSL", package: "swift-nio-ssl"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict),

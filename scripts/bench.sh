@@ -13,8 +13,9 @@
 #   6. `tollgate work` pinned to the gateway's core, `tollgate-load purchases` drives POST /v1/purchases
 #      with Apple signed transactions the same way (each a new purchase, answered once applied): into
 #      latest.json as `purchases`, beside the raw ES256 rate;
-#   7. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json)
-#      as before, then merged into latest.json.
+#   7. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json,
+#      webhooks.json: signed deliveries per second on one core, then the time from a webhook's 2xx at a
+#      `tollgate dev` to its delivery arriving, at half that rate), then merged into latest.json.
 # Every process started here is stopped however the run ends. Exit status: 1 when the load run was
 # invalid (non-2xx answers, lost connections), else that of the micro-benchmarks.
 #
@@ -163,7 +164,13 @@ if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
   scripts/with-postgres.sh bash -c "BENCH_POSTGRES_URL=\"\$TEST_POSTGRES_URL\" '$bin/tollgate-bench' --projection --json '$results/projection.json'"
   echo
   "$bin/tollgate-bench" --spool --json "$results/spool.json"
+  echo
+  # Outbound webhooks: the dispatcher on the gateway's core, its HTTPS receiver on the other; then a
+  # `tollgate dev` on the gateway's core, driven and received from the other, at half that rate.
+  taskset -c "$gateway_cpu" "$bin/tollgate-bench" --webhooks --receiver-cpu "$client_cpu" --json "$results/webhooks.json"
+  taskset -c "$client_cpu" "$bin/tollgate-bench" --webhook-latency --tollgate "$tollgate" --dev-cpu "$gateway_cpu" \
+    --json "$results/webhooks.json"
   "$bin/tollgate-load" report --json "$results/latest.json" \
-    --verifiers "$results/verifiers.json" --projection "$results/projection.json"
+    --verifiers "$results/verifiers.json" --projection "$results/projection.json" --webhooks "$results/webhooks.json"
 fi
 exit "$load_status"

@@ -4,12 +4,13 @@ package (an implementation nobody in this project wrote), each one logged as a J
 
   webhook-receiver.py --cert C --key K --secret whsec_... --log deliveries.jsonl [--port 0]
                       [--fail-users alice,bob --release-file F] [--retry-after S] [--status N]
-                      [--schemas docs/schemas] [--answer-bytes N] [--stall-body]
+                      [--schemas docs/schemas] [--answer-bytes N] [--stall-body] [--hold-file F]
 
 Prints the port it listens on as its first line. A delivery whose entitlement's user is in --fail-users
 is answered 503 (with Retry-After when given) until --release-file exists; --status answers every
 delivery with that status instead of 204 (--answer-bytes pads its answer to N bytes; --stall-body
-sends the head and a little of the body, then waits). A delivery that does not verify is answered 400 and logged
+sends the head and a little of the body, then waits). While --hold-file exists, a delivery is logged
+with "answer": 0 on arrival and never answered. A delivery that does not verify is answered 400 and logged
 with "verified": false. Every delivery's body and headers are logged as they came (forwarded requests are
 compared byte for byte). With --schemas, data.event and data.entitlement are validated against
 event.schema.json and entitlement.schema.json there, and what does not hold is logged as "schemaErrors".
@@ -40,6 +41,7 @@ def main():
     parser.add_argument("--schemas", default="")
     parser.add_argument("--answer-bytes", type=int, default=0)
     parser.add_argument("--stall-body", action="store_true")
+    parser.add_argument("--hold-file", default="")
     args = parser.parse_args()
     validators = {}
     if args.schemas:
@@ -62,6 +64,15 @@ def main():
                      "contentType": headers.get("content-type"), "path": self.path,
                      "signatures": headers.get("webhook-signature", "").split(" "),
                      "body": body.decode("utf-8", "replace"), "headers": headers}
+            if args.hold_file and os.path.exists(args.hold_file):
+                # Held: logged on arrival, then never answered (the connection closes once the file is gone).
+                with lock:
+                    with open(args.log, "a") as log:
+                        log.write(json.dumps(dict(entry, answer=0, verified=False)) + "\n")
+                while os.path.exists(args.hold_file):
+                    time.sleep(0.05)
+                self.close_connection = True
+                return
             try:
                 payload = webhook.verify(body, headers)
                 entry["verified"] = True

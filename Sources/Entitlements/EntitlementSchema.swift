@@ -255,13 +255,17 @@ enum EntitlementSchema {
             """
         },
         // Forward webhook endpoints: a message may be a sender's verified request as it arrived (its body
-        // and the headers kept with it), and each forward endpoint remembers since when it forwards.
+        // and the headers kept with it), and each forward endpoint remembers since when it forwards. A
+        // claim reads one endpoint's due deliveries in the order it takes them, from an index in that
+        // order, and stops at its limit: no sort of everything waiting.
         Migration(version: 15, name: "forwarded webhooks") { dialect in
             """
             ALTER TABLE webhook_messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'events';
             ALTER TABLE webhook_messages ADD COLUMN body \(dialect == .postgres ? "BYTEA" : "BLOB");
             ALTER TABLE webhook_messages ADD COLUMN forward_headers TEXT;
             ALTER TABLE webhook_endpoints ADD COLUMN forwarding_since_ms BIGINT;
+            DROP INDEX webhook_deliveries_due;
+            CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint, status, next_attempt_at_ms, message_sequence);
             """
         },
     ]

@@ -15,13 +15,13 @@ import Glibc
 //     starts a fresh `BIN serve`, and from the moment /readyz answers 200 (or, --ignore-readiness, the port
 //     is open) drives signed Apple deliveries;
 //     adds `cold_start` to FILE (the results of `run`), or prints the figures alone without --json
-// tollgate-load report --json FILE [--verifiers F] [--projection F]
+// tollgate-load report --json FILE [--verifiers F] [--projection F] [--webhooks F]
 //     adds tollgate-bench's micro-benchmarks to the results
 
 // A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
 signal(SIGPIPE, SIG_IGN)
 
-let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | purchases --dir D --port P --gateway-pid PID [--json F] | report --json F [--verifiers F] [--projection F]\n"
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | purchases --dir D --port P --gateway-pid PID [--json F] | report --json F [--verifiers F] [--projection F] [--webhooks F]\n"
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -153,7 +153,7 @@ do {
     case "report":
         let values = parse(arguments, flags: [])
         guard let path = values["--json"] else { throw LoadGenError("report needs --json") }
-        try MicroBenchmarks.merge(results: path, verifiers: values["--verifiers"], projection: values["--projection"])
+        try MicroBenchmarks.merge(results: path, verifiers: values["--verifiers"], projection: values["--projection"], webhooks: values["--webhooks"])
     default:
         FileHandle.standardError.write(Data(usage.utf8))
         exit(2)

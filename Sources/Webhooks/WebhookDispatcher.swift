@@ -18,6 +18,8 @@ public struct WebhookDispatcher: Service {
     let endpoints: [String: WebhookEndpoint]
     let settings: WebhookSettings
     let store: WebhookStore
+    /// Where attempts are recorded: one transaction for those that finish together.
+    let commits: AttemptCommits
     let purchaseIds: PurchaseIdSource
     let catalog: CatalogSettings
     let client: EndpointHTTPClient
@@ -25,7 +27,7 @@ public struct WebhookDispatcher: Service {
     let metrics: WebhookMetrics
     let logger: Logger
     let clock: @Sendable () -> Int64
-    let resolver: @Sendable (String, Int) async -> [String]
+    let lookups: HostLookups
 
     public init(endpoints: [WebhookEndpoint], settings: WebhookSettings, store: WebhookStore, purchaseIds: PurchaseIdSource,
                 catalog: CatalogSettings, client: EndpointHTTPClient? = nil, wakeup: WebhookWakeup, metrics: WebhookMetrics, logger: Logger,
@@ -34,6 +36,7 @@ public struct WebhookDispatcher: Service {
         self.endpoints = Dictionary(endpoints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.settings = settings
         self.store = store
+        commits = AttemptCommits(store: store, disableAfterMs: Int64(settings.disableAfterSeconds) * 1_000)
         self.purchaseIds = purchaseIds
         self.catalog = catalog
         self.client = client ?? EndpointHTTPClient(extraRootsFile: settings.caFile)
@@ -41,7 +44,7 @@ public struct WebhookDispatcher: Service {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        self.resolver = resolver
+        lookups = HostLookups(resolver: resolver)
     }
 
     /// The longest an attempt may take (its name's lookup and its exchange, each bounded by the timeout),
@@ -77,10 +80,13 @@ public struct WebhookDispatcher: Service {
                         prunedAt = now
                         await prune(now: now)
                     }
-                    let free = settings.maxConcurrentDeliveries - inFlight.total
+                    let busy = inFlight.total
+                    let free = settings.maxConcurrentDeliveries - busy
                     var claimed: [ClaimedDelivery] = []
                     var failed = false
-                    if free > 0, !enabled.isEmpty {
+                    // While attempts are in flight, claims wait for a quarter of the slots to be free: a claim
+                    // is a write transaction, and one per finished attempt cost a third of a busy dispatcher.
+                    if free > 0, !enabled.isEmpty, busy == 0 || free >= max(1, settings.maxConcurrentDeliveries / 4) {
                         // With several endpoints enabled, none takes more than half the slots, and each poll
                         // starts with the next one: a slow or busy endpoint cannot starve the others.
                         let perEndpoint = enabled.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries
@@ -174,7 +180,7 @@ public struct WebhookDispatcher: Service {
                 "outcome": .string(result.outcome.rawValue)])
         }
         do {
-            if try await store.finish(record, disableAfterMs: Int64(settings.disableAfterSeconds) * 1_000) {
+            if try await commits.finish(record) {
                 metrics.disabledForFailing(endpoint: endpoint.name)
                 logger.error("webhook endpoint disabled: every attempt failed for webhooks.disableAfterSeconds; tollgate webhooks enable resumes it",
                              metadata: ["endpoint": .string(endpoint.name)])
@@ -262,17 +268,24 @@ public struct WebhookDispatcher: Service {
         return .success(addresses)
     }
 
-    /// The resolver's answer, or none once `timeout` passed (a slow DNS server fails the attempt; the
-    /// lookup's thread finishes on its own, its answer unused).
+    /// The name's addresses (`HostLookups`: one lookup per host at a time, its answer kept a few seconds),
+    /// or none once `timeout` passed (a slow DNS server fails the attempt; the lookup finishes on its own).
     private func lookUp(_ host: String, port: Int, within timeout: Duration) async -> [String] {
-        let resolver = resolver
+        let lookup: Task<[String], Never>
+        switch lookups.addresses(host, port: port) {
+        case .answered(let addresses): return addresses
+        case .pending(let pending): lookup = pending
+        }
         let first = FirstAnswer()
         return await withCheckedContinuation { continuation in
             first.wait(continuation)
-            Task { first.answer(await resolver(host, port)) }
-            Task {
+            let timer = Task {
                 try? await Task.sleep(for: timeout)
                 first.answer([])
+            }
+            Task {
+                first.answer(await lookup.value)
+                timer.cancel()
             }
         }
     }
@@ -318,5 +331,49 @@ private final class FirstAnswer: Sendable {
             return waiter
         }
         continuation?.resume(returning: addresses)
+    }
+}
+
+/// Name lookups shared per host and port: the attempts to one host wait for one lookup at a time, and
+/// its answer serves the next few seconds. getaddrinfo gives no TTL; a short fixed one keeps a busy
+/// endpoint from asking the resolver for every attempt (and from holding a thread each while DNS is
+/// slow). Every answer is still checked before each attempt, and the connection pinned to it.
+final class HostLookups: Sendable {
+    enum Lookup {
+        case answered([String])
+        case pending(Task<[String], Never>)
+    }
+
+    private enum Entry {
+        case answered([String], until: ContinuousClock.Instant)
+        case pending(Task<[String], Never>)
+    }
+
+    static let kept: Duration = .seconds(5)
+    private let resolver: @Sendable (String, Int) async -> [String]
+    /// One entry per endpoint host: as many as the configuration names.
+    private let entries = Mutex<[String: Entry]>([:])
+
+    init(resolver: @escaping @Sendable (String, Int) async -> [String]) { self.resolver = resolver }
+
+    func addresses(_ host: String, port: Int) -> Lookup {
+        let key = "\(port)/\(host)"
+        let now = ContinuousClock.now
+        return entries.withLock { entries -> Lookup in
+            switch entries[key] {
+            case .answered(let addresses, let until)? where until > now: return .answered(addresses)
+            case .pending(let task)?: return .pending(task)
+            default:
+                let resolver = resolver
+                let task = Task { [weak self] in
+                    let addresses = await resolver(host, port)
+                    // No answer is not kept: the next attempt asks again.
+                    self?.entries.withLock { $0[key] = addresses.isEmpty ? nil : .answered(addresses, until: .now + Self.kept) }
+                    return addresses
+                }
+                entries[key] = .pending(task)
+                return .pending(task)
+            }
+        }
     }
 }

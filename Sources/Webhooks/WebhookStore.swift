@@ -27,8 +27,15 @@ public struct WebhookStore: Sendable {
     }
 
     func finish(_ record: AttemptRecord, disableAfterMs: Int64) async throws(StoreError) -> Bool {
+        try await finish([record], disableAfterMs: disableAfterMs).first ?? false
+    }
+
+    /// Several attempts in one transaction (`AttemptCommits`): whether each disabled its endpoint.
+    func finish(_ records: [AttemptRecord], disableAfterMs: Int64) async throws(StoreError) -> [Bool] {
         try await database.transaction { connection throws(StoreError) in
-            try WebhookQueue.finish(record, disableAfterMs: disableAfterMs, on: connection)
+            var disabled: [Bool] = []
+            for record in records { disabled.append(try WebhookQueue.finish(record, disableAfterMs: disableAfterMs, on: connection)) }
+            return disabled
         }
     }
 

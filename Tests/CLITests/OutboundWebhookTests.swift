@@ -281,6 +281,41 @@ struct OutboundWebhookTests {
         }
     }
 
+    @Test("a worker killed with an attempt in flight: once the attempt's claim lapses, the restarted worker sends the message again, with its id")
+    func killedMidAttempt() async throws {
+        let setup = try await Setup.make()
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        let hold = setup.directory.appendingPathComponent("hold").path
+        try Data().write(to: URL(fileURLWithPath: hold))
+        let receiver = try await WebhookReceiver(chain: setup.chain, secret: setup.secrets[0], directory: setup.directory, holdFile: hold)
+        defer { receiver.stop() }
+        // A one-second timeout: the claim lapses 32 s after the attempt began (twice the timeout, and 30 s).
+        let config = try setup.config(endpoints: [
+            #"{ name: merchant, url: "https://localhost:\#(receiver.port)/", secrets: [\#(setup.secrets[0])], timeoutMs: 1000 }"#,
+        ])
+        let fetcher = HTTPClientFetcher()
+        var held: WebhookReceiver.Delivery?
+        try await withOwnDev(configPath: config, directory: setup.directory) { base, child in
+            _ = try await eventually("the gateway is ready") {
+                try await fetcher.fetch(HTTPFetchRequest(url: base + "/readyz", timeout: .seconds(5))).status == 200 ? true : nil
+            }
+            #expect(try await Self.post(base, fetcher: fetcher, user: "frank", step: 0) == 200)
+            held = try await eventually("the attempt reaches the endpoint, which holds it") { () throws -> WebhookReceiver.Delivery? in
+                try receiver.deliveries.first { $0.answer == 0 }
+            }
+            await child.crash()
+        }
+        try FileManager.default.removeItem(atPath: hold)
+        let id = try #require(held?.id)
+        try await withOwnDev(configPath: config, directory: setup.directory) { _ in
+            let delivered = try await eventually("the message is sent again once its claim lapsed", within: .seconds(90)) { () throws -> WebhookReceiver.Delivery? in
+                try receiver.deliveries.first { $0.answer == 204 }
+            }
+            #expect(delivered.id == id && delivered.verified && delivered.user == "frank", "the same message, with its id")
+            #expect(try receiver.deliveries.filter { $0.answer == 204 }.count == 1)
+        }
+    }
+
     @Test("forward endpoints receive the senders' verified requests as they came, routed by sender and app, each once and in order per purchase; a refused request is not forwarded; an operator replays one")
     func forwardsVerifiedRequests() async throws {
         let setup = try await Setup.make()

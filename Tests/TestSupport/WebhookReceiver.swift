@@ -68,9 +68,11 @@ public final class WebhookReceiver: Sendable {
     public let logFile: String
     private let process: Mutex<Process?>
 
-    /// `failUsers`' deliveries are answered 503 until `releaseFile` exists.
+    /// `failUsers`' deliveries are answered 503 until `releaseFile` exists; while `holdFile` exists, a
+    /// delivery is logged (`answer` 0) and never answered.
     public init(chain: TestTLSChain, secret: String, directory: URL, name: String = "receiver", failUsers: [String] = [],
-                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil, answerBytes: Int? = nil, stallBody: Bool = false) async throws {
+                releaseFile: String? = nil, retryAfter: Int? = nil, status: Int? = nil, answerBytes: Int? = nil, stallBody: Bool = false,
+                holdFile: String? = nil) async throws {
         logFile = directory.appendingPathComponent("\(name).jsonl").path
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let process = Process()
@@ -83,6 +85,7 @@ public final class WebhookReceiver: Sendable {
         if let status { arguments += ["--status", String(status)] }
         if let answerBytes { arguments += ["--answer-bytes", String(answerBytes)] }
         if stallBody { arguments.append("--stall-body") }
+        if let holdFile { arguments += ["--hold-file", holdFile] }
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out

@@ -1,6 +1,7 @@
 import Config
+import Synchronization
 import Testing
-import Webhooks
+@testable import Webhooks
 
 /// The address classes a webhook endpoint's resolved address falls in (delivery reaches only public ones
 /// unless configuration allows loopback or private networks).
@@ -63,5 +64,43 @@ struct WebhookEndpointTests {
             }
         }
         #expect { try WebhookEndpoint.all(settings) } throws: { error in (error as? ConfigError)?.key == key }
+    }
+}
+
+/// The dispatcher's name lookups: one at a time per host, its answer kept a few seconds, no answer never kept.
+@Suite("Webhook endpoints' name lookups")
+struct HostLookupsTests {
+    final class Calls: Sendable {
+        let count = Mutex(0)
+        let answers: Mutex<[[String]]>
+        init(_ answers: [[String]]) { self.answers = Mutex(answers) }
+    }
+
+    @Test("attempts to one host at once share one lookup; its answer serves the next ones; an empty answer is asked again")
+    func shared() async throws {
+        let calls = Calls([[], ["192.0.2.7"]])
+        let lookups = HostLookups { _, _ in
+            try? await Task.sleep(for: .milliseconds(50))
+            calls.count.withLock { $0 += 1 }
+            return calls.answers.withLock { $0.isEmpty ? ["192.0.2.9"] : $0.removeFirst() }
+        }
+        func addresses(port: Int = 443) async -> [String] {
+            switch lookups.addresses("hooks.example.com", port: port) {
+            case .answered(let addresses): return addresses
+            case .pending(let task): return await task.value
+            }
+        }
+        // The first lookup answers nothing: not kept.
+        let first = await withTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 { group.addTask { await addresses() } }
+            return await group.reduce(into: [[String]]()) { $0.append($1) }
+        }
+        #expect(first.allSatisfy { $0.isEmpty } && calls.count.withLock { $0 } == 1)
+        #expect(await addresses() == ["192.0.2.7"])
+        #expect(await addresses() == ["192.0.2.7"], "kept: no lookup")
+        #expect(calls.count.withLock { $0 } == 2)
+        // Another port is another entry.
+        #expect(await addresses(port: 8443) == ["192.0.2.9"])
+        #expect(calls.count.withLock { $0 } == 3)
     }
 }

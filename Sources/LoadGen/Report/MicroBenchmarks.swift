@@ -1,16 +1,16 @@
 import Foundation
 
-/// `tollgate-load report`: adds the per-core micro-benchmarks (`tollgate-bench`'s verifiers.json and
-/// projection.json, measured after the load runs in the same `make bench`) to the load results, so one
-/// file holds the whole run.
+/// `tollgate-load report`: adds the per-core micro-benchmarks (`tollgate-bench`'s verifiers.json,
+/// projection.json and webhooks.json, measured after the load runs in the same `make bench`) to the load
+/// results, so one file holds the whole run.
 enum MicroBenchmarks {
-    static func merge(results path: String, verifiers: String?, projection: String?) throws {
+    static func merge(results path: String, verifiers: String?, projection: String?, webhooks: String? = nil) throws {
         let url = URL(fileURLWithPath: path)
         guard var document = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
             throw LoadGenError("\(path) is not a JSON object")
         }
         var micro: [String: Any] = [:]
-        for (key, file) in [("verifiers", verifiers), ("projection", projection)] {
+        for (key, file) in [("verifiers", verifiers), ("projection", projection), ("webhooks", webhooks)] {
             guard let file else { continue }
             micro[key] = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file)))
         }
