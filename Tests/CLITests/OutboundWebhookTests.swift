@@ -391,6 +391,14 @@ struct OutboundWebhookTests {
             }
             #expect(rows.map { "\($0.text("endpoint") ?? "")=\($0.int("n") ?? 0)" } == ["old-vendor=2", "staging=3"], "no delivery for another app's endpoint")
 
+            let list = try await CLI.run(["webhooks", "list", "--config", config], directory: setup.directory)
+            #expect(list.status == 0 && list.stdout.split(separator: "\n").contains { $0.hasPrefix("old-vendor") && $0.contains("forward") }, "\(list.stdout)")
+            let described = try await CLI.run(["describe", "--json", "--config", config], directory: setup.directory)
+            let document = try JSONSerialization.jsonObject(with: Data(described.stdout.utf8)) as? [String: Any]
+            let endpoints = document?["webhookEndpoints"] as? [[String: Any]] ?? []
+            #expect(endpoints.contains { $0["name"] as? String == "old-vendor" && $0["kind"] as? String == "forward" && $0["senders"] as? [String] == ["apple"] },
+                    "\(endpoints)")
+            #expect(!described.stdout.contains("/apple/v2"), "never an endpoint's path")
             let id = try #require(forwarded.first?.id)
             let replayed = try await CLI.run(["webhooks", "replay", "--endpoint", "old-vendor", "--message", id, "--config", config],
                                              directory: setup.directory)

@@ -97,6 +97,7 @@ struct DescribeCommand: AsyncParsableCommand {
         zip(endpoints, settings.endpoints).map { endpoint, configured -> [String: Any] in
             ["name": endpoint.name, "kind": endpoint.kind.rawValue, "origin": endpoint.origin, "enabled": configured.enabled,
              "apps": configured.apps.sorted(), "environments": configured.environments.sorted(), "eventTypes": configured.eventTypes.sorted(),
+             "senders": configured.senders.sorted(),
              "timeoutMs": configured.timeoutMs, "secrets": configured.secrets.count, "publicKeys": endpoint.publicKeys,
              "allowPrivateNetwork": configured.allowPrivateNetwork]
         }
