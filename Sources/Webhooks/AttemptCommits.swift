@@ -3,8 +3,9 @@ import Synchronization
 
 /// Records attempts in group commits: the attempts that finish while one transaction is being written
 /// go into the next, so a busy dispatcher commits (and syncs the disk) once per batch, not per attempt,
-/// and an idle one at once. An attempt's caller waits for its own commit; a failed commit fails every
-/// attempt in it (not recorded: their claims lapse and the messages are sent again).
+/// and an idle one at once. An attempt's caller waits for its own commit; a batch that fails is written
+/// again an attempt at a time, and an attempt that still fails is not recorded (its claim lapses and the
+/// message is sent again).
 final class AttemptCommits: Sendable {
     private typealias Waiter = CheckedContinuation<Result<Bool, StoreError>, Never>
     private struct State {
@@ -50,7 +51,14 @@ final class AttemptCommits: Sendable {
                 let disabled = try await store.finish(batch.map(\.record), disableAfterMs: disableAfterMs)
                 for (index, one) in batch.enumerated() { one.waiter.resume(returning: .success(index < disabled.count && disabled[index])) }
             } catch {
-                for one in batch { one.waiter.resume(returning: .failure(error)) }
+                // One at a time: a batch that failed as a whole should not send every attempt in it again.
+                for one in batch {
+                    do {
+                        one.waiter.resume(returning: .success(try await store.finish(one.record, disableAfterMs: disableAfterMs)))
+                    } catch {
+                        one.waiter.resume(returning: .failure(error))
+                    }
+                }
             }
         }
     }

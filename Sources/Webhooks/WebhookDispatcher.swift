@@ -84,9 +84,11 @@ public struct WebhookDispatcher: Service {
                     let free = settings.maxConcurrentDeliveries - busy
                     var claimed: [ClaimedDelivery] = []
                     var failed = false
-                    // While attempts are in flight, claims wait for a quarter of the slots to be free: a claim
-                    // is a write transaction, and one per finished attempt cost a third of a busy dispatcher.
-                    if free > 0, !enabled.isEmpty, busy == 0 || free >= max(1, settings.maxConcurrentDeliveries / 4) {
+                    // While attempts are in flight, claims wait for a quarter of the slots to be free (a claim is a
+                    // write transaction, and one per finished attempt cost a third of a busy dispatcher), unless
+                    // an enabled endpoint has none in flight: slow endpoints holding the slots never hold it up.
+                    if free > 0, !enabled.isEmpty,
+                       busy == 0 || free >= max(1, settings.maxConcurrentDeliveries / 4) || enabled.contains(where: { inFlight.count($0) == 0 }) {
                         // With several endpoints enabled, none takes more than half the slots, and each poll
                         // starts with the next one: a slow or busy endpoint cannot starve the others.
                         let perEndpoint = enabled.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries

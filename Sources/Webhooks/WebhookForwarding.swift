@@ -79,12 +79,15 @@ public struct WebhookForwarding: Sendable {
     let endpoints: [WebhookEndpoint]
     let database: SQLDatabase
     let wakeup: WebhookWakeup
+    /// `webhooks.retentionDays`: how long a recorded message (and so its id) is kept.
+    let retentionMs: Int64
 
     /// nil when no endpoint forwards.
-    public init?(endpoints: [WebhookEndpoint], store: EntitlementStore, wakeup: WebhookWakeup) {
+    public init?(endpoints: [WebhookEndpoint], retentionDays: Int, store: EntitlementStore, wakeup: WebhookWakeup) {
         let forwarding = endpoints.filter { $0.kind == .forward }
         guard !forwarding.isEmpty else { return nil }
         self.endpoints = forwarding
+        retentionMs = Int64(retentionDays) * 86_400_000
         database = store.database
         self.wakeup = wakeup
     }
@@ -108,13 +111,16 @@ public struct WebhookForwarding: Sendable {
         }
     }
 
-    /// Records the deliveries the endpoints take (received since their `start`), in one transaction.
-    /// Returns how many messages it recorded.
+    /// Records the deliveries the endpoints take (received since their `start`, and within the retention:
+    /// an older one's message may be pruned, so reading it again, after the group lost its offsets, would
+    /// send it twice), in one transaction. Returns how many messages it recorded.
     @discardableResult
     public func record(_ deliveries: [ForwardedDelivery], since: [String: Int64], nowMs: Int64) async throws(StoreError) -> Int {
+        let kept = nowMs - retentionMs
         let rows = deliveries.compactMap { delivery -> (ForwardedDelivery, [String])? in
+            let received = delivery.receivedAtMs ?? nowMs
             let takers = endpoints.filter { endpoint in
-                endpoint.takes(delivery) && (delivery.receivedAtMs ?? nowMs) >= (since[endpoint.name] ?? nowMs)
+                endpoint.takes(delivery) && received >= max(since[endpoint.name] ?? nowMs, kept)
             }.map(\.name)
             return takers.isEmpty ? nil : (delivery, takers)
         }

@@ -29,10 +29,13 @@ public struct WebhookMessage: Sendable {
     public var kind: WebhookSettings.Endpoint.Kind = .events
     var forwarded: ForwardedRequest?
 
-    static let columns = """
+    /// What a claim reads: everything, a forwarded request's bytes included.
+    static let columns = listedColumns + ", m.body, m.forward_headers"
+    /// What a listing reads: the message without a forwarded request's bytes.
+    static let listedColumns = """
         m.sequence, m.message_id, m.lane, m.app, m.environment, m.user_id, m.product, m.event_id, m.event_type, m.event_json,
         m.source, m.subject, m.state, m.active, m.expires_at_ms, m.grace_expires_at_ms, m.transferred_from, m.transferred_to, m.created_at_ms,
-        m.kind, m.body, m.forward_headers
+        m.kind
         """
 
     static func decode(_ row: SQLRow) -> WebhookMessage? {

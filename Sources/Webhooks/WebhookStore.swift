@@ -136,10 +136,11 @@ public struct WebhookStore: Sendable {
         }
     }
 
-    /// The messages kept since `sinceMs` (oldest first), at most `limit`: what a replay chooses from.
+    /// The messages kept since `sinceMs` (oldest first), at most `limit`: what a replay chooses from,
+    /// without a forwarded request's body and headers (a replay needs the message, not its bytes).
     public func messages(sinceMs: Int64, limit: Int) async throws(StoreError) -> [WebhookMessage] {
         try await database.read { connection throws(StoreError) in
-            try connection.query("SELECT \(WebhookMessage.columns) FROM webhook_messages m WHERE m.created_at_ms >= $1 ORDER BY m.sequence LIMIT $2",
+            try connection.query("SELECT \(WebhookMessage.listedColumns) FROM webhook_messages m WHERE m.created_at_ms >= $1 ORDER BY m.sequence LIMIT $2",
                                  [.int(sinceMs), .int(Int64(limit))]).compactMap(WebhookMessage.decode)
         }
     }

@@ -186,7 +186,8 @@ public struct EntitlementWorkers: Service {
                                               logger: logger)),
             .stop("projection", ProjectionService(config: consumer, topic: topics.events, handler: handler, logger: logger)),
         ]
-        if let webhooks, let forwarding = WebhookForwarding(endpoints: webhooks.endpoints, store: store, wakeup: wakeup) {
+        if let webhooks, let forwarding = WebhookForwarding(endpoints: webhooks.endpoints, retentionDays: webhooks.settings.retentionDays,
+                                                                  store: store, wakeup: wakeup) {
             // A group of its own: it reads every raw topic, each record once for all forward endpoints.
             steps.append(.stop("webhook forwarding", ForwardingService(
                 config: ConsumerConfig(client: client, groupId: consumerGroup + ".webhook-forwarding"),

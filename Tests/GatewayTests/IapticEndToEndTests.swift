@@ -16,7 +16,8 @@ struct IapticEndToEndTests {
         // The 2xx came after the delivery reports: the records are already readable.
         let raw = try await harness.records(harness.topics.raw(.iaptic))
         #expect(raw.count == 1)
-        #expect(raw.first?.key == "apple:1")
+        // Keyed by the user: a callback lists all their purchases.
+        #expect(raw.first?.key == "shop/u-1")
         // The raw topic holds the body without its password (the app's secret), as canonical JSON.
         #expect(raw.first?.value.contains("password") == false)
         #expect(raw.first?.value.contains(#""applicationUsername":"u-1""#) == true)

@@ -195,7 +195,8 @@ struct WebhookQueueTests {
                 endpoint.senders = Set(senders)
                 settings.endpoints.append(endpoint)
             }
-            let forwarding = try #require(WebhookForwarding(endpoints: try WebhookEndpoint.all(settings), store: store, wakeup: WebhookWakeup()))
+            let forwarding = try #require(WebhookForwarding(endpoints: try WebhookEndpoint.all(settings), retentionDays: 7, store: store,
+                                                                 wakeup: WebhookWakeup()))
             let since = try await forwarding.start(nowMs: 5_000)
             #expect(since == ["vendor": 5_000, "staging": 5_000])
             // Started again later: each endpoint keeps its first start.
@@ -207,12 +208,15 @@ struct WebhookQueueTests {
                     ("tollgate_received_at", receivedAt),
                 ], timestampMs: nil)
             }
-            let now: Int64 = 1_800_000_000_000
+            let now = try #require(Timestamp(rfc3339: "2026-11-27T00:01:00.000Z")).millisecondsSince1970
             let recorded = try await forwarding.record([
                 delivery("apple", body: #"{"signedPayload":"a"}"#), delivery("apple", body: #"{"signedPayload":"a"}"#),
                 delivery("google", body: #"{"message":{}}"#), delivery("apple", body: #"{"signedPayload":"b"}"#),
                 // Before the endpoints started (1970): not theirs.
                 delivery("apple", body: #"{"signedPayload":"old"}"#, receivedAt: "1970-01-01T00:00:01.000Z"),
+                // Older than webhooks.retentionDays (a group that lost its offsets reads it again): its message
+                // may have been pruned, so it is not recorded twice.
+                delivery("apple", body: #"{"signedPayload":"pruned"}"#, receivedAt: "2026-11-19T00:00:00.000Z"),
             ], since: since, nowMs: now)
             #expect(recorded == 3)
             #expect(try await forwarding.record([delivery("apple", body: #"{"signedPayload":"a"}"#)], since: since, nowMs: now) == 0)

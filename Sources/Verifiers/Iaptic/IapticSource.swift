@@ -65,7 +65,9 @@ public struct IapticSource: WebhookSource {
             // A sandbox app's purchases are sandbox ones even where Iaptic's `sandbox` flag is absent.
             for index in events.indices { events[index].environment = .sandbox }
         }
-        let rawKey = events.first?.subject ?? object["applicationUsername"]?.string ?? app
+        // A callback is the user's purchases as a whole: keyed by the user, so one user's callbacks keep their
+        // order on the raw topic (and at forward webhook endpoints) whichever of their purchases comes first.
+        let rawKey = object["applicationUsername"]?.string.map { "\(app)/\($0)" } ?? events.first?.subject ?? app
         var delivery = AcceptedDelivery(events: events, rawKey: rawKey, response: .json(#"{"ok":true}"#))
         delivery.keptBody = kept
         delivery.authenticatedScope = app

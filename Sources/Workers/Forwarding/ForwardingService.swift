@@ -4,6 +4,7 @@ import Logging
 import ServiceHost
 import ServiceLifecycle
 import Store
+import Verifiers
 import Webhooks
 
 /// Reads every raw topic (the deliveries the gateway verified) in a consumer group of its own and
@@ -36,8 +37,11 @@ struct ForwardingService: Service {
             var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
             while let records = try await batches.next(), !Task.isCancelled {
                 if !records.isEmpty {
-                    let deliveries = records.compactMap { record in
-                        senders[record.topic].map {
+                    let deliveries = records.compactMap { record -> ForwardedDelivery? in
+                        // An Iaptic record without the app the gateway matched was written before the callback's
+                        // password was removed from what is kept: it would forward the app's shared secret.
+                        if senders[record.topic] == .iaptic, record.headers.string(RawRecordHeaders.authenticatedScope) == nil { return nil }
+                        return senders[record.topic].map {
                             ForwardedDelivery(sender: $0, key: record.key, body: record.value,
                                               recordHeaders: record.headers.map { ($0.name, $0.stringValue) }, timestampMs: record.timestampMs)
                         }
