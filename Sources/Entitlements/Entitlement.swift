@@ -12,9 +12,11 @@ public struct Entitlement: Sendable, Equatable {
     public var state: PurchaseState
     public var expiresAtMs: Int64?
     public var gracePeriodExpiresAtMs: Int64?
+    /// The deciding purchase's units (`Purchase.quantity`); nil when its store does not say.
+    public var quantity: Int?
 
     public init(app: String, environment: String, user: String, product: String, source: String, subject: String, state: PurchaseState,
-                expiresAtMs: Int64?, gracePeriodExpiresAtMs: Int64?) {
+                expiresAtMs: Int64?, gracePeriodExpiresAtMs: Int64?, quantity: Int? = nil) {
         self.app = app
         self.environment = environment
         self.user = user
@@ -24,12 +26,13 @@ public struct Entitlement: Sendable, Equatable {
         self.state = state
         self.expiresAtMs = expiresAtMs
         self.gracePeriodExpiresAtMs = gracePeriodExpiresAtMs
+        self.quantity = quantity
     }
 
     init(deciding purchase: Purchase, user: String, product: String) {
         self.init(app: purchase.key.app, environment: purchase.key.environment, user: user, product: product, source: purchase.key.source,
                   subject: purchase.key.subject, state: purchase.state, expiresAtMs: purchase.expiresAtMs,
-                  gracePeriodExpiresAtMs: purchase.gracePeriodExpiresAtMs)
+                  gracePeriodExpiresAtMs: purchase.gracePeriodExpiresAtMs, quantity: purchase.quantity)
     }
 
     /// The compacted topic's key, `<app>/<environment>/<user>/<product>` (docs/topics.md).

@@ -90,7 +90,8 @@ enum EntitlementRows {
               let product = row.text("product"), let source = row.text("source"), let subject = row.text("subject"),
               let state = row.text("state").flatMap(PurchaseState.init(rawValue:)) else { return nil }
         let entitlement = Entitlement(app: app, environment: environment, user: user, product: product, source: source, subject: subject,
-                                      state: state, expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"))
+                                      state: state, expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"),
+                                      quantity: row.int("quantity").map { Int($0) })
         return EntitlementRow(entitlement: entitlement, active: row.bool("active") ?? false)
     }
 
@@ -98,7 +99,8 @@ enum EntitlementRows {
         ON CONFLICT (app, environment, user_id, product) DO UPDATE SET
             source = excluded.source, subject = excluded.subject, state = excluded.state,
             expires_at_ms = excluded.expires_at_ms, grace_expires_at_ms = excluded.grace_expires_at_ms,
-            active = excluded.active, active_until_ms = excluded.active_until_ms, updated_at_ms = excluded.updated_at_ms
+            active = excluded.active, active_until_ms = excluded.active_until_ms, quantity = excluded.quantity,
+            updated_at_ms = excluded.updated_at_ms
         """
 
     /// Saves each entitlement (at most one per key): one statement on PostgreSQL.
@@ -108,12 +110,12 @@ enum EntitlementRows {
                 let e = row.entitlement
                 try connection.execute("""
                     INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
-                                              grace_expires_at_ms, active, active_until_ms, updated_at_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                              grace_expires_at_ms, active, active_until_ms, updated_at_ms, quantity)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                     \(upsert)
                     """, [.text(e.app), .text(e.environment), .text(e.user), .text(e.product), .text(e.source), .text(e.subject),
                           .text(e.state.rawValue), .optional(e.expiresAtMs), .optional(e.gracePeriodExpiresAtMs),
-                          .int(row.active ? 1 : 0), .optional(row.activeUntilMs), .int(nowMs)])
+                          .int(row.active ? 1 : 0), .optional(row.activeUntilMs), .int(nowMs), .optional(e.quantity.map(Int64.init))])
             }
             return
         }
@@ -121,9 +123,13 @@ enum EntitlementRows {
         let entitlements = rows.map(\.entitlement)
         try connection.execute("""
             INSERT INTO entitlements (app, environment, user_id, product, source, subject, state, expires_at_ms,
-                                      grace_expires_at_ms, active, active_until_ms, updated_at_ms)
-            SELECT *, $12::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                             $8::bigint[], $9::bigint[], $10::int[], $11::bigint[])
+                                      grace_expires_at_ms, active, active_until_ms, updated_at_ms, quantity)
+            SELECT app, environment, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, active,
+                   active_until_ms, $12::bigint, quantity
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                        $8::bigint[], $9::bigint[], $10::int[], $11::bigint[], $13::int[])
+                AS t(app, environment, user_id, product, source, subject, state, expires_at_ms, grace_expires_at_ms, active,
+                     active_until_ms, quantity)
             \(upsert)
             """, [
                 .textArray(entitlements.map(\.app)), .textArray(entitlements.map(\.environment)), .textArray(entitlements.map(\.user)),
@@ -131,7 +137,7 @@ enum EntitlementRows {
                 .textArray(entitlements.map(\.subject)), .textArray(entitlements.map(\.state.rawValue)),
                 .intArray(entitlements.map(\.expiresAtMs)), .intArray(entitlements.map(\.gracePeriodExpiresAtMs)),
                 .intArray(rows.map { $0.active ? 1 : 0 }), .intArray(rows.map(\.activeUntilMs)),
-                .int(nowMs),
+                .int(nowMs), .intArray(entitlements.map { $0.quantity.map(Int64.init) }),
             ])
     }
 }

@@ -268,5 +268,15 @@ enum EntitlementSchema {
             CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint, status, next_attempt_at_ms, message_sequence);
             """
         },
+        // How many units of a purchase remain (Apple's quantity, less a prorated refund's share), on the
+        // purchase, its entitlement, the entitlement's changes and the webhook messages that carry them.
+        Migration(version: 16, name: "purchase quantity") { _ in
+            """
+            ALTER TABLE purchases ADD COLUMN quantity INTEGER;
+            ALTER TABLE entitlements ADD COLUMN quantity INTEGER;
+            ALTER TABLE entitlement_outbox ADD COLUMN quantity INTEGER;
+            ALTER TABLE webhook_messages ADD COLUMN quantity INTEGER;
+            """
+        },
     ]
 }

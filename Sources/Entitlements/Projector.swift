@@ -84,6 +84,8 @@ public enum Projector {
             p.expiresAtMs = expires.millisecondsSince1970
         }
         if let autoRenew = event.subscription?.autoRenew { p.autoRenew = autoRenew }
+        // A sender's quantity below one says nothing about units held.
+        if let quantity = event.transaction?.quantity, quantity > 0 { p.quantity = quantity }
         switch event.type {
         case .subscriptionStarted, .subscriptionResubscribed, .subscriptionRenewed, .subscriptionRecovered,
              .subscriptionExtended, .subscriptionOfferRedeemed:
@@ -99,6 +101,14 @@ public enum Projector {
         case .subscriptionAutoRenewDisabled: p.autoRenew = false
         case .subscriptionAutoRenewEnabled: p.autoRenew = true
         case .purchaseCompleted, .purchaseRefundReversed: p.state = .active
+        case .purchaseRefunded:
+            if let remaining = remainingAfterRefund(event, kind: p.kind, held: p.quantity) {
+                // A share taken back: what remains still entitles, in the state it had.
+                p.quantity = remaining
+            } else {
+                p.state = .refunded
+                if p.quantity != nil { p.quantity = 0 }
+            }
         default:
             if let forced = forcedState(event.type) {
                 p.state = forced
@@ -107,6 +117,19 @@ public enum Projector {
                 p.state = hinted
             }
         }
+    }
+
+    /// The units left after a prorated refund (Apple's `REFUND_PRORATED`) of a one-time purchase or of
+    /// several units: its share of the transaction's quantity taken back, rounded to whole units (1 of 3
+    /// is 33.333%). nil when the refund takes the whole purchase: a full refund, a family revoke, a
+    /// subscription's remaining time, or a share that leaves nothing.
+    static func remainingAfterRefund(_ event: NormalizedEvent, kind: Purchase.Kind, held: Int?) -> Int? {
+        guard let transaction = event.transaction, transaction.revocationType == .refundProrated,
+              let share = transaction.revocationPercentage, (0...100_000).contains(share) else { return nil }
+        let units = transaction.quantity ?? held ?? 1
+        guard units > 0, kind == .oneTime || units > 1 else { return nil }
+        let remaining = units - (units * share + 50_000) / 100_000
+        return remaining > 0 ? remaining : nil
     }
 
     /// Whether an event of this type ends or suspends a purchase (its type alone says so).

@@ -42,6 +42,8 @@ public struct Purchase: Sendable, Equatable {
     public var expiresAtMs: Int64?
     public var gracePeriodExpiresAtMs: Int64?
     public var autoRenew: Bool?
+    /// Units held (a purchase's quantity, less what a prorated refund took back); nil when the store does not say.
+    public var quantity: Int?
     /// The purchase that replaced this one, when superseded.
     public var supersededBy: String?
     /// `occurredAt` of the newest event applied: an older event must not roll the state back.
@@ -51,7 +53,7 @@ public struct Purchase: Sendable, Equatable {
 
     public init(key: PurchaseKey, kind: Kind, state: PurchaseState, user: String? = nil, product: String? = nil,
                 expiresAtMs: Int64? = nil, gracePeriodExpiresAtMs: Int64? = nil,
-                autoRenew: Bool? = nil, supersededBy: String? = nil, lastEventAtMs: Int64, lastEventId: String,
+                autoRenew: Bool? = nil, quantity: Int? = nil, supersededBy: String? = nil, lastEventAtMs: Int64, lastEventId: String,
                 lastEventType: String) {
         self.key = key
         self.kind = kind
@@ -61,6 +63,7 @@ public struct Purchase: Sendable, Equatable {
         self.expiresAtMs = expiresAtMs
         self.gracePeriodExpiresAtMs = gracePeriodExpiresAtMs
         self.autoRenew = autoRenew
+        self.quantity = quantity
         self.supersededBy = supersededBy
         self.lastEventAtMs = lastEventAtMs
         self.lastEventId = lastEventId

@@ -26,7 +26,9 @@ struct EventJSONWriter {
             ("transaction", event.transaction.map { t in
                 .object([("expiresAt", t.expiresAt.map(Value.string)), ("id", t.id.map(Value.string)),
                          ("originalId", t.originalId.map(Value.string)), ("purchasedAt", t.purchasedAt.map(Value.string)),
-                         ("quantity", t.quantity.map { .int(Int64($0)) }), ("revokedAt", t.revokedAt.map(Value.string))])
+                         ("quantity", t.quantity.map { .int(Int64($0)) }),
+                         ("revocationPercentage", t.revocationPercentage.map { .int(Int64($0)) }),
+                         ("revocationType", t.revocationType.map { .string($0.rawValue) }), ("revokedAt", t.revokedAt.map(Value.string))])
             }),
             ("type", .string(event.type.rawValue)),
             ("user", event.user.map(Value.string)),

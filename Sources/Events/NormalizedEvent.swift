@@ -4,16 +4,28 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
     public enum Environment: String, Sendable, Codable { case production, sandbox }
 
     public struct Transaction: Sendable, Codable, Equatable {
+        /// How a refunded or revoked transaction was (`revocationType`): the whole of it, a share of it
+        /// (`revocationPercentage`), or taken from a family member.
+        public enum Revocation: String, Sendable, Codable {
+            case refundFull = "refund_full", refundProrated = "refund_prorated", familyRevoke = "family_revoke"
+        }
+
         public var id: String?
         public var originalId: String?
         public var purchasedAt: String?
         public var expiresAt: String?
         public var revokedAt: String?
         public var quantity: Int?
+        public var revocationType: Revocation?
+        /// The share refunded or revoked, in thousandths of a percent (Apple's milliunits: 40000 is 40%),
+        /// of the whole quantity.
+        public var revocationPercentage: Int?
         public init(id: String? = nil, originalId: String? = nil, purchasedAt: String? = nil,
-                    expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil) {
+                    expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil,
+                    revocationType: Revocation? = nil, revocationPercentage: Int? = nil) {
             self.id = id; self.originalId = originalId; self.purchasedAt = purchasedAt
             self.expiresAt = expiresAt; self.revokedAt = revokedAt; self.quantity = quantity
+            self.revocationType = revocationType; self.revocationPercentage = revocationPercentage
         }
         var isEmpty: Bool { self == Transaction() }
     }

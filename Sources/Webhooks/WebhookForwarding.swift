@@ -131,7 +131,7 @@ public struct WebhookForwarding: Sendable {
                 let lane = Self.lane(sender: delivery.sender, key: delivery.key)
                 let inserted = try connection.query("""
                     INSERT INTO webhook_messages (\(WebhookOutbox.columns), created_at_ms, kind, body, forward_headers)
-                    VALUES ($1, $2, $3, $4, '', '', $5, $6, '', $7, '', '', $8, NULL, NULL, NULL, NULL, $9, 'forward', $10, $11)
+                    VALUES ($1, $2, $3, $4, '', '', $5, $6, '', $7, '', '', $8, NULL, NULL, NULL, NULL, NULL, $9, 'forward', $10, $11)
                     ON CONFLICT (message_id) DO NOTHING RETURNING sequence
                     """, [.text(Self.messageId(sender: delivery.sender, body: delivery.request.body)), .text(lane), .text(delivery.app),
                           .text(delivery.environment), .text(delivery.eventId), .text(delivery.eventType), .text(delivery.sender.rawValue),

@@ -33,7 +33,8 @@ public struct WebhookOutbox: AppliedEventRecorder {
             return Row(values: [.text(messageId), .text(lane), .text(e.app), .text(e.environment), .text(e.user), .text(e.product),
                                 .text(one.event.id), .text(one.event.type.rawValue), .text(String(decoding: EventCoding.encode(one.event), as: UTF8.self)),
                                 .text(e.source), .text(e.subject), .text(e.state.rawValue), .bool(one.active), SQLValue(e.expiresAtMs),
-                                SQLValue(e.gracePeriodExpiresAtMs), SQLValue(one.transferredFrom), SQLValue(one.transferredTo)],
+                                SQLValue(e.gracePeriodExpiresAtMs), SQLValue(one.transferredFrom), SQLValue(one.transferredTo),
+                                SQLValue(e.quantity.map(Int64.init))],
                        messageId: messageId, lane: lane, endpoints: takers)
         }
         guard !rows.isEmpty else { return nil }
@@ -43,7 +44,7 @@ public struct WebhookOutbox: AppliedEventRecorder {
             for row in rows {
                 let inserted = try connection.query("""
                     INSERT INTO webhook_messages (\(Self.columns), created_at_ms)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
                     ON CONFLICT (message_id) DO NOTHING RETURNING sequence
                     """, row.values + [.int(nowMs)])
                 // Already recorded (the same event applied again cannot happen; a message id is never reused).
@@ -59,7 +60,7 @@ public struct WebhookOutbox: AppliedEventRecorder {
 
     static let columns = """
         message_id, lane, app, environment, user_id, product, event_id, event_type, event_json, source, subject, state, active,
-        expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to
+        expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to, quantity
         """
 
     /// PostgreSQL: two statements per batch, as the projection's own phases (a round trip each), the
@@ -74,14 +75,14 @@ public struct WebhookOutbox: AppliedEventRecorder {
         let inserted = try connection.query("""
             INSERT INTO webhook_messages (\(columns), created_at_ms)
             SELECT message_id, lane, app, environment, user_id, product, event_id, event_type, event_json, source, subject, state, active,
-                   expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to, $18::bigint
+                   expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to, quantity, $18::bigint
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                        $10::text[], $11::text[], $12::text[], $13::int[], $14::bigint[], $15::bigint[], $16::text[], $17::text[])
+                        $10::text[], $11::text[], $12::text[], $13::int[], $14::bigint[], $15::bigint[], $16::text[], $17::text[], $19::int[])
                 WITH ORDINALITY AS t(message_id, lane, app, environment, user_id, product, event_id, event_type, event_json, source, subject,
-                                     state, active, expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to, ord)
+                                     state, active, expires_at_ms, grace_expires_at_ms, transferred_from, transferred_to, quantity, ord)
             ORDER BY ord
             ON CONFLICT (message_id) DO NOTHING RETURNING sequence, message_id
-            """, (0..<12).map(text) + [int(12), int(13), int(14), text(15), text(16), .int(nowMs)])
+            """, (0..<12).map(text) + [int(12), int(13), int(14), text(15), text(16), .int(nowMs), int(17)])
         var sequences: [String: Int64] = [:]
         for row in inserted {
             if let id = row.text("message_id"), let sequence = row.int("sequence") { sequences[id] = sequence }

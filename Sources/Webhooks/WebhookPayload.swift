@@ -33,7 +33,8 @@ enum WebhookPayload {
         let entitlement = Entitlement(app: message.app, environment: message.environment, user: message.user, product: message.product,
                                       source: message.source, subject: message.subject,
                                       state: PurchaseState(rawValue: message.state) ?? .expired,
-                                      expiresAtMs: message.expiresAtMs, gracePeriodExpiresAtMs: message.graceExpiresAtMs)
+                                      expiresAtMs: message.expiresAtMs, gracePeriodExpiresAtMs: message.graceExpiresAtMs,
+                                      quantity: message.quantity)
         let change = EntitlementChange(sequence: message.sequence, entitlement: entitlement, active: message.active,
                                        changedAtMs: message.createdAtMs, eventId: event.id,
                                        transferredFrom: message.transferredFrom, transferredTo: message.transferredTo)

@@ -24,6 +24,7 @@ public struct WebhookMessage: Sendable {
     var active: Bool
     var expiresAtMs, graceExpiresAtMs: Int64?
     var transferredFrom, transferredTo: String?
+    var quantity: Int?
     public var createdAtMs: Int64
     /// `events`, or `forward`: a sender's request as it arrived, `forwarded` (its `source` the sender).
     public var kind: WebhookSettings.Endpoint.Kind = .events
@@ -35,7 +36,7 @@ public struct WebhookMessage: Sendable {
     static let listedColumns = """
         m.sequence, m.message_id, m.lane, m.app, m.environment, m.user_id, m.product, m.event_id, m.event_type, m.event_json,
         m.source, m.subject, m.state, m.active, m.expires_at_ms, m.grace_expires_at_ms, m.transferred_from, m.transferred_to, m.created_at_ms,
-        m.kind
+        m.kind, m.quantity
         """
 
     static func decode(_ row: SQLRow) -> WebhookMessage? {
@@ -48,7 +49,8 @@ public struct WebhookMessage: Sendable {
                                      product: product, eventId: eventId, eventType: eventType, eventJSON: eventJSON, source: source,
                                      subject: subject, state: state, active: active, expiresAtMs: row.int("expires_at_ms"),
                                      graceExpiresAtMs: row.int("grace_expires_at_ms"), transferredFrom: row.text("transferred_from"),
-                                     transferredTo: row.text("transferred_to"), createdAtMs: createdAtMs)
+                                     transferredTo: row.text("transferred_to"), quantity: row.int("quantity").map { Int($0) },
+                                     createdAtMs: createdAtMs)
         if row.text("kind") == WebhookSettings.Endpoint.Kind.forward.rawValue {
             // Written by `WebhookForwarding` alone; nothing here may keep a lane's head from being claimed.
             message.kind = .forward

@@ -27,7 +27,9 @@ struct EventJSONWriterTests {
             transaction: maybe(&g) { g in
                 NormalizedEvent.Transaction(id: maybe(&g, text), originalId: maybe(&g, text), purchasedAt: maybe(&g, text),
                                             expiresAt: maybe(&g, text), revokedAt: maybe(&g, text),
-                                            quantity: maybe(&g) { g in [Int.min, -1, 0, 1, 42, Int.max].randomElement(using: &g) ?? 0 })
+                                            quantity: maybe(&g) { g in [Int.min, -1, 0, 1, 42, Int.max].randomElement(using: &g) ?? 0 },
+                                            revocationType: maybe(&g) { g in [.refundFull, .refundProrated, .familyRevoke].randomElement(using: &g) ?? .refundFull },
+                                            revocationPercentage: maybe(&g) { g in [0, 15, 40_000, 100_000].randomElement(using: &g) ?? 0 })
             },
             price: maybe(&g) { g in
                 NormalizedEvent.Price(amountMicros: [Int64.min, -990_000, 0, 4_990_000, Int64.max].randomElement(using: &g) ?? 0,

@@ -15,6 +15,8 @@ public enum EntitlementJSON {
         var transferredTo: String?
         var expiresAt: String?
         var gracePeriodExpiresAt: String?
+        /// The deciding purchase's units, where its store says (Apple: less what a prorated refund took back).
+        var quantity: Int?
         var changedAt: String
         var eventId: String
         var sequence: Int64
@@ -26,7 +28,7 @@ public enum EntitlementJSON {
         return Value(app: e.app, environment: e.environment, user: e.user, product: e.product, source: e.source, purchaseId: ids.id(of: e),
                      state: e.state.rawValue, access: access.isEmpty ? nil : access, active: change.active,
                      transferredFrom: change.transferredFrom, transferredTo: change.transferredTo, expiresAt: e.expiresAtMs.map(rfc3339), gracePeriodExpiresAt: e.gracePeriodExpiresAtMs.map(rfc3339),
-                     changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
+                     quantity: e.quantity, changedAt: rfc3339(change.changedAtMs), eventId: change.eventId, sequence: change.sequence)
     }
 
     public static func encode(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> [UInt8] {

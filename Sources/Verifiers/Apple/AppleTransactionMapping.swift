@@ -18,10 +18,13 @@ extension TransactionPayload {
         return NormalizedEvent.Price(amountMicros: micros, currency: currency)
     }
 
-    /// Its ids, dates (RFC 3339) and quantity.
+    /// Its ids, dates (RFC 3339), quantity, and how it was refunded or revoked (a type Apple adds later
+    /// is left out; a percentage outside 0...100% too).
     public var normalizedTransaction: NormalizedEvent.Transaction {
         NormalizedEvent.Transaction(id: transactionId, originalId: originalTransactionId, purchasedAt: purchaseDate?.rfc3339,
-                                           expiresAt: expiresDate?.rfc3339, revokedAt: revocationDate?.rfc3339,
-                                           quantity: quantity.map { Int($0) })
+                                    expiresAt: expiresDate?.rfc3339, revokedAt: revocationDate?.rfc3339,
+                                    quantity: quantity.flatMap { (1...1_000_000).contains($0) ? Int($0) : nil },
+                                    revocationType: revocationType.flatMap { NormalizedEvent.Transaction.Revocation(rawValue: $0.lowercased()) },
+                                    revocationPercentage: revocationPercentage.flatMap { (0...100_000).contains($0) ? Int($0) : nil })
     }
 }

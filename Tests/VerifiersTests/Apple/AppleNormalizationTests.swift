@@ -64,6 +64,21 @@ struct AppleNormalizationTests {
         #expect(event.sourceType == "BRAND_NEW/SHINY")
     }
 
+    @Test("a refund says how: its revocation type and the share refunded, of the transaction's quantity; what Apple adds later, or a share outside 0-100%, is left out")
+    func refundShare() async throws {
+        let chain = try AppleTestChain()
+        func refund(type: String, percentage: Int) async throws -> NormalizedEvent.Transaction? {
+            let transaction = #"{"originalTransactionId":"2000","transactionId":"2001","bundleId":"com.example","productId":"coins.100","purchaseDate":1699990000000,"quantity":3,"type":"Consumable","signedDate":\#(AppleBodies.signedDate),"environment":"Sandbox","currency":"USD","price":2970,"revocationDate":1700000000000,"revocationReason":0,"revocationType":"\#(type)","revocationPercentage":\#(percentage)}"#
+            let payload = AppleBodies.notification(type: "REFUND", transactionJWS: try chain.sign(transaction), status: nil)
+            return try await chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first?.transaction
+        }
+        let prorated = try await refund(type: "REFUND_PRORATED", percentage: 33_333)
+        #expect(prorated?.revocationType == .refundProrated && prorated?.revocationPercentage == 33_333 && prorated?.quantity == 3)
+        #expect(try await refund(type: "FAMILY_REVOKE", percentage: 100_000)?.revocationType == .familyRevoke)
+        let later = try await refund(type: "REFUND_SOMEDAY", percentage: 150_000)
+        #expect(later?.revocationType == nil && later?.revocationPercentage == nil && later?.revokedAt != nil)
+    }
+
     @Test("a summary notification is keyed by its request identifier")
     func summary() async throws {
         let chain = try AppleTestChain()

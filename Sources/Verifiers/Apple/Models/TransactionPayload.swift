@@ -15,6 +15,10 @@ public struct TransactionPayload: Sendable, SignedPayload {
     public var signedDate: AppleDate?
     public var revocationReason: Int64?
     public var revocationDate: AppleDate?
+    /// `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`.
+    public var revocationType: String?
+    /// Milliunits of a percent (40000: 40%), of the whole quantity; absent once a refund is reversed.
+    public var revocationPercentage: Int64?
     public var environment: AppleEnvironment?
     public var currency: String?
     /// Milliunits of the currency.
@@ -39,6 +43,8 @@ public struct TransactionPayload: Sendable, SignedPayload {
         signedDate = try f.value("signedDate")
         revocationReason = try f.int("revocationReason")
         revocationDate = try f.value("revocationDate")
+        revocationType = try f.string("revocationType")
+        revocationPercentage = try f.int("revocationPercentage")
         environment = try f.value("environment")
         currency = try f.string("currency")
         price = try f.int("price")
