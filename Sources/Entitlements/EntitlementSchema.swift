@@ -269,10 +269,12 @@ enum EntitlementSchema {
             """
         },
         // How many units of a purchase remain (Apple's quantity, less a prorated refund's share), on the
-        // purchase, its entitlement, the entitlement's changes and the webhook messages that carry them.
+        // purchase, its entitlement, the entitlement's changes and the webhook messages that carry them;
+        // and Apple's appTransactionId on the purchase.
         Migration(version: 16, name: "purchase quantity") { _ in
             """
             ALTER TABLE purchases ADD COLUMN quantity INTEGER;
+            ALTER TABLE purchases ADD COLUMN app_transaction_id TEXT;
             ALTER TABLE entitlements ADD COLUMN quantity INTEGER;
             ALTER TABLE entitlement_outbox ADD COLUMN quantity INTEGER;
             ALTER TABLE webhook_messages ADD COLUMN quantity INTEGER;

@@ -17,7 +17,7 @@ public enum Projector {
     /// `ownership` is the app's policy for a purchase its app reports for another user than its holder.
     public static func change(for event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil,
                               ownership: OwnershipPolicy = .transfer) -> PurchaseChange? {
-        guard event.type != .storeTest, event.type != .storeOther || snapshot != nil else { return nil }
+        guard event.type.concernsPurchases, event.type != .storeOther || snapshot != nil else { return nil }
         // The sender's API knows better than the notification whether a purchase is a test (Google's
         // testPurchase / purchaseType), so its environment wins.
         let environment = snapshot?.environment?.rawValue ?? event.environment.rawValue
@@ -86,6 +86,7 @@ public enum Projector {
         if let autoRenew = event.subscription?.autoRenew { p.autoRenew = autoRenew }
         // A sender's quantity below one says nothing about units held.
         if let quantity = event.transaction?.quantity, quantity > 0 { p.quantity = quantity }
+        if let appTransactionId = event.transaction?.appTransactionId { p.appTransactionId = appTransactionId }
         switch event.type {
         case .subscriptionStarted, .subscriptionResubscribed, .subscriptionRenewed, .subscriptionRecovered,
              .subscriptionExtended, .subscriptionOfferRedeemed:

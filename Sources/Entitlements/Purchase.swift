@@ -44,6 +44,8 @@ public struct Purchase: Sendable, Equatable {
     public var autoRenew: Bool?
     /// Units held (a purchase's quantity, less what a prorated refund took back); nil when the store does not say.
     public var quantity: Int?
+    /// Apple's `appTransactionId`: the customer's download of the app, one for all their purchases in it.
+    public var appTransactionId: String?
     /// The purchase that replaced this one, when superseded.
     public var supersededBy: String?
     /// `occurredAt` of the newest event applied: an older event must not roll the state back.

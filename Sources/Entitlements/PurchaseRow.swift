@@ -4,7 +4,7 @@ import Store
 enum PurchaseRow {
     static let columns = """
         source, app, subject, kind, state, user_id, product, environment, expires_at_ms, grace_expires_at_ms, \
-        auto_renew, superseded_by, last_event_at_ms, last_event_id, last_event_type, quantity
+        auto_renew, superseded_by, last_event_at_ms, last_event_id, last_event_type, quantity, app_transaction_id
         """
 
     static func decode(_ row: SQLRow) -> Purchase? {
@@ -14,12 +14,14 @@ enum PurchaseRow {
               let environment = row.text("environment"), let lastEventAtMs = row.int("last_event_at_ms"),
               let lastEventId = row.text("last_event_id"), let lastEventType = row.text("last_event_type")
         else { return nil }
-        return Purchase(
+        var purchase = Purchase(
             key: PurchaseKey(source: source, app: app, environment: environment, subject: subject), kind: kind, state: state,
             user: row.text("user_id"), product: row.text("product"),
             expiresAtMs: row.int("expires_at_ms"), gracePeriodExpiresAtMs: row.int("grace_expires_at_ms"),
             autoRenew: row.bool("auto_renew"), quantity: row.int("quantity").map { Int($0) }, supersededBy: row.text("superseded_by"),
             lastEventAtMs: lastEventAtMs, lastEventId: lastEventId, lastEventType: lastEventType)
+        purchase.appTransactionId = row.text("app_transaction_id")
+        return purchase
     }
 
     static func load(_ key: PurchaseKey, on connection: any SQLConnection, forUpdate: Bool) throws(StoreError) -> Purchase? {
@@ -65,13 +67,14 @@ enum PurchaseRow {
     static func save(_ p: Purchase, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         try connection.execute("""
             INSERT INTO purchases (\(columns), updated_at_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
             \(upsert)
             """, [
                 .text(p.key.source), .text(p.key.app), .text(p.key.subject), .text(p.kind.rawValue), .text(p.state.rawValue),
                 .optional(p.user), .optional(p.product), .text(p.environment), .optional(p.expiresAtMs),
                 .optional(p.gracePeriodExpiresAtMs), .optional(p.autoRenew.map { $0 ? Int64(1) : 0 }), .optional(p.supersededBy),
-                .int(p.lastEventAtMs), .text(p.lastEventId), .text(p.lastEventType), .optional(p.quantity.map(Int64.init)), .int(nowMs),
+                .int(p.lastEventAtMs), .text(p.lastEventId), .text(p.lastEventType), .optional(p.quantity.map(Int64.init)),
+                .optional(p.appTransactionId), .int(nowMs),
             ])
     }
 
@@ -86,7 +89,7 @@ enum PurchaseRow {
             INSERT INTO purchases (\(columns), updated_at_ms)
             SELECT *, $16::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                                              $8::text[], $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bigint[],
-                                             $14::text[], $15::text[], $17::int[])
+                                             $14::text[], $15::text[], $17::int[], $18::text[])
             \(upsert)
             """, [
                 .textArray(purchases.map(\.key.source)), .textArray(purchases.map(\.key.app)),
@@ -97,6 +100,7 @@ enum PurchaseRow {
                 .intArray(purchases.map { $0.autoRenew.map { $0 ? 1 : 0 } }), .textArray(purchases.map(\.supersededBy)),
                 .intArray(purchases.map(\.lastEventAtMs)), .textArray(purchases.map(\.lastEventId)),
                 .textArray(purchases.map(\.lastEventType)), .int(nowMs), .intArray(purchases.map { $0.quantity.map(Int64.init) }),
+                .textArray(purchases.map(\.appTransactionId)),
             ])
     }
 
@@ -105,7 +109,8 @@ enum PurchaseRow {
             kind = excluded.kind, state = excluded.state, user_id = excluded.user_id, product = excluded.product,
             expires_at_ms = excluded.expires_at_ms,
             grace_expires_at_ms = excluded.grace_expires_at_ms, auto_renew = excluded.auto_renew,
-            superseded_by = excluded.superseded_by, quantity = excluded.quantity, last_event_at_ms = excluded.last_event_at_ms,
+            superseded_by = excluded.superseded_by, quantity = excluded.quantity, app_transaction_id = excluded.app_transaction_id,
+            last_event_at_ms = excluded.last_event_at_ms,
             last_event_id = excluded.last_event_id, last_event_type = excluded.last_event_type,
             updated_at_ms = excluded.updated_at_ms
         """

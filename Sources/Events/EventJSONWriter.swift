@@ -24,7 +24,9 @@ struct EventJSONWriter {
                          ("gracePeriodExpiresAt", s.gracePeriodExpiresAt.map(Value.string)), ("state", s.state.map(Value.string))])
             }),
             ("transaction", event.transaction.map { t in
-                .object([("expiresAt", t.expiresAt.map(Value.string)), ("id", t.id.map(Value.string)),
+                .object([("appTransactionId", t.appTransactionId.map(Value.string)),
+                         ("expiresAt", t.expiresAt.map(Value.string)), ("id", t.id.map(Value.string)),
+                         ("offerDiscountType", t.offerDiscountType.map(Value.string)), ("offerType", t.offerType.map(Value.string)),
                          ("originalId", t.originalId.map(Value.string)), ("purchasedAt", t.purchasedAt.map(Value.string)),
                          ("quantity", t.quantity.map { .int(Int64($0)) }),
                          ("revocationPercentage", t.revocationPercentage.map { .int(Int64($0)) }),

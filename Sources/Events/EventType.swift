@@ -29,8 +29,24 @@ public enum EventType: String, CaseIterable, Sendable, Codable {
     case purchaseRefundReversed = "purchase.refund_reversed"
     case purchaseChargeback = "purchase.chargeback"
     case purchaseConsumptionRequested = "purchase.consumption_requested"
+    /// Apple's external purchase tokens (`EXTERNAL_PURCHASE_TOKEN`): one created, one still active that
+    /// needs its report, one never reported. About the app's reporting to Apple, not a purchase here.
+    case externalPurchaseTokenCreated = "external_purchase.token_created"
+    case externalPurchaseTokenActive = "external_purchase.token_active"
+    case externalPurchaseTokenUnreported = "external_purchase.token_unreported"
+    /// Apple's `RESCIND_CONSENT`: a parent or guardian withdrew consent for the app (its `appData`).
+    case consentRescinded = "consent.rescinded"
     case storeTest = "store.test"
     case storeOther = "store.other"
+
+    /// Whether an event of this type may change a purchase: the app's own news (tests, tokens to report,
+    /// consent) never does. (`store.other` may, where a store's API says how the purchase stands.)
+    public var concernsPurchases: Bool {
+        switch self {
+        case .storeTest, .externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported, .consentRescinded: false
+        default: true
+        }
+    }
 
     /// The CloudEvents `ce_type` attribute.
     public var cloudEventType: String { "dev.tollgate." + rawValue }

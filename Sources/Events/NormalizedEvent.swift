@@ -20,12 +20,20 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
         /// The share refunded or revoked, in thousandths of a percent (Apple's milliunits: 40000 is 40%),
         /// of the whole quantity.
         public var revocationPercentage: Int?
+        /// The offer the transaction was bought with: `introductory`, `promotional`, `offer_code`, `win_back`,
+        /// and how it discounts (`free_trial`, `pay_as_you_go`, `pay_up_front`, `one_time`).
+        public var offerType: String?
+        public var offerDiscountType: String?
+        /// Apple's id of the customer's download of the app (`appTransactionId`): the same for all their purchases in it.
+        public var appTransactionId: String?
         public init(id: String? = nil, originalId: String? = nil, purchasedAt: String? = nil,
                     expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil,
-                    revocationType: Revocation? = nil, revocationPercentage: Int? = nil) {
+                    revocationType: Revocation? = nil, revocationPercentage: Int? = nil,
+                    offerType: String? = nil, offerDiscountType: String? = nil, appTransactionId: String? = nil) {
             self.id = id; self.originalId = originalId; self.purchasedAt = purchasedAt
             self.expiresAt = expiresAt; self.revokedAt = revokedAt; self.quantity = quantity
             self.revocationType = revocationType; self.revocationPercentage = revocationPercentage
+            self.offerType = offerType; self.offerDiscountType = offerDiscountType; self.appTransactionId = appTransactionId
         }
         var isEmpty: Bool { self == Transaction() }
     }

@@ -23,7 +23,8 @@ struct PartialRefundTests {
             user: "u-1", product: product,
             transaction: NormalizedEvent.Transaction(expiresAt: expiresMs.map { Timestamp(millisecondsSince1970: $0).rfc3339 },
                                                      revokedAt: revocation.map { _ in Timestamp(millisecondsSince1970: at).rfc3339 },
-                                                     quantity: quantity, revocationType: revocation, revocationPercentage: share),
+                                                     quantity: quantity, revocationType: revocation, revocationPercentage: share,
+                                                     appTransactionId: "7042895722"),
             sourceType: type.rawValue)
     }
 
@@ -41,6 +42,8 @@ struct PartialRefundTests {
             let bought = Self.now - 2 * Self.day
             try await Self.apply(store, Self.event("p1", .purchaseCompleted, at: bought, quantity: 3))
             #expect(try await Self.entitlement(store)?.quantity == 3)
+            let key = PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "tx-1")
+            #expect(try await store.purchase(key).map { $0.quantity == 3 && $0.appTransactionId == "7042895722" } == true)
             try await Self.apply(store, Self.event("r1", .purchaseRefunded, at: bought + 1_000, quantity: 3, revocation: .refundProrated, share: 33_333))
             let partly = try #require(try await Self.entitlement(store))
             #expect(partly.quantity == 2 && partly.isActive(atMs: Self.now) && partly.state == .active)
@@ -58,6 +61,14 @@ struct PartialRefundTests {
             let value = String(decoding: EntitlementJSON.encode(changes[1], ids: ids, catalog: CatalogSettings()), as: UTF8.self)
             #expect(value.contains(#""quantity":2"#) && value.contains(#""active":true"#), "\(value)")
         }
+    }
+
+    @Test("the app's own notices (an external purchase token, a rescinded consent) make no purchase")
+    func notices() {
+        for type in [EventType.externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported, .consentRescinded] {
+            #expect(Projector.change(for: Self.event("n-\(type.rawValue)", type, at: Self.now, subject: "external:SANDBOX_1", quantity: nil)) == nil)
+        }
+        #expect(Projector.change(for: Self.event("n-completed", .purchaseCompleted, at: Self.now, quantity: 1)) != nil)
     }
 
     @Test("what ends a purchase: a family revoke, a subscription's prorated refund, a share of one unit rounding to it; what does not: a share rounding to none",

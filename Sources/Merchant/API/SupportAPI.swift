@@ -33,6 +33,8 @@ public struct SupportAPI: Sendable {
             var purchaseId, store, subject, kind, state: String
             var product: String?
             var expiresAt: String?
+            var quantity: Int?
+            var appTransactionId: String?
             var lastEventId, lastEventType, lastEventAt: String
         }
         var user, app, environment: String
@@ -58,7 +60,8 @@ public struct SupportAPI: Sendable {
         let items = purchases.map { p in
             Body.Item(purchaseId: ids.id(source: p.key.source, app: p.key.app, environment: p.key.environment, subject: p.key.subject),
                       store: p.key.source, subject: p.key.subject, kind: p.kind.rawValue, state: p.state.rawValue, product: p.product,
-                      expiresAt: p.expiresAtMs.map(EntitlementJSON.rfc3339), lastEventId: p.lastEventId, lastEventType: p.lastEventType,
+                      expiresAt: p.expiresAtMs.map(EntitlementJSON.rfc3339), quantity: p.quantity, appTransactionId: p.appTransactionId,
+                      lastEventId: p.lastEventId, lastEventType: p.lastEventType,
                       lastEventAt: EntitlementJSON.rfc3339(p.lastEventAtMs))
         }
         let data = (try? EntitlementAPI.encoder.encode(Body(user: user, app: app, environment: environment.rawValue, purchases: items))) ?? Data()

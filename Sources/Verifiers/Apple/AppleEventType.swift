@@ -26,6 +26,14 @@ enum AppleEventType {
         case "REFUND_REVERSED": return .purchaseRefundReversed
         case "CONSUMPTION_REQUEST": return .purchaseConsumptionRequested
         case "TEST": return .storeTest
+        case "EXTERNAL_PURCHASE_TOKEN":
+            switch sub {
+            case "CREATED": return .externalPurchaseTokenCreated
+            case "ACTIVE_TOKEN_REMINDER": return .externalPurchaseTokenActive
+            case "UNREPORTED": return .externalPurchaseTokenUnreported
+            default: return .storeOther
+            }
+        case "RESCIND_CONSENT": return .consentRescinded
         default: return .storeOther
         }
     }

@@ -51,6 +51,9 @@ struct AppleNormalizer {
             }
         case .purchaseConsumptionRequested:
             return payload.data?.consumptionRequestReason?.lowercased()
+        case .externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported:
+            // The token's type (`acquisition`, `services`): which report Apple expects.
+            return payload.externalPurchaseToken?.tokenType.map { $0.lowercased() }
         default:
             return payload.subtype?.rawValue.lowercased()
         }

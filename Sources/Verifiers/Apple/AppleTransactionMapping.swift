@@ -25,6 +25,14 @@ extension TransactionPayload {
                                     expiresAt: expiresDate?.rfc3339, revokedAt: revocationDate?.rfc3339,
                                     quantity: quantity.flatMap { (1...1_000_000).contains($0) ? Int($0) : nil },
                                     revocationType: revocationType.flatMap { NormalizedEvent.Transaction.Revocation(rawValue: $0.lowercased()) },
-                                    revocationPercentage: revocationPercentage.flatMap { (0...100_000).contains($0) ? Int($0) : nil })
+                                    revocationPercentage: revocationPercentage.flatMap { (0...100_000).contains($0) ? Int($0) : nil },
+                                    offerType: offerType.flatMap { Self.offerTypeNames[$0] },
+                                    offerDiscountType: offerDiscountType.flatMap { Self.offerDiscountTypes.contains($0) ? $0.lowercased() : nil },
+                                    appTransactionId: appTransactionId)
     }
+
+    /// `offerType`'s codes by name; a code Apple adds later is left out.
+    static let offerTypeNames: [Int64: String] = [1: "introductory", 2: "promotional", 3: "offer_code", 4: "win_back"]
+    /// `offerDiscountType`'s values (`ONE_TIME`: an offer code for a one-time purchase); others are left out.
+    static let offerDiscountTypes: Set<String> = ["FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT", "ONE_TIME"]
 }

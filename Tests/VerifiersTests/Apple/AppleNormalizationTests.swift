@@ -38,21 +38,52 @@ struct AppleNormalizationTests {
         ("REFUND_REVERSED", nil, .purchaseRefundReversed),
         ("CONSUMPTION_REQUEST", nil, .purchaseConsumptionRequested),
         ("TEST", nil, .storeTest),
-        ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", .storeOther),
+        ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", .externalPurchaseTokenUnreported),
+        ("EXTERNAL_PURCHASE_TOKEN", "CREATED", .externalPurchaseTokenCreated),
+        ("EXTERNAL_PURCHASE_TOKEN", "ACTIVE_TOKEN_REMINDER", .externalPurchaseTokenActive),
+        ("EXTERNAL_PURCHASE_TOKEN", "SOMETHING_LATER", .storeOther),
         ("METADATA_UPDATE", nil, .storeOther),
         ("MIGRATION", nil, .storeOther),
         ("PRICE_CHANGE", nil, .storeOther),
-        ("RESCIND_CONSENT", nil, .storeOther),
+        ("RESCIND_CONSENT", nil, .consentRescinded),
         ("SOMETHING_APPLE_ADDS_LATER", nil, .storeOther),
     ] as [(String, String?, EventType)])
     func mapping(type: String, subtype: String?, expected: EventType) async throws {
         #expect(AppleEventType.of(AppleNotificationType(rawValue: type), subtype.map(AppleSubtype.init(rawValue:))) == expected)
     }
 
-    @Test("the vocabulary test covers all 23 types and 17 subtypes Apple documents")
+    @Test("the vocabulary test covers all 23 types and 19 subtypes Apple documents")
     func knownValues() async {
         #expect(AppleNotificationType.known.count == 23)
-        #expect(AppleSubtype.known.count == 17)
+        #expect(AppleSubtype.known.count == 19)
+    }
+
+    @Test("a one-time charge bought with an offer code: its offer and discount type, and the app transaction id; offer codes Apple adds later are left out")
+    func oneTimeChargeOffer() async throws {
+        let chain = try AppleTestChain()
+        func charge(offerType: Int, discount: String) async throws -> NormalizedEvent? {
+            let transaction = #"{"originalTransactionId":"3000","transactionId":"3000","bundleId":"com.example","productId":"coins.100","purchaseDate":1699990000000,"quantity":1,"type":"Consumable","signedDate":\#(AppleBodies.signedDate),"environment":"Sandbox","currency":"USD","price":990,"offerType":\#(offerType),"offerDiscountType":"\#(discount)","appTransactionId":"704289572208567808"}"#
+            let payload = AppleBodies.notification(type: "ONE_TIME_CHARGE", transactionJWS: try chain.sign(transaction), status: nil)
+            return try await chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first
+        }
+        let event = try #require(try await charge(offerType: 3, discount: "ONE_TIME"))
+        #expect(event.type == .purchaseCompleted)
+        #expect(event.transaction?.offerType == "offer_code" && event.transaction?.offerDiscountType == "one_time")
+        #expect(event.transaction?.appTransactionId == "704289572208567808")
+        let later = try await charge(offerType: 9, discount: "SOMETHING_NEW")?.transaction
+        #expect(later?.offerType == nil && later?.offerDiscountType == nil)
+    }
+
+    @Test("an external purchase token's notice and a rescinded consent are events of their own, about no purchase")
+    func appNotices() async throws {
+        let chain = try AppleTestChain()
+        let token = #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","subtype":"ACTIVE_TOKEN_REMINDER","notificationUUID":"u-remind","signedDate":\#(AppleBodies.signedDate),"externalPurchaseToken":{"externalPurchaseId":"SANDBOX_7af9","tokenCreationDate":1698148950000,"appAppleId":1234,"bundleId":"com.example","tokenType":"SERVICES","tokenExpirationDate":1700740950000}}"#
+        let reminder = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(token))).events.first)
+        #expect(reminder.type == .externalPurchaseTokenActive && reminder.reason == "services" && reminder.subject == "external:SANDBOX_7af9")
+        let consent = #"{"notificationType":"RESCIND_CONSENT","notificationUUID":"u-consent","signedDate":\#(AppleBodies.signedDate),"appData":{"appAppleId":1234,"bundleId":"com.example","environment":"Sandbox"}}"#
+        let rescinded = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(consent))).events.first)
+        #expect(rescinded.type == .consentRescinded && rescinded.app == "com.example" && rescinded.environment == .sandbox)
+        #expect(!reminder.type.concernsPurchases && !rescinded.type.concernsPurchases, "no purchase is made of them")
     }
 
     @Test("an unknown type or subtype decodes and is kept as store.other with its name")

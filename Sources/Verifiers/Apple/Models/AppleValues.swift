@@ -20,11 +20,11 @@ public struct AppleSubtype: RawRepresentable, Hashable, Sendable, OpenStringValu
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// The 17 subtypes.
+    /// The 19 subtypes.
     public static let known: Set<String> = [
         "INITIAL_BUY", "RESUBSCRIBE", "DOWNGRADE", "UPGRADE", "AUTO_RENEW_ENABLED", "AUTO_RENEW_DISABLED", "VOLUNTARY",
         "BILLING_RETRY", "PRICE_INCREASE", "GRACE_PERIOD", "PENDING", "ACCEPTED", "BILLING_RECOVERY", "PRODUCT_NOT_FOR_SALE",
-        "SUMMARY", "FAILURE", "UNREPORTED",
+        "SUMMARY", "FAILURE", "UNREPORTED", "CREATED", "ACTIVE_TOKEN_REMINDER",
     ]
     public var isKnown: Bool { Self.known.contains(rawValue) }
 }

@@ -71,10 +71,13 @@ public struct NotificationPayload: Sendable {
         public var tokenCreationDate: AppleDate?
         public var appAppleId: Int64?
         public var bundleId: String?
+        /// `ACQUISITION` or `SERVICES`.
+        public var tokenType: String?
 
         init(_ f: AppleFields) throws(Rejection) {
             externalPurchaseId = try f.string("externalPurchaseId")
             tokenCreationDate = try f.value("tokenCreationDate")
+            tokenType = try f.string("tokenType")
             appAppleId = try f.int("appAppleId")
             bundleId = try f.string("bundleId")
         }

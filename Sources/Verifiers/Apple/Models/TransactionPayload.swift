@@ -26,8 +26,9 @@ public struct TransactionPayload: Sendable, SignedPayload {
     /// 1 introductory offer, 2 promotional offer, 3 offer code, 4 win-back offer.
     public var offerType: Int64?
     public var offerIdentifier: String?
-    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`.
+    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME` (a one-time purchase's offer code).
     public var offerDiscountType: String?
+    public var appTransactionId: String?
 
     init(_ f: AppleFields) throws(Rejection) {
         originalTransactionId = try f.string("originalTransactionId")
@@ -51,6 +52,7 @@ public struct TransactionPayload: Sendable, SignedPayload {
         offerType = try f.int("offerType")
         offerIdentifier = try f.string("offerIdentifier")
         offerDiscountType = try f.string("offerDiscountType")
+        appTransactionId = try f.string("appTransactionId")
     }
 }
 
