@@ -84,8 +84,9 @@ public enum Projector {
             p.expiresAtMs = expires.millisecondsSince1970
         }
         if let autoRenew = event.subscription?.autoRenew { p.autoRenew = autoRenew }
-        // A sender's quantity below one says nothing about units held.
-        if let quantity = event.transaction?.quantity, quantity > 0 { p.quantity = quantity }
+        // The units the transaction holds as its store states it now (any later notification about it
+        // carries its refunds too), so no event can give back what a refund took.
+        if let units = event.transaction.flatMap(unitsHeld) { p.quantity = units }
         if let appTransactionId = event.transaction?.appTransactionId { p.appTransactionId = appTransactionId }
         switch event.type {
         case .subscriptionStarted, .subscriptionResubscribed, .subscriptionRenewed, .subscriptionRecovered,
@@ -101,15 +102,18 @@ public enum Projector {
             }
         case .subscriptionAutoRenewDisabled: p.autoRenew = false
         case .subscriptionAutoRenewEnabled: p.autoRenew = true
-        case .purchaseCompleted, .purchaseRefundReversed: p.state = .active
+        case .purchaseCompleted: p.state = .active
+        case .purchaseRefundReversed:
+            p.state = .active
+            // Restored in full: without the transaction's word on its units, they are not known.
+            if event.transaction.flatMap(unitsHeld) == nil { p.quantity = nil }
         case .purchaseRefunded:
-            if let remaining = remainingAfterRefund(event, kind: p.kind, held: p.quantity) {
+            if let transaction = event.transaction, keepsUnits(after: transaction, kind: p.kind) {
                 // A share taken back: what remains still entitles, in the state it had.
-                p.quantity = remaining
-            } else {
-                p.state = .refunded
-                if p.quantity != nil { p.quantity = 0 }
+                break
             }
+            p.state = .refunded
+            if p.quantity != nil { p.quantity = 0 }
         default:
             if let forced = forcedState(event.type) {
                 p.state = forced
@@ -120,17 +124,25 @@ public enum Projector {
         }
     }
 
-    /// The units left after a prorated refund (Apple's `REFUND_PRORATED`) of a one-time purchase or of
-    /// several units: its share of the transaction's quantity taken back, rounded to whole units (1 of 3
-    /// is 33.333%). nil when the refund takes the whole purchase: a full refund, a family revoke, a
-    /// subscription's remaining time, or a share that leaves nothing.
-    static func remainingAfterRefund(_ event: NormalizedEvent, kind: Purchase.Kind, held: Int?) -> Int? {
-        guard let transaction = event.transaction, transaction.revocationType == .refundProrated,
-              let share = transaction.revocationPercentage, (0...100_000).contains(share) else { return nil }
-        let units = transaction.quantity ?? held ?? 1
-        guard units > 0, kind == .oneTime || units > 1 else { return nil }
-        let remaining = units - (units * share + 50_000) / 100_000
-        return remaining > 0 ? remaining : nil
+    /// The units a transaction holds: its quantity (1 to 1,000,000; another figure says nothing), less
+    /// the share a prorated refund took back, rounded to whole units (Apple's percentage is of the whole
+    /// quantity: 1 of 3 is 33.333%), none once refunded in full or revoked from a family member.
+    static func unitsHeld(_ transaction: NormalizedEvent.Transaction) -> Int? {
+        guard let quantity = transaction.quantity, (1...1_000_000).contains(quantity) else { return nil }
+        switch transaction.revocationType {
+        case nil: return quantity
+        case .refundFull, .familyRevoke: return 0
+        case .refundProrated:
+            guard let share = transaction.revocationPercentage, (0...100_000).contains(share) else { return 0 }
+            return quantity - (quantity * share + 50_000) / 100_000
+        }
+    }
+
+    /// Whether a refund leaves the purchase entitling: a prorated one of a one-time purchase or of several
+    /// units that leaves units. A subscription's prorated refund is of the time it had left: it ends.
+    static func keepsUnits(after transaction: NormalizedEvent.Transaction, kind: Purchase.Kind) -> Bool {
+        guard transaction.revocationType == .refundProrated, let units = unitsHeld(transaction), units > 0 else { return false }
+        return kind == .oneTime || (transaction.quantity ?? 1) > 1
     }
 
     /// Whether an event of this type ends or suspends a purchase (its type alone says so).

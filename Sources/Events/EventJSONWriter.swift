@@ -24,7 +24,11 @@ struct EventJSONWriter {
                          ("gracePeriodExpiresAt", s.gracePeriodExpiresAt.map(Value.string)), ("state", s.state.map(Value.string))])
             }),
             ("transaction", event.transaction.map { t in
-                .object([("appTransactionId", t.appTransactionId.map(Value.string)),
+                .object([("appTransactionId", t.appTransactionId.map(Value.string)), ("billingPlan", t.billingPlan.map(Value.string)),
+                         ("commitment", t.commitment.map { c in
+                             .object([("expiresAt", c.expiresAt.map(Value.string)), ("period", c.period.map { .int(Int64($0)) }),
+                                      ("periods", c.periods.map { .int(Int64($0)) })])
+                         }),
                          ("expiresAt", t.expiresAt.map(Value.string)), ("id", t.id.map(Value.string)),
                          ("offerDiscountType", t.offerDiscountType.map(Value.string)), ("offerType", t.offerType.map(Value.string)),
                          ("originalId", t.originalId.map(Value.string)), ("purchasedAt", t.purchasedAt.map(Value.string)),

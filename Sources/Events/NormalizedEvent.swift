@@ -26,14 +26,30 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
         public var offerDiscountType: String?
         /// Apple's id of the customer's download of the app (`appTransactionId`): the same for all their purchases in it.
         public var appTransactionId: String?
+        /// How the subscription bills: `billed_upfront`, or `monthly` within a commitment.
+        public var billingPlan: String?
+        /// A commitment to a number of billing periods (Apple's monthly plan with a 12-month commitment).
+        public var commitment: Commitment?
+
+        public struct Commitment: Sendable, Codable, Equatable {
+            /// The period this transaction pays, of `periods`.
+            public var period: Int?
+            public var periods: Int?
+            public var expiresAt: String?
+            public init(period: Int? = nil, periods: Int? = nil, expiresAt: String? = nil) {
+                self.period = period; self.periods = periods; self.expiresAt = expiresAt
+            }
+        }
         public init(id: String? = nil, originalId: String? = nil, purchasedAt: String? = nil,
                     expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil,
                     revocationType: Revocation? = nil, revocationPercentage: Int? = nil,
-                    offerType: String? = nil, offerDiscountType: String? = nil, appTransactionId: String? = nil) {
+                    offerType: String? = nil, offerDiscountType: String? = nil, appTransactionId: String? = nil,
+                    billingPlan: String? = nil, commitment: Commitment? = nil) {
             self.id = id; self.originalId = originalId; self.purchasedAt = purchasedAt
             self.expiresAt = expiresAt; self.revokedAt = revokedAt; self.quantity = quantity
             self.revocationType = revocationType; self.revocationPercentage = revocationPercentage
             self.offerType = offerType; self.offerDiscountType = offerDiscountType; self.appTransactionId = appTransactionId
+            self.billingPlan = billingPlan; self.commitment = commitment
         }
         var isEmpty: Bool { self == Transaction() }
     }

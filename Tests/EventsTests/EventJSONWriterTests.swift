@@ -29,7 +29,13 @@ struct EventJSONWriterTests {
                                             expiresAt: maybe(&g, text), revokedAt: maybe(&g, text),
                                             quantity: maybe(&g) { g in [Int.min, -1, 0, 1, 42, Int.max].randomElement(using: &g) ?? 0 },
                                             revocationType: maybe(&g) { g in [.refundFull, .refundProrated, .familyRevoke].randomElement(using: &g) ?? .refundFull },
-                                            revocationPercentage: maybe(&g) { g in [0, 15, 40_000, 100_000].randomElement(using: &g) ?? 0 })
+                                            revocationPercentage: maybe(&g) { g in [0, 15, 40_000, 100_000].randomElement(using: &g) ?? 0 },
+                                            offerType: maybe(&g, text), offerDiscountType: maybe(&g, text), appTransactionId: maybe(&g, text),
+                                            billingPlan: maybe(&g, text),
+                                            commitment: maybe(&g) { g in
+                                                NormalizedEvent.Transaction.Commitment(period: maybe(&g) { _ in 3 }, periods: maybe(&g) { _ in 12 },
+                                                                                       expiresAt: maybe(&g, text))
+                                            })
             },
             price: maybe(&g) { g in
                 NormalizedEvent.Price(amountMicros: [Int64.min, -990_000, 0, 4_990_000, Int64.max].randomElement(using: &g) ?? 0,

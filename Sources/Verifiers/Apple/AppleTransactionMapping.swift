@@ -28,7 +28,14 @@ extension TransactionPayload {
                                     revocationPercentage: revocationPercentage.flatMap { (0...100_000).contains($0) ? Int($0) : nil },
                                     offerType: offerType.flatMap { Self.offerTypeNames[$0] },
                                     offerDiscountType: offerDiscountType.flatMap { Self.offerDiscountTypes.contains($0) ? $0.lowercased() : nil },
-                                    appTransactionId: appTransactionId)
+                                    appTransactionId: appTransactionId,
+                                    billingPlan: billingPlanType.flatMap { ["BILLED_UPFRONT", "MONTHLY"].contains($0) ? $0.lowercased() : nil },
+                                    commitment: commitmentInfo.map { info in
+                                        NormalizedEvent.Transaction.Commitment(
+                                            period: info.billingPeriodNumber.flatMap { (1...120).contains($0) ? Int($0) : nil },
+                                            periods: info.totalBillingPeriods.flatMap { (1...120).contains($0) ? Int($0) : nil },
+                                            expiresAt: info.commitmentExpiresDate?.rfc3339)
+                                    })
     }
 
     /// `offerType`'s codes by name; a code Apple adds later is left out.

@@ -74,6 +74,17 @@ struct AppleNormalizationTests {
         #expect(later?.offerType == nil && later?.offerDiscountType == nil)
     }
 
+    @Test("a monthly plan within a 12-month commitment: the billing plan and the commitment travel on the event")
+    func commitment() async throws {
+        let chain = try AppleTestChain()
+        let transaction = #"{"originalTransactionId":"4000","transactionId":"4003","bundleId":"com.example","productId":"pro.yearly","purchaseDate":1699990000000,"expiresDate":1702582000000,"quantity":1,"type":"Auto-Renewable Subscription","signedDate":\#(AppleBodies.signedDate),"environment":"Sandbox","currency":"USD","price":999,"billingPlanType":"MONTHLY","commitmentInfo":{"billingPeriodNumber":3,"totalBillingPeriods":12,"commitmentExpiresDate":1723990000000,"commitmentPrice":119880}}"#
+        let payload = AppleBodies.notification(type: "DID_RENEW", transactionJWS: try chain.sign(transaction))
+        let event = try #require(try await chain.source().handle(AppleBodies.request(try chain.sign(payload))).events.first)
+        #expect(event.transaction?.billingPlan == "monthly")
+        #expect(event.transaction?.commitment == NormalizedEvent.Transaction.Commitment(period: 3, periods: 12, expiresAt: "2024-08-18T14:06:40.000Z"))
+        #expect(event.transaction?.expiresAt == "2023-12-14T19:26:40.000Z", "the entitlement ends with the period paid")
+    }
+
     @Test("an external purchase token's notice and a rescinded consent are events of their own, about no purchase")
     func appNotices() async throws {
         let chain = try AppleTestChain()

@@ -29,6 +29,23 @@ public struct TransactionPayload: Sendable, SignedPayload {
     /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME` (a one-time purchase's offer code).
     public var offerDiscountType: String?
     public var appTransactionId: String?
+    /// `BILLED_UPFRONT`, or `MONTHLY` (monthly payments within a 12-month commitment, `commitmentInfo`).
+    public var billingPlanType: String?
+    public var commitmentInfo: CommitmentInfo?
+
+    /// `TransactionCommitmentInfo`.
+    public struct CommitmentInfo: Sendable {
+        /// The billing period this transaction pays, 1 to 12, of `totalBillingPeriods`.
+        public var billingPeriodNumber: Int64?
+        public var totalBillingPeriods: Int64?
+        public var commitmentExpiresDate: AppleDate?
+
+        init(_ f: AppleFields) throws(Rejection) {
+            billingPeriodNumber = try f.int("billingPeriodNumber")
+            totalBillingPeriods = try f.int("totalBillingPeriods")
+            commitmentExpiresDate = try f.value("commitmentExpiresDate")
+        }
+    }
 
     init(_ f: AppleFields) throws(Rejection) {
         originalTransactionId = try f.string("originalTransactionId")
@@ -53,6 +70,8 @@ public struct TransactionPayload: Sendable, SignedPayload {
         offerIdentifier = try f.string("offerIdentifier")
         offerDiscountType = try f.string("offerDiscountType")
         appTransactionId = try f.string("appTransactionId")
+        billingPlanType = try f.string("billingPlanType")
+        commitmentInfo = try f.nested("commitmentInfo").map(CommitmentInfo.init)
     }
 }
 
