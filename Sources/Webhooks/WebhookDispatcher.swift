@@ -85,17 +85,17 @@ public struct WebhookDispatcher: Service {
                     var claimed: [ClaimedDelivery] = []
                     var failed = false
                     // While attempts are in flight, claims wait for a quarter of the slots to be free (a claim is a
-                    // write transaction, and one per finished attempt cost a third of a busy dispatcher), unless
-                    // an enabled endpoint has none in flight: slow endpoints holding the slots never hold it up.
-                    if free > 0, !enabled.isEmpty,
-                       busy == 0 || free >= max(1, settings.maxConcurrentDeliveries / 4) || enabled.contains(where: { inFlight.count($0) == 0 }) {
+                    // write transaction, and one per finished attempt cost a third of a busy dispatcher); until
+                    // then only endpoints with none in flight claim: slow endpoints holding the slots never hold them up.
+                    let onlyIdle = busy > 0 && free < max(1, settings.maxConcurrentDeliveries / 4)
+                    if free > 0, !enabled.isEmpty, !onlyIdle || enabled.contains(where: { inFlight.count($0) == 0 }) {
                         // With several endpoints enabled, none takes more than half the slots, and each poll
                         // starts with the next one: a slow or busy endpoint cannot starve the others.
                         let perEndpoint = enabled.count > 1 ? max(1, settings.maxConcurrentDeliveries / 2) : settings.maxConcurrentDeliveries
                         turn = (turn + 1) % enabled.count
                         for name in enabled[turn...] + enabled[..<turn] where claimed.count < free {
                             let room = min(free - claimed.count, perEndpoint - inFlight.count(name), 256)
-                            guard room > 0 else { continue }
+                            guard room > 0, !onlyIdle || inFlight.count(name) == 0 else { continue }
                             do {
                                 claimed += try await store.claim(endpoints: [name], nowMs: now, claimUntilMs: now + claimMs, limit: room)
                             } catch {
