@@ -127,7 +127,7 @@ public enum Projector {
     /// The units a transaction holds: its quantity (1 to 1,000,000; another figure says nothing), less
     /// the share a prorated refund took back, rounded to whole units (Apple's percentage is of the whole
     /// quantity: 1 of 3 is 33.333%), none once refunded in full or revoked from a family member.
-    static func unitsHeld(_ transaction: NormalizedEvent.Transaction) -> Int? {
+    public static func unitsHeld(_ transaction: NormalizedEvent.Transaction) -> Int? {
         guard let quantity = transaction.quantity, (1...1_000_000).contains(quantity) else { return nil }
         switch transaction.revocationType {
         case nil: return quantity
@@ -140,7 +140,7 @@ public enum Projector {
 
     /// Whether a refund leaves the purchase entitling: a prorated one of a one-time purchase or of several
     /// units that leaves units. A subscription's prorated refund is of the time it had left: it ends.
-    static func keepsUnits(after transaction: NormalizedEvent.Transaction, kind: Purchase.Kind) -> Bool {
+    public static func keepsUnits(after transaction: NormalizedEvent.Transaction, kind: Purchase.Kind) -> Bool {
         guard transaction.revocationType == .refundProrated, let units = unitsHeld(transaction), units > 0 else { return false }
         return kind == .oneTime || (transaction.quantity ?? 1) > 1
     }

@@ -185,5 +185,6 @@ public struct PurchaseService: Sendable {
         guard let change = Projector.change(for: event), let next = change.update(stored) else { return true }
         return next.state == stored.state && next.product == stored.product && next.expiresAtMs == stored.expiresAtMs
             && next.kind == stored.kind && next.gracePeriodExpiresAtMs == stored.gracePeriodExpiresAtMs && next.autoRenew == stored.autoRenew
+            && next.quantity == stored.quantity
     }
 }

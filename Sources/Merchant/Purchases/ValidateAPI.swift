@@ -1,4 +1,5 @@
 import Config
+import Entitlements
 import Events
 import Foundation
 import HTTPTypes
@@ -241,11 +242,15 @@ public struct ValidateAPI: Sendable {
         let ms = { (text: String?) in text.flatMap(Timestamp.init(rfc3339:))?.millisecondsSince1970 }
         let subscription = purchase.kind == .subscription
         let expiresMs = ms(purchase.transaction?.expiresAt)
+        // A prorated refund that leaves units (Apple's REFUND_PRORATED of a one-time purchase) is not an end.
+        let keepsUnits = purchase.type == .purchaseRefunded
+            && purchase.transaction.map { Projector.keepsUnits(after: $0, kind: subscription ? .subscription : .oneTime) } == true
         let ended: Bool = switch purchase.type {
-        case .subscriptionExpired, .subscriptionRevoked, .purchaseRefunded, .purchaseChargeback, .purchaseCanceled: true
+        case .subscriptionExpired, .subscriptionRevoked, .purchaseRefunded, .purchaseChargeback, .purchaseCanceled: !keepsUnits
         default: false
         }
-        let revoked = purchase.type == .subscriptionRevoked || purchase.type == .purchaseRefunded || purchase.type == .purchaseChargeback
+        let revoked = !keepsUnits
+            && (purchase.type == .subscriptionRevoked || purchase.type == .purchaseRefunded || purchase.type == .purchaseChargeback)
         let autoRenew = purchase.subscription?.autoRenew
         return Item(
             id: purchase.product, purchaseDate: ms(purchase.transaction?.purchasedAt), expiryDate: expiresMs,

@@ -442,3 +442,20 @@ extension ValidateGoogleTests {
         #expect(!text.contains("token-of-the-buyer") && !text.contains("GPA.3300-1"))
     }
 }
+
+extension ValidateGoogleTests {
+    @Test("a one-time purchase a prorated refund left units of is answered as held; refunded in full, as cancelled by the customer")
+    func proratedRefundAnswer() {
+        func item(_ revocation: NormalizedEvent.Transaction.Revocation, share: Int) -> ValidateAPI.Item {
+            let purchase = VerifiedPurchase(
+                source: .apple, app: "com.example", environment: .production, subject: "2000", product: "coins.100",
+                kind: .oneTime, type: .purchaseRefunded, occurredAt: Timestamp(millisecondsSince1970: 1_790_000_000_000),
+                transaction: .init(id: "2001", quantity: 3, revocationType: revocation, revocationPercentage: share))
+            return ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: nil)
+        }
+        let partly = item(.refundProrated, share: 33_333)
+        #expect(partly.isExpired == nil && partly.cancelationReason == nil)
+        let fully = item(.refundFull, share: 100_000)
+        #expect(fully.isExpired == true && fully.cancelationReason == "Customer")
+    }
+}
