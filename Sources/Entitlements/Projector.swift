@@ -46,6 +46,7 @@ public enum Projector {
                 next.lastEventAtMs = max(next.lastEventAtMs, eventAtMs)
                 next.lastEventId = event.id
                 next.lastEventType = event.type.rawValue
+                Self.settleUnits(&next)
                 return next
             }
         }
@@ -63,6 +64,7 @@ public enum Projector {
             var next = current ?? Purchase(key: key, kind: kind(of: event), state: hintedState(event) ?? .active, lastEventAtMs: occurredAtMs,
                                            lastEventId: event.id, lastEventType: event.type.rawValue)
             apply(event, to: &next)
+            settleUnits(&next)
             next.lastEventAtMs = occurredAtMs
             next.lastEventId = event.id
             next.lastEventType = event.type.rawValue
@@ -122,6 +124,11 @@ public enum Projector {
                 p.state = hinted
             }
         }
+    }
+
+    /// A purchase refunded or revoked (a chargeback, a family revoke, a voided Google purchase) holds no units.
+    static func settleUnits(_ purchase: inout Purchase) {
+        if purchase.state == .refunded || purchase.state == .revoked, purchase.quantity != nil { purchase.quantity = 0 }
     }
 
     /// The units a transaction holds: its quantity (1 to 1,000,000; another figure says nothing), less

@@ -66,6 +66,21 @@ struct PartialRefundTests {
         }
     }
 
+    @Test("a chargeback, and a voided purchase as the store's API reports it, leave no units")
+    func noUnitsAfterAnEnd() throws {
+        func applied(_ event: NormalizedEvent, snapshot: PurchaseSnapshot? = nil, to current: Purchase?) throws -> Purchase {
+            let change = try #require(Projector.change(for: event, snapshot: snapshot))
+            return try #require(change.update(current))
+        }
+        let held = try applied(Self.event("k1", .purchaseCompleted, at: Self.now - 2_000, subject: "charged", quantity: 5), to: nil)
+        #expect(held.quantity == 5)
+        let chargeback = try applied(Self.event("k2", .purchaseChargeback, at: Self.now - 1_000, subject: "charged", quantity: nil), to: held)
+        #expect(chargeback.state == .revoked && chargeback.quantity == 0)
+        let voided = try applied(Self.event("k3", .purchaseRefunded, at: Self.now - 1_000, subject: "charged", quantity: nil),
+                                 snapshot: PurchaseSnapshot(kind: .oneTime, state: .refunded), to: held)
+        #expect(voided.state == .refunded && voided.quantity == 0)
+    }
+
     @Test("the app's own notices (an external purchase token, a rescinded consent) make no purchase")
     func notices() {
         for type in [EventType.externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported, .consentRescinded] {
