@@ -37,6 +37,8 @@ public enum Projector {
                 // entitle: an event alone is a claim anyone holding a push token can make.
                 let entitlesNow = snapshot.state == .active || snapshot.state == .gracePeriod
                 next.state = entitlesNow ? snapshot.state : forcedState(event.type) ?? snapshot.state
+                // Entitling again (the API's word is final): units an end set to none are not known any more.
+                if entitlesNow, next.quantity == 0 { next.quantity = nil }
                 next.kind = snapshot.kind ?? next.kind
                 next.expiresAtMs = snapshot.expiresAtMs ?? next.expiresAtMs
                 next.gracePeriodExpiresAtMs = nil

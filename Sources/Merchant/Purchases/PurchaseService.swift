@@ -117,6 +117,9 @@ public struct PurchaseService: Sendable {
         var purchase = claimed
         purchase.type = ended
         if let expires = stored.expiresAtMs { purchase.transaction?.expiresAt = Timestamp(millisecondsSince1970: expires).rfc3339 }
+        // The stored end is the store's later word: an older copy's partial refund no longer says what is held.
+        purchase.transaction?.revocationType = nil
+        purchase.transaction?.revocationPercentage = nil
         return purchase
     }
 
@@ -185,6 +188,6 @@ public struct PurchaseService: Sendable {
         guard let change = Projector.change(for: event), let next = change.update(stored) else { return true }
         return next.state == stored.state && next.product == stored.product && next.expiresAtMs == stored.expiresAtMs
             && next.kind == stored.kind && next.gracePeriodExpiresAtMs == stored.gracePeriodExpiresAtMs && next.autoRenew == stored.autoRenew
-            && next.quantity == stored.quantity
+            && next.quantity == stored.quantity && next.appTransactionId == stored.appTransactionId
     }
 }

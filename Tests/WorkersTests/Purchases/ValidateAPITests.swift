@@ -457,5 +457,14 @@ extension ValidateGoogleTests {
         #expect(partly.isExpired == nil && partly.cancelationReason == nil)
         let fully = item(.refundFull, share: 100_000)
         #expect(fully.isExpired == true && fully.cancelationReason == "Customer")
+        // A copy Apple signed after the partial refund, sent once the purchase was refunded in full: the stored end wins.
+        let copy = VerifiedPurchase(
+            source: .apple, app: "com.example", environment: .production, subject: "2000", product: "coins.100",
+            kind: .oneTime, type: .purchaseRefunded, occurredAt: Timestamp(millisecondsSince1970: 1_790_000_000_000),
+            transaction: .init(id: "2001", quantity: 3, revocationType: .refundProrated, revocationPercentage: 33_333))
+        let stored = Purchase(key: PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "2000"), kind: .oneTime,
+                              state: .refunded, quantity: 0, lastEventAtMs: 1_790_000_100_000, lastEventId: "apple:later", lastEventType: "purchase.refunded")
+        let answered = ValidateAPI.item(PurchaseService.asStored(copy, stored), nowMs: 1_790_000_200_000, ids: nil)
+        #expect(answered.isExpired == true && answered.cancelationReason == "Customer")
     }
 }
