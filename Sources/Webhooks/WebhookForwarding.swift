@@ -130,8 +130,9 @@ public struct WebhookForwarding: Sendable {
             for (delivery, takers) in rows {
                 let lane = Self.lane(sender: delivery.sender, key: delivery.key)
                 let inserted = try connection.query("""
-                    INSERT INTO webhook_messages (\(WebhookOutbox.columns), created_at_ms, kind, body, forward_headers)
-                    VALUES ($1, $2, $3, $4, '', '', $5, $6, '', $7, '', '', $8, NULL, NULL, NULL, NULL, NULL, $9, 'forward', $10, $11)
+                    INSERT INTO webhook_messages (message_id, lane, app, environment, event_id, event_type, source, active, created_at_ms,
+                                                  kind, body, forward_headers, user_id, product, event_json, subject, state)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'forward', $10, $11, '', '', '', '', '')
                     ON CONFLICT (message_id) DO NOTHING RETURNING sequence
                     """, [.text(Self.messageId(sender: delivery.sender, body: delivery.request.body)), .text(lane), .text(delivery.app),
                           .text(delivery.environment), .text(delivery.eventId), .text(delivery.eventType), .text(delivery.sender.rawValue),

@@ -40,6 +40,13 @@ struct WebhookQueueTests {
         }
     }
 
+    /// Two users' first messages recorded and their deliveries claimed, by user.
+    static func claimedHeads(_ users: [String], queue: WebhookStore, on database: SQLDatabase) async throws -> [String: ClaimedDelivery] {
+        try await record(users.map { applied(user: $0, step: 0) }, on: database)
+        let heads = try await queue.claim(endpoints: ["backend"], nowMs: 2_000, claimUntilMs: 50_000, limit: 10)
+        return Dictionary(heads.map { ($0.message.user, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     static func attempt(_ claimed: ClaimedDelivery, outcome: AttemptRecord.Outcome, at: Int64, next: Int64?) -> AttemptRecord {
         AttemptRecord(endpoint: claimed.endpoint, sequence: claimed.sequence, lane: claimed.message.lane, token: claimed.token,
                       attempt: claimed.attempts + 1,
@@ -141,10 +148,9 @@ struct WebhookQueueTests {
     func replayEnableAndPrune(backend: Backend) async throws {
         try await TestDatabases.withStore(backend) { store in
             let queue = WebhookStore(store: store)
-            try await Self.record([Self.applied(user: "cat", step: 0), Self.applied(user: "dan", step: 0)], on: store.database)
-            let heads = try await queue.claim(endpoints: ["backend"], nowMs: 2_000, claimUntilMs: 50_000, limit: 10)
-            let cat = try #require(heads.first { $0.message.user == "cat" })
-            let dan = try #require(heads.first { $0.message.user == "dan" })
+            let heads = try await Self.claimedHeads(["cat", "dan"], queue: queue, on: store.database)
+            let cat = try #require(heads["cat"])
+            let dan = try #require(heads["dan"])
             _ = try await queue.finish(Self.attempt(cat, outcome: .delivered, at: 3_000, next: nil), disableAfterMs: 1_000_000)
             _ = try await queue.finish(Self.attempt(dan, outcome: .status, at: 3_000, next: 9_000_000), disableAfterMs: 1_000_000)
             #expect(try await queue.replay(endpoint: "backend", sequences: [cat.sequence], nowMs: 4_000) == 1)
@@ -168,10 +174,9 @@ struct WebhookQueueTests {
     func disabledForFailing(backend: Backend) async throws {
         try await TestDatabases.withStore(backend) { store in
             let queue = WebhookStore(store: store)
-            try await Self.record([Self.applied(user: "eve", step: 0), Self.applied(user: "fay", step: 0)], on: store.database)
-            let heads = try await queue.claim(endpoints: ["backend"], nowMs: 2_000, claimUntilMs: 50_000, limit: 10)
-            let eve = try #require(heads.first { $0.message.user == "eve" })
-            let fay = try #require(heads.first { $0.message.user == "fay" })
+            let heads = try await Self.claimedHeads(["eve", "fay"], queue: queue, on: store.database)
+            let eve = try #require(heads["eve"])
+            let fay = try #require(heads["fay"])
             #expect(try await queue.finish(Self.attempt(eve, outcome: .timeout, at: 10_000, next: 11_000), disableAfterMs: 5_000) == false)
             #expect(try await queue.finish(Self.attempt(fay, outcome: .delivered, at: 12_000, next: nil), disableAfterMs: 5_000) == false)
             let retry = try #require(try await queue.claim(endpoints: ["backend"], nowMs: 13_000, claimUntilMs: 50_000, limit: 10).first)

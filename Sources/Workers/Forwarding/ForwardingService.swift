@@ -20,18 +20,24 @@ struct ForwardingService: Service {
     let logger: Logger
     let clock: @Sendable () -> Int64
 
-    func run() async throws {
-        // Kept in the store before the first record is read: a new endpoint starts with what arrives after it.
-        var since: [String: Int64]?
+    /// `work`'s result once the store answers, trying again with the jobs' backoff (one warning); nil when
+    /// the task is cancelled first.
+    static func untilStored<T: Sendable>(_ warning: Logger.Message, logger: Logger, _ work: () async throws -> T) async -> T? {
         var failures = 0
-        while since == nil {
-            do { since = try await forwarding.start(nowMs: clock()) } catch {
+        while true {
+            do { return try await work() } catch {
                 failures += 1
-                if failures == 1 { logger.warning("webhook forwarding cannot reach the store; trying again", metadata: ["error": "\(error)"]) }
-                do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return }
+                if failures == 1 { logger.warning(warning, metadata: ["error": "\(error)"]) }
+                do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return nil }
             }
         }
-        guard let since else { return }
+    }
+
+    func run() async throws {
+        // Kept in the store before the first record is read: a new endpoint starts with what arrives after it.
+        guard let since = await Self.untilStored("webhook forwarding cannot reach the store; trying again", logger: logger, {
+            try await forwarding.start(nowMs: clock())
+        }) else { return }
         try await runConsumer(config, topics: senders.keys.sorted(), role: "webhook forwarding", metrics: metrics, logger: logger) {
             [senders, forwarding, logger, clock] consumer, lagReporter in
             var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
@@ -47,17 +53,9 @@ struct ForwardingService: Service {
                         }
                     }
                     // Not committed unless recorded: the store is waited for (a shutdown leaves the batch to be read again).
-                    var failures = 0
-                    while true {
-                        do {
-                            try await forwarding.record(deliveries, since: since, nowMs: clock())
-                            break
-                        } catch {
-                            failures += 1
-                            if failures == 1 { logger.warning("webhook forwarding cannot record; trying again", metadata: ["error": "\(error)"]) }
-                            do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return }
-                        }
-                    }
+                    guard await Self.untilStored("webhook forwarding cannot record; trying again", logger: logger, {
+                        try await forwarding.record(deliveries, since: since, nowMs: clock())
+                    }) != nil else { return }
                     do { try await consumer.commitAll(records) } catch {
                         logger.warning("commit failed; the batch will be read again and recorded once", metadata: ["error": .string("\(error)")])
                     }
