@@ -135,7 +135,7 @@ let package = Package(
         // purchase change.
         .target(
             name: "Entitlements",
-            dependencies: ["Store", "Events", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Store", "Events", "Toolkit", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The gateway's delivery spool: its own SQLite file through Store's SQLite driver, records as BLOBs,

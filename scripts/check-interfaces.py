@@ -329,6 +329,8 @@ def check_metrics(dev_base, work_base):
         report(f"metrics: promtool check metrics on {label}'s /metrics ({families} families)", code == 0 and not output, output[:500])
     code, output = promtool(["check", "rules", os.path.join(ROOT, "deploy/alerts.yaml")])
     report("metrics: promtool check rules deploy/alerts.yaml", code == 0, output.splitlines()[-1] if output else "")
+    code, output = promtool(["test", "rules", os.path.join(ROOT, "deploy/alerts.test.yaml")])
+    report("metrics: promtool test rules deploy/alerts.test.yaml (alerts fire on their series, not before)", code == 0, output[-500:])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1487,6 +1487,7 @@ NOT_EXERCISED = {
     "tollgate_worker_retries_total": "a retry tier: only a transient failure (store or Play API down) sends an event there",
     "tollgate_reconcile_": "reconciliation runs: no app has an App Store Server API key here (its runs: ReconcileCommandTests, AppleBackfillTests)",
     "tollgate_webhook_": "outbound webhooks: no endpoint is configured here (their runs: OutboundWebhookTests)",
+    "tollgate_refund_review": "Google refund reviews: no package has a policy here (their runs: RefundReviewTests; the alerts: deploy/alerts.test.yaml)",
 }
 
 

@@ -112,7 +112,7 @@ enum WebhookBenchmark {
             _ = try await store.database.transaction { connection throws(StoreError) in try outbox.record(applied, nowMs: now, on: connection) }
         }
         let webhooks = WebhookStore(store: store)
-        let dispatcher = WebhookDispatcher(endpoints: setup.endpoints, settings: settings, store: webhooks, purchaseIds: PurchaseIdSource(store: store),
+        let dispatcher = WebhookDispatcher(endpoints: setup.endpoints, settings: settings, store: webhooks, purchaseIds: store.purchaseIds,
                                            catalog: CatalogSettings(), wakeup: wakeup, metrics: WebhookMetrics(), logger: logger)
         let cpuBefore = cpuSeconds()
         let started = ContinuousClock.now

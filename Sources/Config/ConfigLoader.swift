@@ -203,6 +203,12 @@ public enum ConfigLoader {
             workers.reconcileAppleFirstRunDays = try s.int("reconcileAppleFirstRunDays", default: workers.reconcileAppleFirstRunDays, range: 1...180)
             workers.reconcileGoogleIntervalSeconds = try s.int("reconcileGoogleIntervalSeconds", default: workers.reconcileGoogleIntervalSeconds,
                                                                range: 0...604_800)
+            workers.refreshIntervalSeconds = try s.int("refreshIntervalSeconds", default: workers.refreshIntervalSeconds, range: 0...86_400)
+            workers.refreshSpacingSeconds = try s.int("refreshSpacingSeconds", default: workers.refreshSpacingSeconds, range: 1...86_400)
+            workers.refreshPlayQueriesPerMinute = try s.int("refreshPlayQueriesPerMinute", default: workers.refreshPlayQueriesPerMinute,
+                                                            range: 1...3_000)
+            workers.refreshAppleRequestsPerSecond = try s.int("refreshAppleRequestsPerSecond", default: workers.refreshAppleRequestsPerSecond,
+                                                              range: 1...50)
             return workers
         }
         c.purchases = try r.section("purchases") { (s) throws(ConfigError) in try readPurchases(s) }

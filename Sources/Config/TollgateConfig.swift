@@ -35,6 +35,15 @@ public struct WorkerSettings: Sendable {
     public var reconcileAppleFirstRunDays = 7
     /// How often the workers poll Google's voided purchases of each package; 0: never.
     public var reconcileGoogleIntervalSeconds = 21_600
+    /// How often the workers look for purchases at risk and re-read them from their store (docs/reconciliation.md); 0: never.
+    public var refreshIntervalSeconds = 60
+    /// The least time between two scheduled reads of one purchase.
+    public var refreshSpacingSeconds = 900
+    /// Play Developer API queries a minute per package the at-risk refresh and the voided purchases poll
+    /// may spend together (Play's default quota is 3,000 a minute per bucket; enrichment and acknowledgements need the rest).
+    public var refreshPlayQueriesPerMinute = 1_000
+    /// App Store Server API requests a second per app the at-risk refresh may spend (Apple allows 50 for these calls).
+    public var refreshAppleRequestsPerSecond = 10
     public init() {}
 }
 

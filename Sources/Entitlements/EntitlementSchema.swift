@@ -280,5 +280,45 @@ enum EntitlementSchema {
             ALTER TABLE webhook_messages ADD COLUMN quantity INTEGER;
             """
         },
+        // Each purchase's opaque id beside it (a route names a purchase by it: `POST /v1/purchases/{purchase}/refresh`;
+        // filled by every write, and at open for older rows), the purchases at risk found by state and
+        // end, and when the at-risk refresh last read each from its store.
+        Migration(version: 17, name: "purchase ids and refreshes") { _ in
+            """
+            ALTER TABLE purchases ADD COLUMN purchase_id TEXT;
+            CREATE UNIQUE INDEX purchases_by_id ON purchases (purchase_id);
+            CREATE INDEX purchases_by_state ON purchases (state, expires_at_ms);
+            CREATE TABLE purchase_refreshes (
+                source TEXT NOT NULL, app TEXT NOT NULL, environment TEXT NOT NULL, subject TEXT NOT NULL,
+                read_at_ms BIGINT NOT NULL, outcome TEXT NOT NULL,
+                PRIMARY KEY (source, app, environment, subject));
+            """
+        },
+        // Google's chargeback reviews the projection queued with their event, waiting for the workers' job
+        // to answer them (Sources/Merchant/Consumption/RefundReviewRows.swift). One row per review.
+        Migration(version: 18, name: "refund reviews awaiting Google") { _ in
+            """
+            CREATE TABLE refund_reviews (
+                event_id TEXT PRIMARY KEY, app TEXT NOT NULL, environment TEXT NOT NULL, order_id TEXT NOT NULL,
+                pending_refund_token TEXT NOT NULL, requested_at_ms BIGINT NOT NULL, deadline_ms BIGINT NOT NULL,
+                attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, queued_at_ms BIGINT NOT NULL, last_error TEXT);
+            CREATE INDEX refund_reviews_due ON refund_reviews (next_attempt_at_ms);
+            """
+        },
+        // App account tokens Tollgate made and set at Apple (Set App Account Token), each with the user it
+        // stands for, so an Apple notification naming one gives the purchase to that user; and each purchase's
+        // call, kept once made (`outcome`) so the same token is not set twice.
+        Migration(version: 19, name: "app account tokens") { _ in
+            """
+            CREATE TABLE app_account_tokens (
+                app TEXT NOT NULL, token TEXT NOT NULL, user_id TEXT NOT NULL, created_at_ms BIGINT NOT NULL,
+                PRIMARY KEY (app, token));
+            CREATE TABLE app_account_token_requests (
+                app TEXT NOT NULL, environment TEXT NOT NULL, original_transaction_id TEXT NOT NULL, token TEXT NOT NULL,
+                user_id TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at_ms BIGINT NOT NULL, queued_at_ms BIGINT NOT NULL, last_error TEXT,
+                outcome TEXT, PRIMARY KEY (app, environment, original_transaction_id));
+            CREATE INDEX app_account_token_requests_due ON app_account_token_requests (next_attempt_at_ms);
+            """
+        },
     ]
 }

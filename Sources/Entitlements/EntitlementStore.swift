@@ -1,22 +1,66 @@
 import Logging
 import Store
+import Toolkit
 
 /// The entitlement store: purchases, the entitlements they decide, processed event ids and the outbox
 /// of entitlement changes, on SQLite or PostgreSQL behind one interface.
 public final class EntitlementStore: Sendable {
     public let database: SQLDatabase
+    /// The purchase ids' key, read (or made) at open: every replica and restart names a purchase alike.
+    public let purchaseIds: PurchaseIds
 
-    /// Opens the database at `url` and applies pending migrations.
+    /// Opens the database at `url`, applies pending migrations and gives every purchase its id.
     public static func open(url: String, logger: Logger) async throws(StoreError) -> EntitlementStore {
         let database = try await SQLDatabase.open(url: url, logger: logger)
         let applied = try await database.migrate(EntitlementSchema.migrations)
         if !applied.isEmpty {
             logger.info("store migrated", metadata: ["store": .string(database.redactedURL), "versions": .string("\(applied)")])
         }
-        return EntitlementStore(database: database)
+        var generator = SystemRandomNumberGenerator()
+        let candidate = Digest.hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let key = try await serverKey(named: PurchaseIds.keyName, candidate: candidate, database: database)
+        let store = EntitlementStore(database: database, purchaseIds: PurchaseIds(key: Array(key.utf8)))
+        let named = try await store.namePurchases()
+        if named > 0 { logger.info("purchases given their ids", metadata: ["purchases": .stringConvertible(named)]) }
+        return store
     }
 
-    init(database: SQLDatabase) { self.database = database }
+    init(database: SQLDatabase, purchaseIds: PurchaseIds) {
+        self.database = database
+        self.purchaseIds = purchaseIds
+    }
+
+    /// Gives the purchases written before their ids were kept (migration 17, or a replica of an older
+    /// version during an upgrade) their ids, 500 a transaction; returns how many.
+    func namePurchases() async throws(StoreError) -> Int {
+        var named = 0
+        while true {
+            let ids = purchaseIds
+            let count = try await database.transaction { connection throws(StoreError) in
+                let rows = try connection.query(
+                    "SELECT source, app, environment, subject FROM purchases WHERE purchase_id IS NULL LIMIT 500", [])
+                for row in rows {
+                    guard let source = row.text("source"), let app = row.text("app"), let environment = row.text("environment"),
+                          let subject = row.text("subject") else { continue }
+                    let key = PurchaseKey(source: source, app: app, environment: environment, subject: subject)
+                    try connection.execute(
+                        "UPDATE purchases SET purchase_id = $1 WHERE source = $2 AND app = $3 AND environment = $4 AND subject = $5",
+                        [.text(ids.id(of: key)), .text(source), .text(app), .text(environment), .text(subject)])
+                }
+                return rows.count
+            }
+            named += count
+            if count < 500 { return named }
+        }
+    }
+
+    /// The purchase an opaque purchase id names, or nil.
+    public func purchase(id: String) async throws(StoreError) -> Purchase? {
+        guard PurchaseIds.isWellFormed(id) else { return nil }
+        return try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT \(PurchaseRow.columns) FROM purchases WHERE purchase_id = $1", [.text(id)]).first.flatMap(PurchaseRow.decode)
+        }
+    }
 
     /// Applies a batch of changes in one transaction: each event id once, each purchase updated with its
     /// entitlements, and every entitlement change queued in the outbox in the same transaction. The result
@@ -49,8 +93,9 @@ public final class EntitlementStore: Sendable {
     /// the transaction open there).
     func apply(_ changes: [PurchaseChange], nowMs: Int64, recorder: (any AppliedEventRecorder)? = nil,
                beforeCommit: (@Sendable () -> Void)?) async throws(StoreError) -> [ApplyOutcome] {
+        let ids = purchaseIds
         let (outcomes, afterCommit) = try await database.transaction { connection throws(StoreError) in
-            let applied = try Self.apply(changes, nowMs: nowMs, recorder: recorder, on: connection)
+            let applied = try Self.apply(changes, nowMs: nowMs, recorder: recorder, ids: ids, on: connection)
             beforeCommit?()
             return applied
         }
@@ -60,7 +105,7 @@ public final class EntitlementStore: Sendable {
 
     /// The batch in phases, each one statement on PostgreSQL (SQLite runs them row by row: there a
     /// statement is a function call, not a round trip). Also what the steps leave for after the commit.
-    private static func apply(_ changes: [PurchaseChange], nowMs: Int64, recorder: (any AppliedEventRecorder)?,
+    private static func apply(_ changes: [PurchaseChange], nowMs: Int64, recorder: (any AppliedEventRecorder)?, ids: PurchaseIds,
                               on connection: any SQLConnection) throws(StoreError) -> ([ApplyOutcome], [@Sendable () -> Void]) {
         // 1. Which events are new.
         let fresh = try ProcessedEventRows.mark(changes.map(\.eventId), nowMs: nowMs, on: connection)
@@ -86,7 +131,7 @@ public final class EntitlementStore: Sendable {
                                        entitlements: try EntitlementRows.load(plan.touched, on: connection))
         replay.run(plan.steps, nowMs: nowMs)
         // 6. The final states and the changes, in bulk.
-        try PurchaseRow.save(plan.written, nowMs: nowMs, on: connection)
+        try PurchaseRow.save(plan.written, ids: ids, nowMs: nowMs, on: connection)
         try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
         try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
         if let recorder, !replay.applied.isEmpty,
@@ -165,6 +210,10 @@ public final class EntitlementStore: Sendable {
     /// The server key called `name`: `candidate` when none was kept yet, else the one kept first, so every
     /// replica and every restart derives with the same key.
     public func serverKey(named name: String, candidate: String) async throws(StoreError) -> String {
+        try await Self.serverKey(named: name, candidate: candidate, database: database)
+    }
+
+    private static func serverKey(named name: String, candidate: String, database: SQLDatabase) async throws(StoreError) -> String {
         try await database.transaction { connection throws(StoreError) in
             try connection.execute("INSERT INTO server_keys (name, secret) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
                                    [.text(name), .text(candidate)])

@@ -39,6 +39,7 @@ public enum Projector {
                 next.state = entitlesNow ? snapshot.state : forcedState(event.type) ?? snapshot.state
                 // Entitling again (the API's word is final): units an end set to none are not known any more.
                 if entitlesNow, next.quantity == 0 { next.quantity = nil }
+                if let units = snapshot.quantity { next.quantity = units }
                 next.kind = snapshot.kind ?? next.kind
                 next.expiresAtMs = snapshot.expiresAtMs ?? next.expiresAtMs
                 next.gracePeriodExpiresAtMs = nil
@@ -139,7 +140,7 @@ public enum Projector {
     public static func unitsHeld(_ transaction: NormalizedEvent.Transaction) -> Int? {
         guard let quantity = transaction.quantity, (1...1_000_000).contains(quantity) else { return nil }
         switch transaction.revocationType {
-        case nil: return quantity
+        case nil: return quantity - min(quantity, max(0, transaction.refundedQuantity ?? 0))
         case .refundFull, .familyRevoke: return 0
         case .refundProrated:
             guard let share = transaction.revocationPercentage, (0...100_000).contains(share) else { return 0 }
@@ -215,10 +216,13 @@ public struct PurchaseSnapshot: Sendable, Equatable {
     public var linkedPurchaseToken: String?
     /// Whether the API calls it a test purchase; nil when it does not say (the event's environment then holds).
     public var environment: NormalizedEvent.Environment?
+    /// The units held, as the API states them (Google's `refundableQuantity`); nil when it does not say.
+    public var quantity: Int?
 
     public init(kind: Purchase.Kind?, state: PurchaseState, user: String? = nil, product: String? = nil,
                 expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil,
-                environment: NormalizedEvent.Environment? = nil) {
+                environment: NormalizedEvent.Environment? = nil, quantity: Int? = nil) {
+        self.quantity = quantity
         self.kind = kind
         self.state = state
         self.user = user

@@ -64,32 +64,38 @@ enum PurchaseRow {
         return found
     }
 
-    static func save(_ p: Purchase, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+    static func save(_ p: Purchase, ids: PurchaseIds, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         try connection.execute("""
-            INSERT INTO purchases (\(columns), updated_at_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+            INSERT INTO purchases (\(columns), updated_at_ms, purchase_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
             \(upsert)
             """, [
                 .text(p.key.source), .text(p.key.app), .text(p.key.subject), .text(p.kind.rawValue), .text(p.state.rawValue),
                 .optional(p.user), .optional(p.product), .text(p.environment), .optional(p.expiresAtMs),
                 .optional(p.gracePeriodExpiresAtMs), .optional(p.autoRenew.map { $0 ? Int64(1) : 0 }), .optional(p.supersededBy),
                 .int(p.lastEventAtMs), .text(p.lastEventId), .text(p.lastEventType), .optional(p.quantity.map(Int64.init)),
-                .optional(p.appTransactionId), .int(nowMs),
+                .optional(p.appTransactionId), .int(nowMs), .text(ids.id(of: p.key)),
             ])
     }
 
     /// Saves each purchase (at most one per key): one statement on PostgreSQL.
-    static func save(_ purchases: [Purchase], nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
+    static func save(_ purchases: [Purchase], ids: PurchaseIds, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         guard connection.dialect == .postgres else {
-            for purchase in purchases { try save(purchase, nowMs: nowMs, on: connection) }
+            for purchase in purchases { try save(purchase, ids: ids, nowMs: nowMs, on: connection) }
             return
         }
         guard !purchases.isEmpty else { return }
         try connection.execute("""
-            INSERT INTO purchases (\(columns), updated_at_ms)
-            SELECT *, $16::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                             $8::text[], $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bigint[],
-                                             $14::text[], $15::text[], $17::int[], $18::text[])
+            INSERT INTO purchases (\(columns), updated_at_ms, purchase_id)
+            SELECT p.source, p.app, p.subject, p.kind, p.state, p.user_id, p.product, p.environment, p.expires_at_ms,
+                   p.grace_expires_at_ms, p.auto_renew, p.superseded_by, p.last_event_at_ms, p.last_event_id, p.last_event_type,
+                   p.quantity, p.app_transaction_id, $16::bigint, p.purchase_id
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                        $8::text[], $9::bigint[], $10::bigint[], $11::int[], $12::text[], $13::bigint[],
+                        $14::text[], $15::text[], $17::int[], $18::text[], $19::text[])
+                 AS p(source, app, subject, kind, state, user_id, product, environment, expires_at_ms, grace_expires_at_ms,
+                      auto_renew, superseded_by, last_event_at_ms, last_event_id, last_event_type, quantity, app_transaction_id,
+                      purchase_id)
             \(upsert)
             """, [
                 .textArray(purchases.map(\.key.source)), .textArray(purchases.map(\.key.app)),
@@ -100,7 +106,7 @@ enum PurchaseRow {
                 .intArray(purchases.map { $0.autoRenew.map { $0 ? 1 : 0 } }), .textArray(purchases.map(\.supersededBy)),
                 .intArray(purchases.map(\.lastEventAtMs)), .textArray(purchases.map(\.lastEventId)),
                 .textArray(purchases.map(\.lastEventType)), .int(nowMs), .intArray(purchases.map { $0.quantity.map(Int64.init) }),
-                .textArray(purchases.map(\.appTransactionId)),
+                .textArray(purchases.map(\.appTransactionId)), .textArray(purchases.map { ids.id(of: $0.key) }),
             ])
     }
 
@@ -109,7 +115,7 @@ enum PurchaseRow {
             kind = excluded.kind, state = excluded.state, user_id = excluded.user_id, product = excluded.product,
             expires_at_ms = excluded.expires_at_ms,
             grace_expires_at_ms = excluded.grace_expires_at_ms, auto_renew = excluded.auto_renew,
-            superseded_by = excluded.superseded_by, quantity = excluded.quantity, app_transaction_id = excluded.app_transaction_id,
+            superseded_by = excluded.superseded_by, purchase_id = excluded.purchase_id, quantity = excluded.quantity, app_transaction_id = excluded.app_transaction_id,
             last_event_at_ms = excluded.last_event_at_ms,
             last_event_id = excluded.last_event_id, last_event_type = excluded.last_event_type,
             updated_at_ms = excluded.updated_at_ms

@@ -29,6 +29,9 @@ public enum EventType: String, CaseIterable, Sendable, Codable {
     case purchaseRefundReversed = "purchase.refund_reversed"
     case purchaseChargeback = "purchase.chargeback"
     case purchaseConsumptionRequested = "purchase.consumption_requested"
+    /// Google's `pendingRefundReviewNotification`: a chargeback Google asks the merchant's view on within
+    /// 24 hours (`orders.reviewrefund`). It names an order, not a purchase token.
+    case purchaseRefundReviewRequested = "purchase.refund_review_requested"
     /// Apple's external purchase tokens (`EXTERNAL_PURCHASE_TOKEN`): one created, one still active that
     /// needs its report, one never reported. About the app's reporting to Apple, not a purchase here.
     case externalPurchaseTokenCreated = "external_purchase.token_created"
@@ -43,7 +46,8 @@ public enum EventType: String, CaseIterable, Sendable, Codable {
     /// consent) never does. (`store.other` may, where a store's API says how the purchase stands.)
     public var concernsPurchases: Bool {
         switch self {
-        case .storeTest, .externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported, .consentRescinded: false
+        case .storeTest, .externalPurchaseTokenCreated, .externalPurchaseTokenActive, .externalPurchaseTokenUnreported, .consentRescinded,
+             .purchaseRefundReviewRequested: false
         default: true
         }
     }

@@ -30,6 +30,13 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
         public var billingPlan: String?
         /// A commitment to a number of billing periods (Apple's monthly plan with a 12-month commitment).
         public var commitment: Commitment?
+        /// Units of `quantity` refunded by quantity-based partial refunds (Google's `refundableQuantity` is what remains).
+        public var refundedQuantity: Int?
+        /// The offer the purchase was bought through (Google's `offerId`), and the purchase option (Google's `purchaseOptionId`).
+        public var offerId: String?
+        public var purchaseOption: String?
+        /// A rental (Google's rent purchase option): access ends at `expiresAt`, the purchase option's rental period after the purchase.
+        public var rental: Bool?
 
         public struct Commitment: Sendable, Codable, Equatable {
             /// The period this transaction pays, of `periods`.
@@ -44,12 +51,14 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
                     expiresAt: String? = nil, revokedAt: String? = nil, quantity: Int? = nil,
                     revocationType: Revocation? = nil, revocationPercentage: Int? = nil,
                     offerType: String? = nil, offerDiscountType: String? = nil, appTransactionId: String? = nil,
-                    billingPlan: String? = nil, commitment: Commitment? = nil) {
+                    billingPlan: String? = nil, commitment: Commitment? = nil, refundedQuantity: Int? = nil,
+                    offerId: String? = nil, purchaseOption: String? = nil, rental: Bool? = nil) {
             self.id = id; self.originalId = originalId; self.purchasedAt = purchasedAt
             self.expiresAt = expiresAt; self.revokedAt = revokedAt; self.quantity = quantity
             self.revocationType = revocationType; self.revocationPercentage = revocationPercentage
             self.offerType = offerType; self.offerDiscountType = offerDiscountType; self.appTransactionId = appTransactionId
             self.billingPlan = billingPlan; self.commitment = commitment
+            self.refundedQuantity = refundedQuantity; self.offerId = offerId; self.purchaseOption = purchaseOption; self.rental = rental
         }
         var isEmpty: Bool { self == Transaction() }
     }
@@ -67,9 +76,17 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
         public var gracePeriodExpiresAt: String?
         public var billingRetry: Bool?
         public var state: String?
-        public init(autoRenew: Bool? = nil, gracePeriodExpiresAt: String? = nil, billingRetry: Bool? = nil, state: String? = nil) {
+        /// The phase of the offer the current period is in (Google): `base`, `free_trial`, `introductory`, `proration`.
+        public var offerPhase: String?
+        /// A price increase awaiting the customer's consent (Google's price step-up): `pending`, `confirmed`, `completed`.
+        public var priceConsent: String?
+        /// The product this subscription replaced (Google's `itemReplacement`: an upgrade, a downgrade, a plan change).
+        public var replacedProduct: String?
+        public init(autoRenew: Bool? = nil, gracePeriodExpiresAt: String? = nil, billingRetry: Bool? = nil, state: String? = nil,
+                    offerPhase: String? = nil, priceConsent: String? = nil, replacedProduct: String? = nil) {
             self.autoRenew = autoRenew; self.gracePeriodExpiresAt = gracePeriodExpiresAt
             self.billingRetry = billingRetry; self.state = state
+            self.offerPhase = offerPhase; self.priceConsent = priceConsent; self.replacedProduct = replacedProduct
         }
         var isEmpty: Bool { self == Subscription() }
     }
@@ -91,6 +108,17 @@ public struct NormalizedEvent: Sendable, Codable, Equatable {
     public var subscription: Subscription?
     public var reason: String?
     public var sourceType: String
+    /// A refund review the store asks the merchant to answer (`purchase.refund_review_requested`).
+    public var refundReview: RefundReview?
+
+    public struct RefundReview: Sendable, Codable, Equatable {
+        /// Google's `pendingRefundToken`: the review's answer names it (`orders.reviewrefund`). A credential for
+        /// this one review, usable only with the merchant's Play Developer API key.
+        public var pendingRefundToken: String
+        /// When the store stops taking an answer (Google: 24 hours after the notification arrived).
+        public var respondBy: String
+        public init(pendingRefundToken: String, respondBy: String) { self.pendingRefundToken = pendingRefundToken; self.respondBy = respondBy }
+    }
 
     public init(id: String, type: EventType, source: String, environment: Environment, app: String,
                 subject: String, occurredAt: String, receivedAt: String, user: String? = nil,

@@ -19,12 +19,16 @@ public struct MerchantFeatures: Sendable {
     public let api: EntitlementAPI
     public let purchases: PurchasesAPI
     public let validate: ValidateAPI
+    /// `POST /v1/purchases/{purchase}/refresh`, and the refresher the at-risk refresh shares.
+    public let refresh: RefreshAPI
     /// Every merchant HTTP API: a new one adds its group here.
     public let routes: RouteGroup
-    public let purchaseIds: PurchaseIdSource
+    public let purchaseIds: PurchaseIds
     public let catalog: CatalogSettings
     /// Apple consumption requests queued as the projection meets them (nil: none answered); `jobs` answers them.
     public let consumption: ConsumptionAnswerer?
+    /// Google refund reviews queued as the projection meets them (nil: no package answers them); `jobs` answers them.
+    public let refundReviews: RefundReviewAnswerer?
     /// Provider notifications matched to checkouts as the projection meets them (nil: no checkouts).
     public let checkoutMatcher: CheckoutMatcher?
     /// The background jobs, in the order they stop; all stop before the producer closes.
@@ -34,11 +38,14 @@ public struct MerchantFeatures: Sendable {
                 purchases: PurchasesSetup, consumption: ConsumptionAnswering?, playAPI: GooglePlayEnricher?,
                 appleBackfill: AppleBackfillSetup?, googleBackfill: GoogleBackfillSetup?,
                 playAcknowledgementRetry: PlayAcknowledgementRetryLoop?, sileo: [SileoVendor], sileoCheckouts: (any CheckoutStarting)?,
-                checkouts: CheckoutSetup?, clock: @escaping @Sendable () -> Int64, metrics: MerchantMetrics, logger: Logger) {
+                checkouts: CheckoutSetup?, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
+                appAccountTokens: AppAccountTokenSetup? = nil,
+                clock: @escaping @Sendable () -> Int64,
+                metrics: MerchantMetrics, logger: Logger) {
         let credentials = APICredentials(tokens: apiTokens, userTokenKeys: merchantAPI.userTokenKeys, ratePerSecond: merchantAPI.ratePerSecond,
                                          rateBurst: merchantAPI.rateBurst, clientStoreCallsPerSecond: merchantAPI.clientStoreCallsPerSecond,
                                          clientStoreCallBurst: merchantAPI.clientStoreCallBurst, now: clock)
-        let purchaseIds = PurchaseIdSource(store: store)
+        let purchaseIds = store.purchaseIds
         let catalog = merchantAPI.catalog
         let api = EntitlementAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog, metrics: metrics, logger: logger)
         let answerer = consumption.map {
@@ -46,21 +53,35 @@ public struct MerchantFeatures: Sendable {
                                 firstRetryMs: $0.firstRetryMs)
         }
         self.consumption = answerer
+        let reviewAnswerer = refundReviews.flatMap { setup in
+            playAPI.map { RefundReviewAnswerer(policies: setup.policies, client: $0.client, store: store, retryDelaysMs: setup.retryDelaysMs,
+                                               metrics: metrics, logger: logger, now: clock) }
+        }
+        self.refundReviews = reviewAnswerer
         let publisher = KafkaEventPublisher(producer: producer, topic: eventsTopic)
         let checkoutService = checkouts.map {
             CheckoutService(setup: $0, store: store, metrics: metrics, logger: logger, now: clock,
                             publisher: publisher)
         }
         checkoutMatcher = checkoutService.map { CheckoutMatcher(records: $0.records, providers: $0.providers, metrics: metrics, logger: logger, now: clock) }
-        let purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, publisher: publisher,
+        var purchaseService = PurchaseService(verifiers: purchases.verifiers, store: store, publisher: publisher,
                                               settings: purchases.settings, acknowledger: purchases.acknowledger, metrics: metrics, logger: logger)
+        let tokens = appAccountTokens.flatMap { setup in
+            setup.clients.isEmpty ? nil : AppAccountTokens(clients: setup.clients, store: store, retryDelaysMs: setup.retryDelaysMs,
+                                                           metrics: metrics, logger: logger, now: clock)
+        }
+        purchaseService.appAccountTokens = tokens
         let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
                                         metrics: metrics, logger: logger)
         let validateAPI = ValidateAPI(service: purchaseService, purchaseIds: purchaseIds, credentials: credentials,
                                       keys: purchases.settings.validatorKeys, metrics: metrics, logger: logger)
         let sileoAPIs = sileo.map { SileoAPI(vendor: $0, store: store, checkouts: sileoCheckouts ?? checkoutService, metrics: metrics, logger: logger, now: clock) }
         let support = SupportAPI(store: store, credentials: credentials, purchaseIds: purchaseIds, metrics: metrics, logger: logger)
-        routes = RouteGroup.combined([api.routes, support.routes, purchasesAPI.routes, validateAPI.routes] + sileoAPIs.map { $0.routes }
+        let quota = StoreQuota(playQueriesPerMinute: refresh.playQueriesPerMinute, appleRequestsPerSecond: refresh.appleRequestsPerSecond)
+        let refresher = PurchaseRefresher(service: purchaseService, metrics: metrics, logger: logger)
+        let refreshAPI = RefreshAPI(refresher: refresher, store: store, quota: quota, credentials: credentials, metrics: metrics, logger: logger)
+        routes = RouteGroup.combined([api.routes, support.routes, purchasesAPI.routes, refreshAPI.routes, validateAPI.routes]
+            + sileoAPIs.map { $0.routes }
             + (checkoutService.map { [CheckoutAPI(service: $0, credentials: credentials, catalog: catalog, metrics: metrics, logger: logger).routes] } ?? []))
 
         var jobs: [StopOrder.Step] = []
@@ -74,14 +95,30 @@ public struct MerchantFeatures: Sendable {
         }
         if let googleBackfill, let playAPI, !googleBackfill.packages.isEmpty {
             let backfill = GoogleVoidedPurchasesBackfill(client: playAPI.client, packages: googleBackfill.packages, store: store,
-                                                         publisher: publisher, metrics: metrics, logger: logger)
+                                                         publisher: publisher, metrics: metrics, logger: logger, quota: quota)
             jobs.append(.stop("google voided purchases", ReconcileJob.google(backfill, interval: googleBackfill.interval,
                                                                              startsNow: googleBackfill.startsNow, logger: logger)))
+        }
+        if let interval = refresh.interval {
+            jobs.append(.stop("at-risk refresh", AtRiskRefresh(refresher: refresher, store: store, quota: quota, interval: interval,
+                                                               spacingMs: refresh.spacingMs, metrics: metrics, logger: logger, now: clock)))
         }
         if let answerer, let interval = consumption?.interval {
             // Needs only the store and Apple; a request in hand at shutdown is answered by the next start.
             jobs.append(.stop("consumption answers", PeriodicJob(name: "consumption answers", interval: interval, logger: logger) {
                 try await answerer.answerDue()
+            }))
+        }
+        if let tokens {
+            // Needs only the store and Apple; a call in hand at shutdown is made by the next start.
+            jobs.append(.stop("app account tokens", PeriodicJob(name: "app account tokens", interval: .seconds(1), logger: logger) {
+                try await tokens.setDue()
+            }))
+        }
+        if let reviewAnswerer {
+            // Needs only the store and Google; a review in hand at shutdown is answered by the next start.
+            jobs.append(.stop("refund reviews", PeriodicJob(name: "refund reviews", interval: .seconds(1), logger: logger) {
+                try await reviewAnswerer.answerDue()
             }))
         }
         if let playAcknowledgementRetry {
@@ -96,6 +133,7 @@ public struct MerchantFeatures: Sendable {
         self.api = api
         self.purchases = purchasesAPI
         self.validate = validateAPI
+        self.refresh = refreshAPI
         self.purchaseIds = purchaseIds
         self.catalog = catalog
         self.jobs = jobs
@@ -148,6 +186,58 @@ public struct PurchasesSetup: Sendable {
         self.verifiers = verifiers
         self.settings = settings
         self.acknowledger = acknowledger
+    }
+}
+
+/// Apple's account tokens (`sources.apple.apps[].setAppAccountToken`): the enabled apps' App Store Server API
+/// clients, and the retry tiers' delays a failed call is tried again on (`kafka.retryDelaysMs`).
+public struct AppAccountTokenSetup: Sendable {
+    public var clients: [String: AppStoreAPIClient]
+    public var retryDelaysMs: [Int]
+
+    public init(clients: [String: AppStoreAPIClient], retryDelaysMs: [Int]) {
+        self.clients = clients
+        self.retryDelaysMs = retryDelaysMs
+    }
+
+    /// The apps of `settings` with `setAppAccountToken`, with their clients (the config requires each a key).
+    public init(settings: AppleSettings, clients: [String: AppStoreAPIClient], retryDelaysMs: [Int]) {
+        let enabled = Set(settings.apps.filter(\.setAppAccountToken).map(\.bundleId))
+        self.init(clients: clients.filter { enabled.contains($0.key) }, retryDelaysMs: retryDelaysMs)
+    }
+}
+
+/// Google's refund reviews (`sources.google.refundReviews`): each package's policy, and the retry tiers'
+/// delays a failed answer is tried again on (`kafka.retryDelaysMs`).
+public struct RefundReviewSetup: Sendable {
+    public var policies: [GoogleSettings.RefundReviewPolicy]
+    public var retryDelaysMs: [Int]
+
+    public init(policies: [GoogleSettings.RefundReviewPolicy], retryDelaysMs: [Int]) {
+        self.policies = policies
+        self.retryDelaysMs = retryDelaysMs
+    }
+}
+
+/// The at-risk refresh (`workers.refresh*`): how often it looks (nil: never), how long between two reads
+/// of one purchase, and each store's share of quota that it and `POST /v1/purchases/{purchase}/refresh` spend.
+public struct RefreshSetup: Sendable {
+    public var interval: Duration?
+    public var spacingMs: Int64
+    public var playQueriesPerMinute: Int
+    public var appleRequestsPerSecond: Int
+
+    public init(interval: Duration? = nil, spacingMs: Int64 = 900_000, playQueriesPerMinute: Int = 1_000, appleRequestsPerSecond: Int = 10) {
+        self.interval = interval
+        self.spacingMs = spacingMs
+        self.playQueriesPerMinute = playQueriesPerMinute
+        self.appleRequestsPerSecond = appleRequestsPerSecond
+    }
+
+    public init(settings: WorkerSettings) {
+        self.init(interval: settings.refreshIntervalSeconds > 0 ? .seconds(settings.refreshIntervalSeconds) : nil,
+                  spacingMs: Int64(settings.refreshSpacingSeconds) * 1_000, playQueriesPerMinute: settings.refreshPlayQueriesPerMinute,
+                  appleRequestsPerSecond: settings.refreshAppleRequestsPerSecond)
     }
 }
 

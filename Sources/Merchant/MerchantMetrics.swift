@@ -34,6 +34,27 @@ public struct MerchantMetrics: Sendable {
         Gauge(label: "tollgate_worker_consumption_answer_oldest_age_seconds", factory: factory).record(oldestAgeSeconds)
     }
 
+    /// A Google refund review handled, by outcome (answered, skipped_disabled, expired, failed).
+    func refundReview(outcome: String) {
+        Counter(label: "tollgate_refund_reviews_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// The refund reviews waiting for their answer, and how long ago the oldest arrived.
+    func refundReviewsWaiting(_ count: Int, oldestAgeSeconds: Double) {
+        Gauge(label: "tollgate_refund_reviews_waiting", factory: factory).record(count)
+        Gauge(label: "tollgate_refund_review_oldest_age_seconds", factory: factory).record(oldestAgeSeconds)
+    }
+
+    /// A Set App Account Token call made, by outcome (set, failed).
+    func appAccountToken(outcome: String) {
+        Counter(label: "tollgate_app_account_tokens_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// Set App Account Token calls still to make.
+    func appAccountTokensWaiting(_ count: Int) {
+        Gauge(label: "tollgate_app_account_tokens_waiting", factory: factory).record(count)
+    }
+
     /// A page of a store's history read by a reconciliation job (`apple`, `google`).
     func reconcilePage(job: String) {
         Counter(label: "tollgate_reconcile_pages_total", dimensions: [("job", job)], factory: factory).increment()
@@ -61,6 +82,21 @@ public struct MerchantMetrics: Sendable {
         }
     }
 
+    /// A stored purchase re-read from its store, by store, trigger (`api`, `at_risk`) and outcome: `changed`
+    /// (what the store says now was published), `unchanged`, `store_error` (the store's API did not answer
+    /// usably), `not_found` (the store no longer knows it).
+    func purchaseRefreshed(store: String, trigger: String, outcome: String) {
+        Counter(label: "tollgate_purchase_refreshes_total", dimensions: [("store", store), ("trigger", trigger), ("outcome", outcome)],
+                factory: factory).increment()
+    }
+
+    /// Purchases at risk the last pass of the at-risk refresh found due, and how many it left for the
+    /// next pass because the store's quota was spent.
+    func atRiskPass(due: Int, deferred: Int) {
+        Gauge(label: "tollgate_purchase_refresh_due", factory: factory).record(due)
+        Counter(label: "tollgate_purchase_refresh_deferred_total", factory: factory).increment(by: deferred)
+    }
+
     /// A Sileo vendor API call refused, by vendor (its base path) and reason code.
     func sileoRejected(vendor: String, reason: String) {
         Counter(label: "tollgate_sileo_rejections_total", dimensions: [("vendor", vendor), ("reason", reason)], factory: factory).increment()
@@ -82,6 +118,14 @@ public struct MerchantMetrics: Sendable {
                      help: "Apple consumption requests queued by the projection and not yet answered (Apple unreachable or failing: retried until its 12 hours end)."),
         MetricFamily("tollgate_worker_consumption_answer_oldest_age_seconds", .gauge,
                      help: "How long ago Apple sent the oldest consumption request still waiting for its answer (0 when none waits); Apple takes answers for 12 hours."),
+        MetricFamily("tollgate_refund_reviews_total", .counter, labels: ["outcome"],
+                     help: "Google chargeback reviews handled, by outcome (answered, skipped_disabled, expired: Google's 24 hours passed unanswered, failed: refused for good)."),
+        MetricFamily("tollgate_refund_reviews_waiting", .gauge, help: "Google chargeback reviews queued by the projection and not yet answered."),
+        MetricFamily("tollgate_refund_review_oldest_age_seconds", .gauge,
+                     help: "How long ago the oldest Google chargeback review still waiting for its answer arrived (0 when none waits); Google takes answers for 24 hours."),
+        MetricFamily("tollgate_app_account_tokens_total", .counter, labels: ["outcome"],
+                     help: "Set App Account Token calls to Apple, by outcome: set, failed (refused for good: a family-shared purchase, an unknown transaction)."),
+        MetricFamily("tollgate_app_account_tokens_waiting", .gauge, help: "Set App Account Token calls queued and not yet made (Apple unreachable or failing: retried on the retry tiers)."),
         MetricFamily("tollgate_reconcile_pages_total", .counter, labels: ["job"], help: "Pages of a store's history read by a reconciliation job (apple: Get Notification History)."),
         MetricFamily("tollgate_reconcile_items_total", .counter, labels: ["job", "outcome"],
                      help: "Items reconciliation found, by job and outcome: new (published to tollgate.events), known (already processed), rejected (did not verify)."),
@@ -90,6 +134,12 @@ public struct MerchantMetrics: Sendable {
                      help: "Reconciliation of one scope (app and environment) run to its end (ok) or stopped by an error (failed)."),
         MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
                      help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
+        MetricFamily("tollgate_purchase_refreshes_total", .counter, labels: ["store", "trigger", "outcome"],
+                     help: "Stored purchases re-read from their store (trigger api: POST /v1/purchases/{purchase}/refresh; at_risk: the scheduler), by outcome: changed (the store's word published), unchanged, store_error, not_found."),
+        MetricFamily("tollgate_purchase_refresh_due", .gauge,
+                     help: "Purchases at risk (grace period, billing retry, on hold, pending, ending within the hour) due for a read at the at-risk refresh's last pass."),
+        MetricFamily("tollgate_purchase_refresh_deferred_total", .counter,
+                     help: "Purchases at risk left for a later pass because the store's quota for the refresh (workers.refreshPlayQueriesPerMinute, refreshAppleRequestsPerSecond) was spent."),
         MetricFamily("tollgate_sileo_rejections_total", .counter, labels: ["vendor", "reason"],
                      help: "Sileo Payment Provider API calls refused, by vendor base path and reason code."),
         MetricFamily("tollgate_sileo_downloads_total", .counter, labels: ["vendor", "delivery"],

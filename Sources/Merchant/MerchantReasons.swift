@@ -72,13 +72,20 @@ public enum PurchaseReason: String, ReasonCode, CaseIterable {
     /// Purchases: a Google purchase, and no Play Developer API credentials are configured
     /// (`sources.google.playApi.credentialsFile`), so no Google purchase can be verified here.
     case playAPINotConfigured = "play_api_not_configured"
+    /// Refresh: no purchase has this purchase id (or the id is not one).
+    case unknownPurchase = "unknown_purchase"
+    /// Refresh: the purchase's store has no API Tollgate reads it from (Iaptic, Citcon, Alipay+ purchases
+    /// are told by their notifications), or the app has no API credentials for it.
+    case refreshNotSupported = "refresh_not_supported"
 
     public static let domain = "purchases"
 
     public var httpStatus: Int {
         switch self {
         case .playAPINotConfigured: 403
+        case .unknownPurchase: 404
         case .alreadyOwned: 409
+        case .refreshNotSupported: 422
         case .purchaseNotFound, .invalidReceipt, .receiptAppMismatch: 422
         case .storeAPIUnavailable: 503
         }

@@ -1,4 +1,5 @@
 import Config
+import Entitlements
 import Foundation
 import Events
 import Logging
@@ -20,7 +21,7 @@ public struct WebhookDispatcher: Service {
     let store: WebhookStore
     /// Where attempts are recorded: one transaction for those that finish together.
     let commits: AttemptCommits
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let catalog: CatalogSettings
     let client: EndpointHTTPClient
     let wakeup: WebhookWakeup
@@ -29,7 +30,7 @@ public struct WebhookDispatcher: Service {
     let clock: @Sendable () -> Int64
     let lookups: HostLookups
 
-    public init(endpoints: [WebhookEndpoint], settings: WebhookSettings, store: WebhookStore, purchaseIds: PurchaseIdSource,
+    public init(endpoints: [WebhookEndpoint], settings: WebhookSettings, store: WebhookStore, purchaseIds: PurchaseIds,
                 catalog: CatalogSettings, client: EndpointHTTPClient? = nil, wakeup: WebhookWakeup, metrics: WebhookMetrics, logger: Logger,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 resolver: @escaping @Sendable (String, Int) async -> [String] = HostResolver.addresses) {
@@ -220,7 +221,7 @@ public struct WebhookDispatcher: Service {
             if !names.contains("user-agent") { extraHeaders.append(("user-agent", Self.userAgent)) }
         } else {
             do {
-                body = try WebhookPayload.body(delivery.message, ids: try await purchaseIds.ids(), catalog: catalog)
+                body = try WebhookPayload.body(delivery.message, ids: purchaseIds, catalog: catalog)
             } catch {
                 return SendResult(outcome: .connection, excerpt: "the message could not be written: \(type(of: error))")
             }

@@ -48,6 +48,7 @@ public struct EntitlementWorkers: Service {
     public let api: EntitlementAPI
     public let purchases: PurchasesAPI
     public let validate: ValidateAPI
+    public let refresh: RefreshAPI
     /// Every HTTP API the workers serve (the entitlement API, purchases, checkouts, Sileo): on their own
     /// server in `tollgate work`, on the gateway's in `tollgate dev`. A new API adds its group here.
     public let routes: RouteGroup
@@ -62,6 +63,9 @@ public struct EntitlementWorkers: Service {
     public typealias PurchasesSetup = Merchant.PurchasesSetup
     public typealias AppleBackfillSetup = Merchant.AppleBackfillSetup
     public typealias GoogleBackfillSetup = Merchant.GoogleBackfillSetup
+    public typealias RefreshSetup = Merchant.RefreshSetup
+    public typealias RefundReviewSetup = Merchant.RefundReviewSetup
+    public typealias AppAccountTokenSetup = Merchant.AppAccountTokenSetup
 
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
                             listener: APIListener, reconcileNow: Bool = false, logger: Logger) async throws -> EntitlementWorkers {
@@ -105,6 +109,11 @@ public struct EntitlementWorkers: Service {
                                           : nil,
                                       purchases: purchases, playAcknowledgementRetry: google.retryLoop, sileo: sileo, checkouts: checkouts,
                                       merchantAPI: merchantAPI, webhooks: try WebhookSetup(settings: config.webhooks),
+                                      refresh: RefreshSetup(settings: config.workers),
+                                      refundReviews: config.sources.google.refundReviews.isEmpty ? nil
+                                          : RefundReviewSetup(policies: config.sources.google.refundReviews, retryDelaysMs: config.topicNames.retryDelaysMs),
+                                      appAccountTokens: AppAccountTokenSetup(settings: config.sources.apple, clients: appStoreClients,
+                                                                             retryDelaysMs: config.topicNames.retryDelaysMs),
                                       metrics: metrics, logger: logger)
     }
 
@@ -134,18 +143,21 @@ public struct EntitlementWorkers: Service {
                 sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil,
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
-                webhooks: WebhookSetup? = nil,
+                webhooks: WebhookSetup? = nil, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
+                appAccountTokens: AppAccountTokenSetup? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
                                         merchantAPI: merchantAPI, purchases: purchases, consumption: consumption, playAPI: playAPI,
                                         appleBackfill: appleBackfill, googleBackfill: googleBackfill,
                                         playAcknowledgementRetry: playAcknowledgementRetry, sileo: sileo, sileoCheckouts: sileoCheckouts,
-                                        checkouts: checkouts, clock: clock, metrics: MerchantMetrics(factory: metrics.factory), logger: logger)
+                                        checkouts: checkouts, refresh: refresh, refundReviews: refundReviews,
+                                        appAccountTokens: appAccountTokens, clock: clock, metrics: MerchantMetrics(factory: metrics.factory), logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let ownership = purchases.settings
         processor.ownership = { app in ownership.ownership(of: app) == .keep ? .keep : .transfer }
         processor.consumption = merchant.consumption
+        processor.refundReviews = merchant.refundReviews
         processor.checkouts = merchant.checkoutMatcher
         let wakeup = WebhookWakeup()
         if let webhooks, webhooks.endpoints.contains(where: { $0.kind == .events }) {
@@ -205,6 +217,7 @@ public struct EntitlementWorkers: Service {
         self.api = merchant.api
         self.purchases = merchant.purchases
         self.validate = merchant.validate
+        self.refresh = merchant.refresh
         self.routes = routes
         self.stopOrder = StopOrder(steps)
         self.logger = logger

@@ -57,7 +57,7 @@ extension DevProcess {
     /// The dev process's store (its default URL, relative to its working directory), opened beside it.
     /// The opaque id the APIs and `tollgate.entitlements` give the purchase with this key (the dev store's purchase-id key).
     func purchaseId(source: String, app: String, environment: String, subject: String) async throws -> String {
-        try await withStore { try await PurchaseIdSource(store: $0).ids() }.id(source: source, app: app, environment: environment, subject: subject)
+        try await withStore { $0.purchaseIds }.id(source: source, app: app, environment: environment, subject: subject)
     }
 
     func withStore<T: Sendable>(_ body: (EntitlementStore) async throws -> T) async throws -> T {

@@ -90,3 +90,35 @@ struct AppleConsumptionConfigTests {
         #expect(error(yaml)?.key == key)
     }
 }
+
+@Suite("Configuration: Google refund reviews and the at-risk refresh")
+struct GoogleRefundReviewConfigTests {
+    static let google = "sources: { google: { audience: a, serviceAccountEmail: s@example.com, packages: [com.example.app], playApi: { credentialsFile: /etc/key.json }"
+
+    @Test("each package's policy is read; none by default; the refresh's rates are read within Play's and Apple's quotas")
+    func read() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
+            \(Self.google), refundReviews: [{ package: com.example.app, refundPreference: DECLINE, sampleContentProvided: true }] } }
+            workers: { refreshIntervalSeconds: 30, refreshSpacingSeconds: 600, refreshPlayQueriesPerMinute: 500, refreshAppleRequestsPerSecond: 5 }
+            """)
+        #expect(config.sources.google.refundReviews == [.init(package: "com.example.app", refundPreference: .decline, sampleContentProvided: true)])
+        #expect(config.workers.refreshIntervalSeconds == 30 && config.workers.refreshSpacingSeconds == 600)
+        #expect(config.workers.refreshPlayQueriesPerMinute == 500 && config.workers.refreshAppleRequestsPerSecond == 5)
+        let defaults = try SenderCatalog.standard.parseConfig(yaml: "\(Self.google) } }")
+        #expect(defaults.sources.google.refundReviews.isEmpty && defaults.workers.refreshIntervalSeconds == 60)
+    }
+
+    @Test("a policy for an unlisted package, an unknown preference, a package twice, no Play credentials or a rate past the store's quota is refused, naming the key", arguments: [
+        ("\(google), refundReviews: [{ package: com.other, refundPreference: DECLINE }] } }", "sources.google.refundReviews[0].package"),
+        ("\(google), refundReviews: [{ package: com.example.app, refundPreference: GRANT_FULL }] } }", "sources.google.refundReviews[0].refundPreference"),
+        ("\(google), refundReviews: [{ package: com.example.app, refundPreference: DECLINE }, { package: com.example.app, refundPreference: APPROVE }] } }",
+         "sources.google.refundReviews"),
+        ("sources: { google: { audience: a, serviceAccountEmail: s@example.com, packages: [com.example.app], refundReviews: [{ package: com.example.app, refundPreference: NEUTRAL }] } }",
+         "sources.google.refundReviews"),
+        ("workers: { refreshPlayQueriesPerMinute: 3001 }", "workers.refreshPlayQueriesPerMinute"),
+        ("workers: { refreshAppleRequestsPerSecond: 51 }", "workers.refreshAppleRequestsPerSecond"),
+    ])
+    func refused(yaml: String, key: String) {
+        #expect(error(yaml)?.key == key, "\(yaml)")
+    }
+}

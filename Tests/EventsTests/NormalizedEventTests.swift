@@ -41,7 +41,7 @@ struct NormalizedEventTests {
             #expect(EventType(cloudEventType: type.cloudEventType) == type)
         }
         #expect(EventType(cloudEventType: "dev.tollgate.nope") == nil)
-        #expect(EventType.allCases.count == 34)
+        #expect(EventType.allCases.count == 35)
     }
 
     @Test("topic names follow the prefix")

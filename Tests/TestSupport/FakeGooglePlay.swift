@@ -59,6 +59,8 @@ public final class FakeGooglePlay: @unchecked Sendable {
     public var apiTargets: [String] { state.locked { $0.apiTargets } }
     /// The purchase paths acknowledged (`...:acknowledge` without the suffix), in order.
     public var acknowledged: [String] { state.locked { $0.acknowledged } }
+    /// Every `orders.reviewrefund` answer taken: the order's path and the request body, in order.
+    public var reviewRefunds: [(order: String, body: String)] { state.locked { $0.reviewRefunds } }
     /// Why JWTs were refused; empty when every assertion was as Google wants it.
     public var jwtProblems: [String] { state.locked { $0.jwtProblems } }
     /// The `iat` of every accepted assertion.
@@ -77,6 +79,7 @@ public final class FakeGooglePlay: @unchecked Sendable {
             public var jwtProblems: [String] = []
             public var apiTargets: [String] = []
             public var acknowledged: [String] = []
+            var reviewRefunds: [(order: String, body: String)] = []
             var purchases: [String: String] = [:]
             var scripted: [String: [Scripted]] = [:]
             var tokenScript: [Scripted] = []
@@ -181,13 +184,27 @@ public final class FakeGooglePlay: @unchecked Sendable {
                 return (true, next, v.purchases[request.target])
             }
             let acknowledging = request.method == "POST" && request.target.hasSuffix(":acknowledge")
-            guard request.method == "GET" || acknowledging, authorized else {
+            let reviewing = request.method == "POST" && request.target.hasSuffix(":reviewrefund")
+            guard request.method == "GET" || acknowledging || reviewing, authorized else {
                 return .json(401, #"{"error": {"code": 401, "message": "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.", "status": "UNAUTHENTICATED"}}"#)
             }
             switch scripted {
             case .reply(let reply)?: return reply
             case .hang?: return nil
             case nil: break
+            }
+            if reviewing {
+                // `orders.reviewrefund`: the three required fields, a preference Google knows; then 200 with an empty body
+                // (Google records the first answer and takes later ones the same way).
+                let body = JSONValue.parse(request.body)
+                let preference = body?["refundPreference"]?.string ?? ""
+                guard body?["pendingRefundToken"]?.string?.isEmpty == false, body?["sampleContentProvided"]?.bool != nil,
+                      ["DECLINE", "APPROVE", "NEUTRAL"].contains(preference) else {
+                    return .json(400, #"{"error": {"code": 400, "message": "Request contains an invalid argument.", "status": "INVALID_ARGUMENT"}}"#)
+                }
+                let order = String(request.target.dropLast(":reviewrefund".count))
+                locked { $0.reviewRefunds.append((order, String(decoding: request.body, as: UTF8.self))) }
+                return LoopbackHTTPServer.Reply(status: 200, body: [])
             }
             if acknowledging {
                 let purchasePath = String(request.target.dropLast(":acknowledge".count))
@@ -220,7 +237,13 @@ public final class FakeGooglePlay: @unchecked Sendable {
             if parts[1].hasPrefix("subscriptions/") {
                 stored = parts[0] + "/purchases/subscriptionsv2/tokens/" + token
             } else if parts[1].hasPrefix("products/") {
-                stored = purchasePath
+                // A one-time purchase is kept where productsv2 reads it; the product must be one of its line items.
+                let productId = String(parts[1].dropFirst("products/".count).prefix { $0 != "/" })
+                stored = parts[0] + "/purchases/productsv2/tokens/" + token
+                let holds = locked { v in
+                    v.purchases[stored].map { JSONValue.parse(Array($0.utf8))?["productLineItem"]?.array?.contains { $0["productId"]?.string == productId } == true }
+                }
+                if holds == false { return Self.tokenDoesNotMatchProduct }
             } else {
                 return Self.notFound
             }
@@ -230,8 +253,9 @@ public final class FakeGooglePlay: @unchecked Sendable {
                     return elsewhere ? Self.tokenDoesNotMatchProduct : Self.notFound
                 }
                 let purchase = JSONValue.parse(Array(json.utf8))
+                let productState = purchase?["purchaseStateContext"]?["purchaseState"]?.string
                 let unpaid = purchase?["subscriptionState"]?.string == "SUBSCRIPTION_STATE_PENDING"
-                    || purchase?["purchaseState"]?.int64 == 1 || purchase?["purchaseState"]?.int64 == 2
+                    || (productState != nil && productState != "PURCHASED")
                 guard !unpaid else { return Self.invalidPurchaseState }
                 v.acknowledged.append(purchasePath)
                 v.purchases[stored] = Self.markedAcknowledged(json)
@@ -260,11 +284,10 @@ public final class FakeGooglePlay: @unchecked Sendable {
             return .json(200, "{" + fields.joined(separator: ", ") + "}")
         }
 
-        /// A stored purchase's JSON with its acknowledgement state set (v2's enum, v1's 1).
+        /// A stored purchase's JSON with its acknowledgement state set.
         static func markedAcknowledged(_ json: String) -> String {
             json.replacingOccurrences(of: #""acknowledgementState"\s*:\s*"ACKNOWLEDGEMENT_STATE_PENDING""#,
                                       with: #""acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED""#, options: .regularExpression)
-                .replacingOccurrences(of: #""acknowledgementState"\s*:\s*0"#, with: #""acknowledgementState":1"#, options: .regularExpression)
         }
 
         private static func split(_ target: String) -> (path: String, query: [String: String]) {

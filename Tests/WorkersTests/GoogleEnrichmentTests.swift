@@ -27,7 +27,7 @@ struct GoogleEnrichmentTests {
             linkedPurchaseToken: "kmgpcmjdnlfcbihnhcebkahb.AO-J1OzPreviousPurchaseToken", environment: .production))
     }
 
-    @Test("a license tester's purchase is a sandbox one: testPurchase in subscriptionsv2, purchaseType 0 in products")
+    @Test("a license tester's purchase is a sandbox one: testPurchase in subscriptionsv2, testPurchaseContext in productsv2")
     func testPurchases() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
@@ -35,10 +35,10 @@ struct GoogleEnrichmentTests {
         h.fake.store(PlayFixtures.canceledPrepaidSubscription, at: PlayHarness.subscriptionPath("tester"))
         let subscription = try await enricher.snapshot(for: Self.event(.subscriptionAutoRenewDisabled, token: "tester"))
         #expect(subscription?.environment == .sandbox)
-        h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("coins_100", "tester-p"))
+        h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("tester-p"))
         let product = try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "tester-p", product: "coins_100"))
         #expect(product?.environment == .sandbox)
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", "paid-p"))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("paid-p"))
         #expect(try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "paid-p", product: "coins_100"))?.environment == .production)
 
         // The purchase is kept under the sandbox key, whatever environment the notification claimed.
@@ -47,14 +47,14 @@ struct GoogleEnrichmentTests {
         #expect(Projector.change(for: event, snapshot: product)?.key.environment == "sandbox")
     }
 
-    @Test("410 means ended long ago: expired, not an error; a one-time purchase reads products.get")
+    @Test("410 means ended long ago: expired, not an error; a one-time purchase reads productsv2")
     func goneAndProduct() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         h.fake.script(PlayHarness.subscriptionPath("old"), .reply(.json(410, #"{"error": {"code": 410, "status": "GONE"}}"#)))
         let enricher = GooglePlayEnricher(client: h.client)
         #expect(try await enricher.snapshot(for: Self.event(.subscriptionExpired, token: "old"))?.state == .expired)
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", "p-1"))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("p-1"))
         let product = try await enricher.snapshot(for: Self.event(.purchaseCompleted, token: "p-1", product: "coins_100"))
         #expect(product?.kind == .oneTime)
         #expect(product?.state == .active)
@@ -63,6 +63,35 @@ struct GoogleEnrichmentTests {
         var apple = Self.event(.subscriptionRenewed, token: "x")
         apple.source = "/apple/com.example"
         #expect(try await enricher.snapshot(for: apple) == nil)
+    }
+
+    @Test("a quantity-based partial refund Google lists leaves the units productsv2 still counts; a full one, or one leaving none, refunds")
+    func partialRefund() async throws {
+        let h = try await PlayHarness.start()
+        defer { h.stop() }
+        let nowMs = Timestamp.now.millisecondsSince1970
+        h.fake.storeVoided([GoogleForgedClaimsTests.voided("coins-3", atMs: nowMs - 60_000), GoogleForgedClaimsTests.voided("coins-1", atMs: nowMs - 60_000)])
+        h.fake.store(PlayFixtures.productV2(quantity: 3, refundable: 2), at: PlayHarness.productPath("coins-3"))
+        h.fake.store(PlayFixtures.productV2(quantity: 1, refundable: 0), at: PlayHarness.productPath("coins-1"))
+        var enricher = GooglePlayEnricher(client: h.client)
+        enricher.now = { nowMs }
+        func voided(_ token: String, partial: Bool) -> NormalizedEvent {
+            var event = Self.event(.purchaseRefunded, token: token)
+            event.occurredAt = Timestamp(millisecondsSince1970: nowMs - 30_000).rfc3339
+            event.receivedAt = event.occurredAt
+            event.reason = partial ? "quantity_based_partial_refund" : "full_refund"
+            return event
+        }
+        #expect(try await enricher.enrich(voided("coins-3", partial: true))
+                == .state(PurchaseSnapshot(kind: .oneTime, state: .active, environment: .production, quantity: 2)))
+        #expect(try await enricher.enrich(voided("coins-1", partial: true)) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
+        #expect(try await enricher.enrich(voided("coins-3", partial: false)) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
+        // Applied: two of three units held, still entitled.
+        let change = try #require(Projector.change(for: voided("coins-3", partial: true), snapshot: PurchaseSnapshot(kind: .oneTime, state: .active, quantity: 2)))
+        let stored = Purchase(key: change.key, kind: .oneTime, state: .active, user: "u", product: "coins_100", quantity: 3,
+                              lastEventAtMs: nowMs - 120_000, lastEventId: "earlier", lastEventType: "purchase.completed")
+        let next = try #require(change.update(stored))
+        #expect(next.state == .active && next.quantity == 2)
     }
 
     @Test("a failed lookup is a transient failure (a retry), never a revocation")

@@ -59,7 +59,7 @@ struct GoogleForgedClaimsTests {
     func forgedChangeNothing(backend: Backend) async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", "p-1"))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("p-1"))
         h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath("sub-1"))
         try await TestDatabases.withStore(backend) { store async throws in
             let recorded = RecordingMetrics()
@@ -108,7 +108,7 @@ struct GoogleForgedClaimsTests {
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 4)
 
             // A license tester's purchase is a sandbox one; Google's void of it (which says no environment) ends it there.
-            h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("coins_100", "tester-1"))
+            h.fake.store(PlayFixtures.testProduct, at: PlayHarness.productPath("tester-1"))
             #expect(await process(Self.event("tester-bought", .purchaseCompleted, token: "tester-1", product: "coins_100", occurredAt: earlier))
                     == [.done(.applied)])
             h.fake.storeVoided([Self.voided("p-1", atMs: now - 1_000), Self.voided("tester-1", atMs: now - 500)])

@@ -21,14 +21,14 @@ public struct EntitlementAPI: Sendable {
 
     let store: EntitlementStore
     let credentials: APICredentials
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let catalog: CatalogSettings
     let metrics: MerchantMetrics
     let logger: Logger
     /// What "active" is measured against.
     let now: @Sendable () -> Int64
 
-    public init(store: EntitlementStore, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+    public init(store: EntitlementStore, credentials: APICredentials, purchaseIds: PurchaseIds, catalog: CatalogSettings,
          metrics: MerchantMetrics, logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
         self.store = store
         self.credentials = credentials
@@ -41,7 +41,7 @@ public struct EntitlementAPI: Sendable {
 
     public init(store: EntitlementStore, tokens: [APIToken], catalog: CatalogSettings = CatalogSettings(), metrics: MerchantMetrics = MerchantMetrics(),
                 logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
-        self.init(store: store, credentials: APICredentials(tokens: tokens), purchaseIds: PurchaseIdSource(store: store), catalog: catalog,
+        self.init(store: store, credentials: APICredentials(tokens: tokens), purchaseIds: store.purchaseIds, catalog: catalog,
                   metrics: metrics, logger: logger, now: now)
     }
 
@@ -77,10 +77,8 @@ public struct EntitlementAPI: Sendable {
         let (user, app, environment) = try Self.userQuery(request, user: context.parameters.get("user"))
         try credentials.authorize(caller, app: app, user: user)
         let found: [Entitlement]?
-        let ids: PurchaseIds
         do {
             found = try await store.entitlements(app: app, user: user, environment: environment.rawValue)
-            ids = try await purchaseIds.ids()
         } catch {
             logger.error("entitlement lookup failed", metadata: ["error": .string("\(error)")])
             throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
@@ -89,7 +87,7 @@ public struct EntitlementAPI: Sendable {
         guard let found = found ?? (caller.isServer ? nil : []) else {
             throw Rejection(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
-        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: now(), ids: ids, catalog: catalog)
+        let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: now(), ids: purchaseIds, catalog: catalog)
         let data = (try? Self.encoder.encode(body)) ?? Data()
         return Self.json(.ok, data)
     }

@@ -19,7 +19,7 @@ public struct SupportAPI: Sendable {
 
     let store: EntitlementStore
     let credentials: APICredentials
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let metrics: MerchantMetrics
     let logger: Logger
 
@@ -49,16 +49,14 @@ public struct SupportAPI: Sendable {
         let (user, app, environment) = try EntitlementAPI.userQuery(request, user: context.parameters.get("user"))
         try credentials.authorize(caller, app: app, user: user)
         let purchases: [Purchase]
-        let ids: PurchaseIds
         do {
             purchases = try await store.purchases(app: app, user: user, environment: environment.rawValue)
-            ids = try await purchaseIds.ids()
         } catch {
             logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
             throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
         }
         let items = purchases.map { p in
-            Body.Item(purchaseId: ids.id(source: p.key.source, app: p.key.app, environment: p.key.environment, subject: p.key.subject),
+            Body.Item(purchaseId: purchaseIds.id(of: p.key),
                       store: p.key.source, subject: p.key.subject, kind: p.kind.rawValue, state: p.state.rawValue, product: p.product,
                       expiresAt: p.expiresAtMs.map(EntitlementJSON.rfc3339), quantity: p.quantity, appTransactionId: p.appTransactionId,
                       lastEventId: p.lastEventId, lastEventType: p.lastEventType,

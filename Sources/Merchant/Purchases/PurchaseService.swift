@@ -18,6 +18,8 @@ public struct PurchaseService: Sendable {
     let publisher: any EventPublisher
     let settings: PurchaseSettings
     let acknowledger: (any PlayAcknowledging)?
+    /// Apple purchases' account tokens, set at Apple once linked (nil: no app has it on).
+    var appAccountTokens: AppAccountTokens?
     let metrics: MerchantMetrics
     let logger: Logger
     var now: @Sendable () -> Timestamp = { Timestamp.now }
@@ -47,7 +49,7 @@ public struct PurchaseService: Sendable {
         var events: [NormalizedEvent] = []
         var purchases: [VerifiedPurchase] = []
         for purchase in verified {
-            if let owner = purchase.owner, !owner.isExactly(user) {
+            if let owner = try await owner(of: purchase), !owner.isExactly(user) {
                 // Every notification of this purchase names its owner, so a link to anyone else would not hold.
                 throw Rejection(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
             }
@@ -73,22 +75,31 @@ public struct PurchaseService: Sendable {
             // The store holds the grant already: Google may still be owed its acknowledgement (a first
             // attempt that failed for good, or a purchase that came by notification).
             await acknowledge(purchases)
+            await appAccountTokens?.link(purchases, to: user)
             metrics.purchaseReported(store: store, outcome: "unchanged")
             return Outcome(purchases: purchases, eventIds: [], applied: true)
         }
-        do {
-            try await publisher.publish(events)
-        } catch {
-            logger.error("publishing a reported purchase failed", metadata: ["error": .string("\(error)")])
-            throw Rejection(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)
-        }
+        try await publishDurably(events)
         // Durable: the grant will happen, so Google may be told it was delivered.
         await acknowledge(purchases)
         let ids = events.map(\.id)
         let applied = await waitUntilApplied(ids)
         if applied, settings.ownership(of: app) == .keep { try await confirmHeld(purchases, by: user) }
+        // Linked: Apple may be told whose it is.
+        if applied { await appAccountTokens?.link(purchases, to: user) }
         metrics.purchaseReported(store: store, outcome: applied ? "applied" : "pending")
         return Outcome(purchases: purchases, eventIds: ids, applied: applied)
+    }
+
+    /// The user the store names for the purchase: an account token Tollgate made and set at Apple stands for its user.
+    func owner(of purchase: VerifiedPurchase) async throws(Rejection) -> String? {
+        guard let token = purchase.owner, purchase.source == .apple else { return purchase.owner }
+        do {
+            return try await AppAccountTokens.user(named: token, app: purchase.app, store: store) ?? token
+        } catch {
+            logger.error("account token lookup failed", metadata: ["error": .string("\(error)")])
+            throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
+        }
     }
 
     /// Under `keep`, the projection left a purchase with the user who held it when the event applied
@@ -150,8 +161,18 @@ public struct PurchaseService: Sendable {
         return purchases
     }
 
+    /// Publishes on `tollgate.events`; returns once Kafka holds them.
+    func publishDurably(_ events: [NormalizedEvent]) async throws(Rejection) {
+        do {
+            try await publisher.publish(events)
+        } catch {
+            logger.error("publishing a purchase's events failed", metadata: ["error": .string("\(error)")])
+            throw Rejection(.notDurable, "the purchase could not be published now; nothing was applied", retryAfterSeconds: 5)
+        }
+    }
+
     /// Polls the store until every id is processed (by whichever replica consumes its partition), or the wait ends.
-    private func waitUntilApplied(_ ids: [String]) async -> Bool {
+    func waitUntilApplied(_ ids: [String]) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(settings.waitMs)
         var pending = ids
         var pause = Duration.milliseconds(5)
@@ -169,9 +190,9 @@ public struct PurchaseService: Sendable {
     /// The event a verified purchase is published as: its store's source, subject and vocabulary, the
     /// user, and an id that is the same for the same claim against the same stored state (a repeated
     /// request publishes nothing new) and new once the stored purchase moved on.
-    static func event(for purchase: VerifiedPurchase, user: String, stored: Purchase?, receivedAt: Timestamp) -> NormalizedEvent {
+    static func event(for purchase: VerifiedPurchase, user: String?, stored: Purchase?, receivedAt: Timestamp) -> NormalizedEvent {
         let occurredAt = purchase.occurredAt.rfc3339
-        let identity = [purchase.app, purchase.environment.rawValue, purchase.subject, user, stored?.lastEventId ?? "",
+        let identity = [purchase.app, purchase.environment.rawValue, purchase.subject, user ?? "", stored?.lastEventId ?? "",
                         purchase.transaction?.id ?? "", purchase.type.rawValue, occurredAt].joined(separator: "\u{0}")
         let digest = Digest.hex(Array(Digest.sha256(identity).prefix(16)))
         return NormalizedEvent(

@@ -1,3 +1,4 @@
+import Entitlements
 import Events
 import Rejections
 import Toolkit

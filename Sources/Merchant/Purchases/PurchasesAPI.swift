@@ -21,12 +21,12 @@ public struct PurchasesAPI: Sendable {
 
     let service: PurchaseService
     let credentials: APICredentials
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let catalog: CatalogSettings
     let metrics: MerchantMetrics
     let logger: Logger
 
-    public init(service: PurchaseService, credentials: APICredentials, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+    public init(service: PurchaseService, credentials: APICredentials, purchaseIds: PurchaseIds, catalog: CatalogSettings,
          metrics: MerchantMetrics, logger: Logger) {
         self.service = service
         self.credentials = credentials
@@ -66,12 +66,7 @@ public struct PurchasesAPI: Sendable {
     func answer(_ report: Report) async throws(Rejection) -> Response {
         let outcome = try await service.report(report.claim, app: report.app, user: report.user)
         let environment = outcome.purchases[0].environment
-        let ids: PurchaseIds
-        do { ids = try await purchaseIds.ids() } catch {
-            // Published already: the app asks the entitlement API later.
-            return Self.json(.accepted, Answer(user: report.user, app: report.app, environment: environment.rawValue, purchases: [],
-                                               eventIds: outcome.eventIds))
-        }
+        let ids = purchaseIds
         var answer = Answer(user: report.user, app: report.app, environment: environment.rawValue,
                             purchases: outcome.purchases.map { Answer.Item($0, ids: ids) }, eventIds: outcome.eventIds)
         guard outcome.applied else { return Self.json(.accepted, answer) }

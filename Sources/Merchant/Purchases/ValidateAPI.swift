@@ -22,14 +22,14 @@ public struct ValidateAPI: Sendable {
     public static let path = "/v1/validate"
 
     let service: PurchaseService
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let credentials: APICredentials
     /// The validator keys, each a client credential of its app.
     let validatorKeys: APICredentials
     let metrics: MerchantMetrics
     let logger: Logger
 
-    public init(service: PurchaseService, purchaseIds: PurchaseIdSource, credentials: APICredentials, keys: [String: String], metrics: MerchantMetrics,
+    public init(service: PurchaseService, purchaseIds: PurchaseIds, credentials: APICredentials, keys: [String: String], metrics: MerchantMetrics,
          logger: Logger) {
         self.service = service
         self.purchaseIds = purchaseIds
@@ -106,12 +106,11 @@ public struct ValidateAPI: Sendable {
             purchases = try await service.verify(parsed.claim, app: app)
         }
         let nowMs = service.now().millisecondsSince1970
-        // Published (or verified) already: without the key the purchases go unnamed, never by their store ids.
-        let ids = try? await purchaseIds.ids()
+        let ids = purchaseIds
         let collection = purchases.map { Self.item($0, nowMs: nowMs, ids: ids) }
         let data = Answer.Data(id: parsed.answerId, collection: collection,
                                ineligible_for_intro_price: Array(Set(purchases.filter { $0.kind == .subscription }.map(\.product))).sorted(),
-                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product) { ids?.id(of: $0) })
+                               transaction: NativeTransaction(parsed.transactionType, purchases: purchases, product: parsed.product) { ids.id(of: $0) })
         if let product = parsed.product {
             // The purchase does not hold the product asked about: the seed's "not owned", with what it holds.
             guard collection.contains(where: { $0.id == product }) else {
@@ -238,7 +237,7 @@ public struct ValidateAPI: Sendable {
         var platform: String
     }
 
-    static func item(_ purchase: VerifiedPurchase, nowMs: Int64, ids: PurchaseIds?) -> Item {
+    static func item(_ purchase: VerifiedPurchase, nowMs: Int64, ids: PurchaseIds) -> Item {
         let ms = { (text: String?) in text.flatMap(Timestamp.init(rfc3339:))?.millisecondsSince1970 }
         let subscription = purchase.kind == .subscription
         let expiresMs = ms(purchase.transaction?.expiresAt)
@@ -262,7 +261,7 @@ public struct ValidateAPI: Sendable {
             isIntroPeriod: subscription ? (purchase.offer?.introductory ?? false) : nil,
             discountId: purchase.offer?.id,
             priceConsentStatus: purchase.priceIncreaseAgreed.map { $0 ? "Agreed" : "Notified" },
-            purchaseId: ids?.id(of: purchase),
+            purchaseId: ids.id(of: purchase),
             platform: purchase.source.rawValue == "apple" ? "ios-appstore" : "android-playstore")
     }
 

@@ -127,7 +127,7 @@ extension ValidateAPI {
         }
     }
 
-    /// The Play Developer API's `ProductPurchase` (`purchases.products.get`), as the plugin types it.
+    /// The `ProductPurchase` shape the plugin types (v1's numbered states), filled from `productsv2`'s answer.
     struct PlayProduct: Encodable, Equatable {
         var type = "android-playstore"
         var kind = "androidpublisher#productPurchase"

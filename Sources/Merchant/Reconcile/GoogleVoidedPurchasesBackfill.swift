@@ -51,9 +51,11 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
     let logger: Logger
     let now: @Sendable () -> Int64
     let sleep: @Sendable (Duration) async throws -> Void
+    /// The share of Play's quota it spends with the at-risk refresh (nil: its own pace only, as `tollgate reconcile` runs it).
+    var quota: StoreQuota?
 
     public init(client: PlayAPIClient, packages: [String], store: EntitlementStore, publisher: (any EventPublisher)?,
-                metrics: MerchantMetrics, logger: Logger, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
+                metrics: MerchantMetrics, logger: Logger, quota: StoreQuota? = nil, now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
         self.client = client
         self.packages = packages
@@ -63,6 +65,7 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
         self.logger = logger
         self.now = now
         self.sleep = sleep
+        self.quota = quota
     }
 
     public func run(_ options: Options, beforePage: @Sendable () async throws -> Void = {},
@@ -103,6 +106,7 @@ public struct GoogleVoidedPurchasesBackfill: Sendable {
 
         while true {
             try await beforePage()
+            while let quota, !quota.take(store: "google", app: package) { try await sleep(.seconds(1)) }
             let page = try await fetch(package, startMs: window.startMs, token: window.pageToken, state: &state)
             state.pages += 1
             metrics.reconcilePage(job: Self.job)

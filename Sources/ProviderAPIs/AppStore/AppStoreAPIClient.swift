@@ -113,6 +113,19 @@ public struct AppStoreAPIClient: Sendable {
                                path: ["inApps", "v2", "transactions", "consumption", transactionId], body: body)
     }
 
+    /// Set App Account Token: `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken` with
+    /// `{"appAccountToken": <UUID>}`: Apple puts the token on the purchase's current and later
+    /// transactions and renewal info. Apple answers 200; a family-shared transaction is refused (4000185).
+    public func setAppAccountToken(_ originalTransactionId: String, token: String, in environment: AppStoreEnvironment) async throws(AppStoreAPIError) {
+        struct Body: Encodable { var appAccountToken: String }
+        let body: [UInt8]
+        do { body = try [UInt8](JSONEncoder().encode(Body(appAccountToken: token))) } catch {
+            throw failure(.setAppAccountToken, .invalidArgument, "the request cannot be encoded")
+        }
+        _ = try await exchange(.setAppAccountToken, environment, method: "PUT",
+                               path: ["inApps", "v1", "transactions", originalTransactionId, "appAccountToken"], body: body)
+    }
+
     /// Production first, then sandbox when production does not know the id, as Apple advises for
     /// ids whose environment the caller cannot tell (App Review and TestFlight buy in sandbox).
     public func productionThenSandbox<T: Sendable>(

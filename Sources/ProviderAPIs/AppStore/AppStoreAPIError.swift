@@ -129,4 +129,5 @@ public enum AppStoreAPICall: String, Sendable, CaseIterable {
     case requestTestNotification = "request_test_notification"
     case testNotificationStatus = "test_notification_status"
     case sendConsumptionInformation = "send_consumption_information"
+    case setAppAccountToken = "set_app_account_token"
 }

@@ -4,8 +4,14 @@ public enum PlayAPICall: String, Sendable, Hashable {
     case token
     /// `purchases.subscriptionsv2.get`.
     case subscription
-    /// `purchases.products.get`.
+    /// `purchases.productsv2.getproductpurchasev2`.
     case product
+    /// `monetization.onetimeproducts.get` (a rental's period).
+    case oneTimeProduct = "one_time_product"
+    /// `orders.get`.
+    case order
+    /// `orders.reviewrefund`.
+    case reviewRefund = "review_refund"
     /// `purchases.voidedpurchases.list`.
     case voidedPurchases = "voided_purchases"
     /// `purchases.subscriptions.acknowledge`.

@@ -35,10 +35,34 @@ public struct PlayAPIClient: Sendable {
         return try await get(.subscription, url: url)
     }
 
-    /// `purchases.products.get`, for a one-time product. Nil when Google answers 410.
-    public func product(packageName: String, productId: String, token: String) async throws(PlayAPIError) -> ProductPurchase? {
-        let url = try url(.product, "applications", packageName, "purchases", "products", productId, "tokens", token)
+    /// `purchases.productsv2.getproductpurchasev2`, for a one-time purchase: its line items with their
+    /// purchase options, offers and quantities. Nil when Google answers 410.
+    public func product(packageName: String, token: String) async throws(PlayAPIError) -> ProductPurchaseV2? {
+        let url = try url(.product, "applications", packageName, "purchases", "productsv2", "tokens", token)
         return try await get(.product, url: url)
+    }
+
+    /// `monetization.onetimeproducts.get`: the product's purchase options, for a rental's period. Nil on 410.
+    public func oneTimeProduct(packageName: String, productId: String) async throws(PlayAPIError) -> OneTimeProduct? {
+        let url = try url(.oneTimeProduct, "applications", packageName, "oneTimeProducts", productId)
+        return try await get(.oneTimeProduct, url: url)
+    }
+
+    /// `orders.get`: the order's purchase token and what it paid for. Nil on 410.
+    public func order(packageName: String, orderId: String) async throws(PlayAPIError) -> Order? {
+        let url = try url(.order, "applications", packageName, "orders", orderId)
+        return try await get(.order, url: url)
+    }
+
+    /// `orders.reviewrefund`: the developer's view of a chargeback under review. Google records the first
+    /// answer to a notification and answers later ones 200 too (empty body).
+    public func reviewRefund(packageName: String, orderId: String, _ answer: RefundReviewAnswer) async throws(PlayAPIError) {
+        let url = try url(.reviewRefund, "applications", packageName, "orders", orderId) + ":reviewrefund"
+        let body: [UInt8]
+        do { body = Array(try JSONEncoder().encode(answer)) } catch {
+            throw transport.failure(.reviewRefund, .decode, "the answer could not be written")
+        }
+        _ = try await send(.reviewRefund, url: url, method: "POST", body: body)
     }
 
     /// `purchases.voidedpurchases.list`, one page: the package's purchases voided since `startTimeMillis`

@@ -48,6 +48,10 @@ public enum AppleSender: SenderDefinition {
             settings.consumption = try app.section("consumption") { (c) throws(ConfigError) in
                 try readConsumptionPolicy(c, hasServerAPIKey: settings.serverAPI != nil)
             }
+            settings.setAppAccountToken = try app.bool("setAppAccountToken", default: false)
+            if settings.setAppAccountToken, settings.serverAPI == nil {
+                throw ConfigError(key: app.name("setAppAccountToken"), message: "needs the app's serverApi key, which signs the calls")
+            }
             return settings
         }
         // Named apart from `apps[].serverApi` (an app's key): where the App Store Server API is reached.
@@ -141,6 +145,9 @@ public struct AppleSettings: Sendable {
             public init() {}
         }
         public var consumption = ConsumptionPolicy()
+        /// Whether Tollgate sets the purchase's `appAccountToken` at Apple once a purchase is linked to a user
+        /// (Set App Account Token), so Apple's later notifications name its owner. Off by default.
+        public var setAppAccountToken = false
         public init(bundleId: String, appAppleId: Int64?, environments: [String]) {
             self.bundleId = bundleId
             self.appAppleId = appAppleId

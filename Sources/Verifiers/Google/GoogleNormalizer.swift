@@ -16,6 +16,8 @@ struct GoogleNormalizer {
         var product: String?
         var transaction: NormalizedEvent.Transaction?
         var reason: String?
+        var user: String?
+        var refundReview: NormalizedEvent.RefundReview?
         let sourceType: String
         let type: EventType
         switch notification.kind {
@@ -33,6 +35,18 @@ struct GoogleNormalizer {
             subject = voided.purchaseToken
             transaction = NormalizedEvent.Transaction(id: voided.orderId)
             reason = GoogleEventType.refundReason(voided.refundType)
+        case .pendingRefundReview(let review):
+            sourceType = "PENDING_REFUND_REVIEW"
+            type = .purchaseRefundReviewRequested
+            // The order is all it names: no purchase token to key it by.
+            subject = "order:\(review.orderId)"
+            transaction = NormalizedEvent.Transaction(id: review.orderId)
+            reason = "chargeback"
+            user = review.obfuscatedAccountId
+            // Google takes the answer for 24 hours after the notification arrives.
+            refundReview = NormalizedEvent.RefundReview(
+                pendingRefundToken: review.pendingRefundToken,
+                respondBy: Timestamp(millisecondsSince1970: receivedAt.millisecondsSince1970 + 86_400_000).rfc3339)
         case .test:
             sourceType = "TEST_NOTIFICATION"
             type = .storeTest
@@ -41,11 +55,13 @@ struct GoogleNormalizer {
             type = .storeOther
             if let purchaseToken { subject = purchaseToken }
         }
-        return NormalizedEvent(
+        var event = NormalizedEvent(
             id: "google:\(EventIdScope.component(subscription)):\(messageId)", type: type, source: "/google/\(packageName)", environment: .production,
             app: packageName, subject: subject,
             occurredAt: Timestamp(millisecondsSince1970: notification.eventTimeMillis).rfc3339,
-            receivedAt: receivedAt.rfc3339, product: product, transaction: transaction, reason: reason,
+            receivedAt: receivedAt.rfc3339, user: user, product: product, transaction: transaction, reason: reason,
             sourceType: sourceType)
+        event.refundReview = refundReview
+        return event
     }
 }

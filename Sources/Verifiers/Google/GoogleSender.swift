@@ -1,5 +1,6 @@
 import Config
 import Events
+import ProviderAPIs
 import Toolkit
 
 extension SourceName {
@@ -41,6 +42,25 @@ public enum GoogleSender: SenderDefinition {
             play.credentialsFile = try p.string("credentialsFile").map { p.resolvePath($0, key: "credentialsFile") }
             play.timeoutMs = try p.int("timeoutMs", default: play.timeoutMs, range: 100...120_000)
             return play
+        }
+        google.refundReviews = try g.list("refundReviews") { (r) throws(ConfigError) in
+            let package = try r.requiredString("package")
+            guard google.packages.contains(package) else {
+                throw ConfigError(key: r.name("package"), message: "\(package) is not one of sources.google.packages")
+            }
+            let text = try r.requiredString("refundPreference")
+            guard let preference = RefundReviewAnswer.Preference(rawValue: text) else {
+                let allowed = RefundReviewAnswer.Preference.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigError(key: r.name("refundPreference"), message: "expected one of \(allowed), got \"\(text)\"")
+            }
+            return GoogleSettings.RefundReviewPolicy(package: package, refundPreference: preference,
+                                                     sampleContentProvided: try r.bool("sampleContentProvided", default: false))
+        }
+        if let first = google.refundReviews.first, google.playApi.credentialsFile == nil {
+            throw ConfigError(key: g.name("refundReviews"), message: "answering \(first.package)'s refund reviews needs playApi.credentialsFile, whose key signs the answers")
+        }
+        if Set(google.refundReviews.map(\.package)).count < google.refundReviews.count {
+            throw ConfigError(key: g.name("refundReviews"), message: "a package is listed twice")
         }
         return google
     }
@@ -87,5 +107,18 @@ public struct GoogleSettings: Sendable {
     public var jwks = "https://www.googleapis.com/oauth2/v3/certs"
     public var packages: [String] = []
     public var playApi = PlayAPI()
+    /// `refundReviews`: the packages whose chargeback reviews the workers answer (`orders.reviewrefund`), and how.
+    public struct RefundReviewPolicy: Sendable, Equatable {
+        public var package: String
+        /// What the answer prefers; the workers approve a purchase the store never granted, whatever this says.
+        public var refundPreference: RefundReviewAnswer.Preference
+        /// Whether the app offers a free sample, trial or description of the content before purchase.
+        public var sampleContentProvided: Bool
+        public init(package: String, refundPreference: RefundReviewAnswer.Preference, sampleContentProvided: Bool) {
+            self.package = package; self.refundPreference = refundPreference; self.sampleContentProvided = sampleContentProvided
+        }
+    }
+    /// None by default: nothing about a customer is sent to Google unless the merchant says so.
+    public var refundReviews: [RefundReviewPolicy] = []
     public init() {}
 }

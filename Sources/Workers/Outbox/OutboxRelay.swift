@@ -16,7 +16,7 @@ public struct OutboxRelay: Service {
     let producer: KafkaProducer
     let topic: String
     /// Names the purchase of each change by its opaque id; the catalog names the entitlements it grants.
-    let purchaseIds: PurchaseIdSource
+    let purchaseIds: PurchaseIds
     let catalog: CatalogSettings
     let metrics: WorkerMetrics
     let logger: Logger
@@ -24,7 +24,7 @@ public struct OutboxRelay: Service {
     var idleInterval = Duration.milliseconds(200)
     var batchSize = 500
 
-    init(store: EntitlementStore, producer: KafkaProducer, topic: String, purchaseIds: PurchaseIdSource, catalog: CatalogSettings,
+    init(store: EntitlementStore, producer: KafkaProducer, topic: String, purchaseIds: PurchaseIds, catalog: CatalogSettings,
          metrics: WorkerMetrics, logger: Logger) {
         self.store = store
         self.producer = producer
@@ -58,8 +58,7 @@ public struct OutboxRelay: Service {
     /// In sequence order: `sendAll` hands records to librdkafka in order, so each key's changes land in
     /// order and the compacted topic keeps the last one.
     private func publish(_ changes: [EntitlementChange]) async throws {
-        let ids = try await purchaseIds.ids()
-        _ = try await producer.sendAll(changes.map(Self.message(topic: topic, ids: ids, catalog: catalog)))
+        _ = try await producer.sendAll(changes.map(Self.message(topic: topic, ids: purchaseIds, catalog: catalog)))
     }
 
     static func message(topic: String, ids: PurchaseIds, catalog: CatalogSettings) -> (EntitlementChange) -> KafkaMessage {

@@ -18,6 +18,9 @@ struct EventProcessor: Sendable {
     let enricher: (any PurchaseEnricher)?
     /// Queues the answers to Apple's consumption requests with the event; nil when no app's policy is on.
     var consumption: ConsumptionAnswerer? = nil
+    /// Queues the answers to Google's refund reviews with the event; nil when no package has a policy.
+    var refundReviews: RefundReviewAnswerer? = nil
+
     /// Gives a checkout provider's events the user and product of the checkout they pay, and their
     /// checkout step (nil: no checkouts).
     var checkouts: CheckoutMatcher? = nil
@@ -36,6 +39,22 @@ struct EventProcessor: Sendable {
         fileprivate var changes: [(index: Int, change: PurchaseChange)]
     }
 
+    /// An Apple notification naming an account token Tollgate made and set at Apple names that token's user
+    /// instead, whether or not the app still sets them. Only a made token's shape (a version 8 UUID) is looked
+    /// up. (A reported purchase names its user itself.)
+    func withAccountTokenUser(_ event: NormalizedEvent) async throws(WorkerFailure) -> NormalizedEvent {
+        guard !event.isReportedPurchase, Projector.sourceName(of: event) == SourceName.apple.rawValue, let token = event.user,
+              AppAccountTokens.isMade(token) else { return event }
+        let holder: String?
+        do { holder = try await AppAccountTokens.user(named: token, app: event.app, store: store) } catch {
+            throw WorkerFailure(.storeUnavailable, message: "\(error)", isTransient: error.isTransient)
+        }
+        guard let user = holder else { return event }
+        var named = event
+        named.user = user
+        return named
+    }
+
     /// Decodes and enriches, reading only: everything before the store, so it can run while the store
     /// applies the previous batch. What merchant features write with an event travels with its change
     /// as `ProjectionStep`s, applied in the batch's transaction.
@@ -50,9 +69,11 @@ struct EventProcessor: Sendable {
                 continue
             }
             do {
+                event = try await withAccountTokenUser(event)
                 // What merchant features write with the event, in the batch's transaction.
                 var steps: [any ProjectionStep] = []
                 if let step = try consumption?.step(for: event) { steps.append(step) }
+                if let step = refundReviews?.step(for: event) { steps.append(step) }
                 if let matched = try await checkouts?.match(event) {
                     event = matched.event
                     if let step = matched.step { steps.append(step) }

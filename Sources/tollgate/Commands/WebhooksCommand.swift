@@ -49,7 +49,7 @@ struct WebhookOperator {
 
     /// The kept messages since `sinceMs` that the endpoint's filters take, narrowed to one purchase id or message id.
     func messages(for endpoint: WebhookEndpoint, sinceMs: Int64, purchaseId: String?, messageId: String?) async throws -> [WebhookMessage] {
-        let ids = try await PurchaseIdSource(store: entitlements).ids()
+        let ids = entitlements.purchaseIds
         return try await store.messages(sinceMs: sinceMs, limit: 1_000_000).filter { message in
             endpoint.takes(message)
                 && (messageId == nil || message.messageId == messageId)
@@ -108,7 +108,7 @@ struct WebhooksAttempts: AsyncParsableCommand {
         }
         let attempts = try await op.store.attempts(endpoint: chosen.name, sinceMs: sinceMs, messageIds: narrowed, limit: max(0, limit))
         // Event ids as the deliveries name them: some ids carry a purchase token.
-        let ids = try await PurchaseIdSource(store: op.entitlements).ids()
+        let ids = op.entitlements.purchaseIds
         var rows = [["TIME", "MESSAGE", "EVENT", "TYPE", "ATTEMPT", "OUTCOME", "STATUS", "MS", "ANSWER"]]
         for attempt in attempts {
             rows.append([Timestamp(millisecondsSince1970: attempt.attemptedAtMs).rfc3339, attempt.messageId, ids.eventId(attempt.eventId), attempt.eventType,
@@ -146,7 +146,7 @@ struct WebhooksReplay: AsyncParsableCommand {
         defer { Task { await op.close() } }
         let chosen = try op.endpoint(endpoint)
         let messages = try await op.messages(for: chosen, sinceMs: since?.milliseconds ?? 0, purchaseId: subject, messageId: message)
-        let ids = try await PurchaseIdSource(store: op.entitlements).ids()
+        let ids = op.entitlements.purchaseIds
         var rows = [["MESSAGE", "TIME", "EVENT", "TYPE", "USER", "PRODUCT"]]
         for one in messages {
             rows.append([one.messageId, Timestamp(millisecondsSince1970: one.createdAtMs).rfc3339, ids.eventId(one.eventId), one.eventType, one.user,

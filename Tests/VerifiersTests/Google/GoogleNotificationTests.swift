@@ -92,11 +92,29 @@ struct GoogleNotificationTests {
         }
 
         // A kind Google adds later is kept, not dropped.
-        let future = GoogleFixtures.rtdn(#""pendingRefundReviewNotification":{"purchaseToken":"purchase-token-4"}"#)
+        let future = GoogleFixtures.rtdn(#""subscriptionTransferNotification":{"purchaseToken":"purchase-token-4"}"#)
         let other = try await Self.event(GoogleFixtures.unwrapped(future, token: f.token()), source: source)
         #expect(other.type == .storeOther)
-        #expect(other.sourceType == "pendingRefundReviewNotification")
+        #expect(other.sourceType == "subscriptionTransferNotification")
         #expect(other.subject == "purchase-token-4")
+    }
+
+    @Test("a pending refund review: its own type, keyed by the order, the pending refund token to answer with, 24 hours from arrival")
+    func pendingRefundReview() async throws {
+        let f = await GoogleFixtures.shared()
+        let review = GoogleFixtures.rtdn(#""pendingRefundReviewNotification":{"version":"1.0","pendingRefundToken":"prt-4711","orderId":"GPA.3312-1111-2222-33333","refundReason":7,"obfuscatedAccountId":"user-77","obfuscatedProfileId":"profile-9"}"#)
+        let event = try await Self.event(GoogleFixtures.unwrapped(review, token: f.token()), source: f.source())
+        #expect(event.type == .purchaseRefundReviewRequested && event.sourceType == "PENDING_REFUND_REVIEW")
+        #expect(event.subject == "order:GPA.3312-1111-2222-33333" && event.transaction?.id == "GPA.3312-1111-2222-33333")
+        #expect(event.reason == "chargeback" && event.user == "user-77")
+        #expect(event.refundReview == NormalizedEvent.RefundReview(
+            pendingRefundToken: "prt-4711",
+            respondBy: Timestamp(millisecondsSince1970: GoogleFixtures.now.millisecondsSince1970 + 86_400_000).rfc3339))
+        #expect(!event.type.concernsPurchases)
+        // Without the token or the order there is nothing to answer: not an RTDN (quarantined, not dropped).
+        let broken = GoogleFixtures.rtdn(#""pendingRefundReviewNotification":{"version":"1.0","orderId":"GPA.3312-1111-2222-33333"}"#)
+        let quarantined = try await f.source().delivery(GoogleFixtures.unwrapped(broken, token: f.token()))
+        #expect(quarantined.quarantine != nil && quarantined.events.isEmpty)
     }
 
     @Test("eventTimeMillis and notificationType as numbers or strings; subscriptionId optional")

@@ -51,21 +51,12 @@ struct GooglePurchaseVerifierTests {
         """#
     }
 
-    /// A one-time product just bought, not yet acknowledged, as `purchases.products.get` answers it.
+    /// A one-time product just bought, not yet acknowledged, as `purchases.productsv2` answers it;
+    /// `purchaseState` as `ProductPurchase` numbered it (0 purchased, 1 canceled, 2 pending).
     static func newProduct(purchaseMs: Int64, test: Bool = false, purchaseState: Int = 0) -> String {
-        #"""
-        {
-          "kind": "androidpublisher#productPurchase",
-          "purchaseTimeMillis": "\#(purchaseMs)",
-          "purchaseState": \#(purchaseState),
-          "consumptionState": 0,
-          "orderId": "GPA.3312-4444-5555-66666",
-          \#(test ? #""purchaseType": 0,"# : "")
-          "acknowledgementState": 0,
-          "productId": "lifetime_unlock",
-          "regionCode": "GB"
-        }
-        """#
+        let state = ["PURCHASED", "CANCELLED", "PENDING"][purchaseState]
+        return PlayFixtures.productV2(productId: "lifetime_unlock", state: state, completedMs: purchaseState == 0 ? purchaseMs : nil,
+                                      acknowledged: false, test: test, orderId: "GPA.3312-4444-5555-66666")
     }
 
     @Test("a subscription token: subscriptionsv2 only, stated as subscription.started with expiry, price and the acknowledgement owed")
@@ -115,33 +106,33 @@ struct GooglePurchaseVerifierTests {
         #expect(active.first?.price == nil)
     }
 
-    @Test("a one-time token: subscriptionsv2 does not know it, products.get does: purchase.completed with the acknowledgement owed")
+    @Test("a one-time token: subscriptionsv2 does not know it, productsv2 does: purchase.completed with the acknowledgement owed")
     func oneTime() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         let nowMs = Timestamp.now.millisecondsSince1970
         let boughtMs = nowMs - 60_000
-        h.fake.store(Self.newProduct(purchaseMs: boughtMs), at: PlayHarness.productPath("lifetime_unlock", Self.token))
+        h.fake.store(Self.newProduct(purchaseMs: boughtMs), at: PlayHarness.productPath(Self.token))
 
         let purchases = try await Self.verifier(h, nowMs: nowMs).verify(Self.claim("lifetime_unlock"))
-        #expect(purchases.first?.record == .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 0, regionCode: "GB"))
+        #expect(purchases.first?.record == .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 0, regionCode: "US"))
         #expect(purchases.map { var p = $0; p.record = nil; return p } == [VerifiedPurchase(
             source: .google, app: PlayHarness.package, environment: .production, subject: Self.token, product: "lifetime_unlock",
             kind: .oneTime, type: .purchaseCompleted, occurredAt: Timestamp(millisecondsSince1970: nowMs),
             transaction: NormalizedEvent.Transaction(id: "GPA.3312-4444-5555-66666", purchasedAt: Timestamp(millisecondsSince1970: boughtMs).rfc3339,
-                                                     quantity: 1),
+                                                     quantity: 1, purchaseOption: "buy"),
             acknowledgement: PlayAcknowledgement(kind: .product, packageName: PlayHarness.package, productId: "lifetime_unlock",
                                                  purchaseToken: Self.token, deadlineMs: boughtMs + 3 * Self.day))])
-        #expect(h.fake.apiTargets == [PlayHarness.subscriptionPath(Self.token), PlayHarness.productPath("lifetime_unlock", Self.token)])
+        #expect(h.fake.apiTargets == [PlayHarness.subscriptionPath(Self.token), PlayHarness.productPath(Self.token)])
     }
 
-    @Test("a license tester's purchase is a sandbox one: testPurchase in subscriptionsv2, purchaseType 0 in products")
+    @Test("a license tester's purchase is a sandbox one: testPurchase in subscriptionsv2, testPurchaseContext in productsv2")
     func sandbox() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         let nowMs = Timestamp.now.millisecondsSince1970
         h.fake.store(Self.newSubscription(startMs: nowMs - 1_000, test: true), at: PlayHarness.subscriptionPath("tester-sub"))
-        h.fake.store(Self.newProduct(purchaseMs: nowMs - 1_000, test: true), at: PlayHarness.productPath("lifetime_unlock", "tester-one"))
+        h.fake.store(Self.newProduct(purchaseMs: nowMs - 1_000, test: true), at: PlayHarness.productPath("tester-one"))
         let verifier = Self.verifier(h, nowMs: nowMs)
         #expect(try await verifier.verify(Self.claim("premium_monthly", token: "tester-sub")).map(\.environment) == [.sandbox])
         #expect(try await verifier.verify(Self.claim("lifetime_unlock", token: "tester-one")).map(\.environment) == [.sandbox])
@@ -161,12 +152,12 @@ struct GooglePurchaseVerifierTests {
         let otherSubscription = await Self.refusal { try await verifier.verify(Self.claim("premium_yearly")) }
         #expect(otherSubscription?.reason == .purchaseNotFound)
 
-        h.fake.store(Self.newProduct(purchaseMs: nowMs), at: PlayHarness.productPath("coins_100", "one-time"))
+        h.fake.store(Self.newProduct(purchaseMs: nowMs), at: PlayHarness.productPath("one-time"))
         let otherProduct = await Self.refusal { try await verifier.verify(Self.claim("coins_100", token: "one-time")) }
         #expect(otherProduct?.reason == .purchaseNotFound)
 
         // 410: Google no longer keeps the purchase.
-        h.fake.script(PlayHarness.productPath("coins_100", "gone"), .reply(.json(410, #"{"error": {"code": 410, "message": "The purchase token is no longer valid.", "status": "GONE"}}"#)))
+        h.fake.script(PlayHarness.productPath("gone"), .reply(.json(410, #"{"error": {"code": 410, "message": "The purchase token is no longer valid.", "status": "GONE"}}"#)))
         let gone = await Self.refusal { try await verifier.verify(Self.claim("coins_100", token: "gone")) }
         #expect(gone?.reason == .purchaseNotFound)
         for refusal in [unknown, otherSubscription, otherProduct, gone] {
@@ -208,7 +199,7 @@ struct GooglePurchaseVerifierTests {
         #expect(unavailable?.retryAfterSeconds == GooglePurchaseVerifier.defaultRetryAfterSeconds)
 
         // Not a subscription token, and the product lookup is rate limited.
-        h.fake.script(PlayHarness.productPath("lifetime_unlock", Self.token),
+        h.fake.script(PlayHarness.productPath(Self.token),
                       .reply(LoopbackHTTPServer.Reply(status: 429, headers: [("Content-Type", "application/json"), ("Retry-After", "120")],
                                                       body: Array(#"{"error": {"code": 429, "message": "Rate limit exceeded.", "status": "RESOURCE_EXHAUSTED"}}"#.utf8))))
         let limited = await Self.refusal { try await verifier.verify(Self.claim("lifetime_unlock")) }

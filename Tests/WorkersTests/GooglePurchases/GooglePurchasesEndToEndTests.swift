@@ -113,8 +113,8 @@ struct GooglePurchasesEndToEndTests {
         let nowMs = Timestamp.now.millisecondsSince1970
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs - 60_000, state: "SUBSCRIPTION_STATE_PENDING"),
                      at: PlayHarness.subscriptionPath("pending-subscription"))
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 2), at: PlayHarness.productPath("lifetime_unlock", "pending-product"))
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 1), at: PlayHarness.productPath("lifetime_unlock", "canceled-product"))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 2), at: PlayHarness.productPath("pending-product"))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000, purchaseState: 1), at: PlayHarness.productPath("canceled-product"))
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
                 let enricher = GooglePlayEnricher(client: h.client)
@@ -137,12 +137,12 @@ struct GooglePurchasesEndToEndTests {
                     #expect(metrics.total("tollgate_worker_play_acknowledgements_total") == 0)
 
                     // The pending purchase is paid: the same post now entitles, and Google is told.
-                    h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000), at: PlayHarness.productPath("lifetime_unlock", "pending-product"))
+                    h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs - 60_000), at: PlayHarness.productPath("pending-product"))
                     let paid = try await PurchaseCalls.post(workers.workers.purchases, Self.body(user: "user-u", product: "lifetime_unlock", token: "pending-product"))
                     #expect(paid.status == 200, "\(paid.text)")
                     #expect(paid.body?.purchases?.map(\.type) == ["purchase.completed"])
                     #expect(paid.body?.entitlements?.map(\.product) == ["lifetime_unlock"])
-                    #expect(h.fake.acknowledged == [PlayHarness.productPath("lifetime_unlock", "pending-product")])
+                    #expect(h.fake.acknowledged == [PlayHarness.productAckPath("lifetime_unlock", "pending-product")])
                 }
             }
         }

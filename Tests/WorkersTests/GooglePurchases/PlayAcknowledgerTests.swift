@@ -65,7 +65,7 @@ struct PlayAcknowledgerTests {
         defer { h.stop() }
         let clock = Clock(Timestamp.now.millisecondsSince1970)
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: clock.now), at: PlayHarness.subscriptionPath(Self.token))
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath("lifetime_unlock", Self.token))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath(Self.token))
         try await TestDatabases.withStore(.sqlite) { store async throws in
             let metrics = RecordingMetrics()
             let acknowledger = Self.acknowledger(h, store: store, metrics: metrics, clock: clock)
@@ -125,7 +125,7 @@ struct PlayAcknowledgerTests {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         let clock = Clock(Timestamp.now.millisecondsSince1970)
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath("lifetime_unlock", Self.token))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath(Self.token))
         h.fake.script(Self.productAckPath + ":acknowledge", Self.unavailable, Self.unavailable)
         try await TestDatabases.withStore(backend) { store async throws in
             let metrics = RecordingMetrics()
@@ -188,7 +188,7 @@ struct PlayAcknowledgerTests {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         let clock = Clock(Timestamp.now.millisecondsSince1970)
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath("lifetime_unlock", Self.token))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: clock.now), at: PlayHarness.productPath(Self.token))
         h.fake.script(Self.productAckPath + ":acknowledge", Self.unavailable)
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in

@@ -24,7 +24,7 @@ struct PlayAPIClientTests {
         #expect(purchase.regionCode == "US")
         #expect(purchase.startTime == Timestamp(rfc3339: "2022-04-22T18:39:58.270Z"))
         #expect(purchase.linkedPurchaseToken == "kmgpcmjdnlfcbihnhcebkahb.AO-J1OzPreviousPurchaseToken")
-        #expect(purchase.latestOrderId == "GPA.3345-1234-5678-90123")
+        #expect(purchase.lineItems?.first?.latestSuccessfulOrderId == "GPA.3345-1234-5678-90123")
         #expect(purchase.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
         #expect(purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId == "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")
         #expect(purchase.externalAccountIdentifiers?.obfuscatedExternalProfileId == "obfuscated-profile-id-9876543210")
@@ -76,21 +76,20 @@ struct PlayAPIClientTests {
     func product() async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", Self.token))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath(Self.token))
 
-        let purchase = try #require(try await h.client.product(packageName: PlayHarness.package, productId: "coins_100", token: Self.token))
-        #expect(purchase.kind == "androidpublisher#productPurchase")
-        #expect(purchase.purchaseTimeMillis == 1_650_652_798_270)
-        #expect(purchase.purchaseTime == Timestamp(rfc3339: "2022-04-22T18:39:58.270Z"))
-        #expect(purchase.purchaseState == .purchased)
-        #expect(purchase.consumptionState == 0)
-        #expect(purchase.acknowledgementState == 1)
-        #expect(purchase.purchaseType == nil)
-        #expect(purchase.developerPayload == "")
+        let purchase = try #require(try await h.client.product(packageName: PlayHarness.package, token: Self.token))
+        #expect(purchase.kind == "androidpublisher#productPurchaseV2")
+        #expect(purchase.purchaseCompletionTime == Timestamp(rfc3339: "2022-04-22T18:39:58.270Z"))
+        #expect(purchase.purchaseState == "PURCHASED")
+        #expect(purchase.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
+        #expect(purchase.testPurchaseContext == nil)
         #expect(purchase.orderId == "GPA.3312-5678-9012-34567")
-        #expect(purchase.productId == "coins_100")
-        #expect(purchase.purchaseToken == nil)
-        #expect(purchase.quantity == 2 && purchase.refundableQuantity == 2)
+        let item = try #require(purchase.lineItem("coins_100"))
+        #expect(item.productOfferDetails?.purchaseOptionId == "coins-buy" && item.productOfferDetails?.offerTags == ["bulk"])
+        #expect(item.productOfferDetails?.quantity == 2 && item.productOfferDetails?.refundableQuantity == 2)
+        #expect(item.productOfferDetails?.consumptionState == "CONSUMPTION_STATE_YET_TO_BE_CONSUMED")
+        #expect(item.productOfferDetails?.rentOfferDetails == nil && purchase.lineItem("coins_500") == nil)
         #expect(purchase.obfuscatedExternalAccountId == "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")
         #expect(purchase.obfuscatedExternalProfileId == "obfuscated-profile-id-9876543210")
         #expect(purchase.regionCode == "GB")
@@ -102,10 +101,10 @@ struct PlayAPIClientTests {
         defer { h.stop() }
         let gone = FakeGooglePlay.Scripted.reply(.json(410, #"{"error": {"code": 410, "message": "The subscription purchase is no longer available for query because it has been expired for too long.", "status": "GONE"}}"#))
         h.fake.script(PlayHarness.subscriptionPath("old"), gone)
-        h.fake.script(PlayHarness.productPath("coins_100", "old"), gone)
+        h.fake.script(PlayHarness.productPath("old"), gone)
 
         #expect(try await h.client.subscription(packageName: PlayHarness.package, token: "old") == nil)
-        #expect(try await h.client.product(packageName: PlayHarness.package, productId: "coins_100", token: "old") == nil)
+        #expect(try await h.client.product(packageName: PlayHarness.package, token: "old") == nil)
     }
 
     @Test("path segments are percent-encoded: only unreserved characters pass as they are")
@@ -115,18 +114,23 @@ struct PlayAPIClientTests {
         let token = "a.B-c_d~e/f?g#h i%j+k&l=m:n;o@p,q'r(s)t*u!v$w[x]y\u{E9}"
         let encoded = "a.B-c_d~e%2Ff%3Fg%23h%20i%25j%2Bk%26l%3Dm%3An%3Bo%40p%2Cq%27r%28s%29t%2Au%21v%24w%5Bx%5Dy%C3%A9"
         h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath(encoded))
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins%2F100", encoded))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath(encoded))
 
         #expect(try await h.client.subscription(packageName: PlayHarness.package, token: token) != nil)
-        #expect(try await h.client.product(packageName: PlayHarness.package, productId: "coins/100", token: token) != nil)
-        #expect(h.fake.apiTargets == [PlayHarness.subscriptionPath(encoded), PlayHarness.productPath("coins%2F100", encoded)])
+        #expect(try await h.client.product(packageName: PlayHarness.package, token: token) != nil)
+        h.fake.store(PlayFixtures.oneTimeProduct(productId: "coins/100"), at: PlayHarness.oneTimeProductPath("coins%2F100"))
+        let catalog = try #require(try await h.client.oneTimeProduct(packageName: PlayHarness.package, productId: "coins/100"))
+        #expect(catalog.rentalEnd(option: "rent", from: Timestamp(millisecondsSince1970: 0)) == Timestamp(millisecondsSince1970: 2 * 86_400_000))
+        #expect(catalog.rentalEnd(option: "buy", from: Timestamp(millisecondsSince1970: 0)) == nil)
+        #expect(h.fake.apiTargets == [PlayHarness.subscriptionPath(encoded), PlayHarness.productPath(encoded),
+                                      PlayHarness.oneTimeProductPath("coins%2F100")])
 
         // A segment a URL would drop or resolve is refused before anything is sent.
         for bad in ["", ".", ".."] {
             let error = await #expect(throws: PlayAPIError.self) { try await h.client.subscription(packageName: PlayHarness.package, token: bad) }
             #expect(error?.kind == .invalidArgument && error?.isTransient == false)
         }
-        #expect(h.fake.apiTargets.count == 2)
+        #expect(h.fake.apiTargets.count == 3)
     }
 
     @Test("the access token is fetched once and reused across calls")
@@ -134,11 +138,11 @@ struct PlayAPIClientTests {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath(Self.token))
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", Self.token))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath(Self.token))
 
         for _ in 0..<3 {
             _ = try await h.client.subscription(packageName: PlayHarness.package, token: Self.token)
-            _ = try await h.client.product(packageName: PlayHarness.package, productId: "coins_100", token: Self.token)
+            _ = try await h.client.product(packageName: PlayHarness.package, token: Self.token)
         }
         #expect(h.fake.tokenRequests == 1)
         #expect(h.fake.apiTargets.count == 6)
@@ -223,12 +227,12 @@ struct PlayAcknowledgementTests {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         h.fake.store(PlayFixtures.activeSubscription, at: PlayHarness.subscriptionPath(Self.token))
-        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath("coins_100", Self.token))
+        h.fake.store(PlayFixtures.product, at: PlayHarness.productPath(Self.token))
         #expect(try await h.client.acknowledgeSubscription(packageName: PlayHarness.package, subscriptionId: "premium_monthly", token: Self.token))
         #expect(try await h.client.acknowledgeProduct(packageName: PlayHarness.package, productId: "coins_100", token: Self.token))
         #expect(h.fake.acknowledged == [
             "/androidpublisher/v3/applications/\(PlayHarness.package)/purchases/subscriptions/premium_monthly/tokens/\(Self.token)",
-            PlayHarness.productPath("coins_100", Self.token),
+            PlayHarness.productAckPath("coins_100", Self.token),
         ])
         #expect(h.fake.jwtProblems.isEmpty)
     }
@@ -244,7 +248,7 @@ struct PlayAcknowledgementTests {
             #expect(error.kind == .http(status: 404))
             #expect(!error.isTransient)
         }
-        h.fake.script(PlayHarness.productPath("coins_100", "gone") + ":acknowledge",
+        h.fake.script(PlayHarness.productAckPath("coins_100", "gone") + ":acknowledge",
                       .reply(.json(410, #"{"error": {"code": 410, "message": "The purchase is no longer available.", "status": "GONE"}}"#)))
         #expect(try await h.client.acknowledgeProduct(packageName: PlayHarness.package, productId: "coins_100", token: "gone") == false)
         #expect(h.fake.acknowledged.isEmpty)

@@ -64,10 +64,10 @@ struct PlayAPIErrorTests {
         #expect(error?.kind == .decode && error?.isTransient == false)
         #expect(error?.message.contains("expiryTime") == true)
 
-        // A product whose purchaseTimeMillis is not an int64.
-        h.fake.script(PlayHarness.productPath("p", "purchase-token"), .reply(.json(200, #"{"purchaseTimeMillis": "yesterday"}"#)))
+        // A product whose purchaseCompletionTime is not RFC 3339.
+        h.fake.script(PlayHarness.productPath("purchase-token"), .reply(.json(200, #"{"purchaseCompletionTime": "yesterday"}"#)))
         let productError = await #expect(throws: PlayAPIError.self) {
-            try await h.client.product(packageName: PlayHarness.package, productId: "p", token: "purchase-token")
+            try await h.client.product(packageName: PlayHarness.package, token: "purchase-token")
         }
         #expect(productError?.kind == .decode && productError?.call == .product)
         expectNoSecrets(productError, h)

@@ -1,5 +1,6 @@
-/// Purchases shaped as Google's reference shows them (purchases.subscriptionsv2 and
-/// purchases.products, Android Publisher API v3), including the nulls its sample answers carry.
+import Events
+/// Purchases shaped as Google's reference shows them (purchases.subscriptionsv2, purchases.productsv2 and
+/// monetization.onetimeproducts, Android Publisher API v3), including the nulls its sample answers carry.
 enum PlayFixtures {
     /// An auto-renewing subscription bought with an offer, replacing an earlier purchase.
     static let activeSubscription = #"""
@@ -86,38 +87,80 @@ enum PlayFixtures {
     }
     """#
 
-    /// A consumable bought twice over, acknowledged, not yet consumed.
+    /// A consumable bought twice over through a purchase option, acknowledged, not yet consumed, as
+    /// `purchases.productsv2.getproductpurchasev2` answers it.
     static let product = #"""
     {
-      "kind": "androidpublisher#productPurchase",
-      "purchaseTimeMillis": "1650652798270",
-      "purchaseState": 0,
-      "consumptionState": 0,
-      "developerPayload": "",
+      "kind": "androidpublisher#productPurchaseV2",
+      "productLineItem": [
+        {
+          "productId": "coins_100",
+          "productOfferDetails": {
+            "purchaseOptionId": "coins-buy",
+            "quantity": 2,
+            "refundableQuantity": 2,
+            "offerTags": ["bulk"],
+            "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED"
+          }
+        }
+      ],
+      "purchaseStateContext": { "purchaseState": "PURCHASED" },
       "orderId": "GPA.3312-5678-9012-34567",
-      "acknowledgementState": 1,
-      "productId": "coins_100",
-      "quantity": 2,
       "obfuscatedExternalAccountId": "obfuscated-acc-id-aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789",
       "obfuscatedExternalProfileId": "obfuscated-profile-id-9876543210",
       "regionCode": "GB",
-      "refundableQuantity": 2
+      "purchaseCompletionTime": "2022-04-22T18:39:58.270Z",
+      "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
     }
     """#
 
-    /// A license tester's one-time purchase: `purchaseType` 0 (test).
+    /// A license tester's one-time purchase: paid with a test card (`testPurchaseContext`).
     static let testProduct = #"""
     {
-      "kind": "androidpublisher#productPurchase",
-      "purchaseTimeMillis": "1650652798270",
-      "purchaseState": 0,
-      "consumptionState": 0,
+      "kind": "androidpublisher#productPurchaseV2",
+      "productLineItem": [
+        { "productId": "coins_100", "productOfferDetails": { "purchaseOptionId": "coins-buy", "quantity": 1, "refundableQuantity": 1,
+          "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED" } }
+      ],
+      "purchaseStateContext": { "purchaseState": "PURCHASED" },
+      "testPurchaseContext": { "fopType": "TEST" },
       "orderId": "GPA.3312-0000-0000-00001",
-      "purchaseType": 0,
-      "acknowledgementState": 1,
-      "productId": "coins_100",
       "obfuscatedExternalAccountId": "obfuscated-acc-id-tester",
-      "regionCode": "GB"
+      "regionCode": "GB",
+      "purchaseCompletionTime": "2022-04-22T18:39:58.270Z",
+      "acknowledgementState": "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
     }
     """#
+
+    /// A one-time product's purchase: `quantity` units of `productId`, `refundable` of them not refunded,
+    /// through `option` (a rental's when `rental`), in `state` (`PURCHASED`, `CANCELLED`, `PENDING`).
+    static func productV2(productId: String = "coins_100", quantity: Int = 1, refundable: Int? = nil, option: String = "buy",
+                          offerId: String? = nil, rental: Bool = false, state: String = "PURCHASED", completedMs: Int64? = 1_650_652_798_270,
+                          acknowledged: Bool = true, test: Bool = false, account: String? = nil, orderId: String = "GPA.3312-7777-8888-99999") -> String {
+        let offer = offerId.map { #""offerId": "\#($0)", "# } ?? ""
+        let rent = rental ? #", "rentOfferDetails": {}"# : ""
+        let completion = completedMs.map { #", "purchaseCompletionTime": "\#(Timestamp(millisecondsSince1970: $0).rfc3339)""# } ?? ""
+        let testContext = test ? #", "testPurchaseContext": { "fopType": "TEST" }"# : ""
+        let accountField = account.map { #", "obfuscatedExternalAccountId": "\#($0)""# } ?? ""
+        return #"""
+        { "kind": "androidpublisher#productPurchaseV2",
+          "productLineItem": [ { "productId": "\#(productId)", "productOfferDetails": { \#(offer)"purchaseOptionId": "\#(option)",
+            "quantity": \#(quantity), "refundableQuantity": \#(refundable ?? quantity),
+            "consumptionState": "CONSUMPTION_STATE_YET_TO_BE_CONSUMED"\#(rent) } } ],
+          "purchaseStateContext": { "purchaseState": "\#(state)" }, "orderId": "\#(orderId)", "regionCode": "US",
+          "acknowledgementState": "\#(acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING")"\#(completion)\#(testContext)\#(accountField) }
+        """#
+    }
+
+    /// `monetization.onetimeproducts.get` for a product with a buy option and a rent option (`rentalPeriod`).
+    static func oneTimeProduct(productId: String = "movie_hd", rentalPeriod: String = "P2D") -> String {
+        #"""
+        { "packageName": "com.example.tollgate", "productId": "\#(productId)",
+          "listings": [ { "languageCode": "en-US", "title": "A film" } ],
+          "purchaseOptions": [
+            { "purchaseOptionId": "buy", "state": "ACTIVE", "buyOption": { "legacyCompatible": true } },
+            { "purchaseOptionId": "rent", "state": "ACTIVE", "rentOption": { "rentalPeriod": "\#(rentalPeriod)", "expirationPeriod": "PT48H" } }
+          ] }
+        """#
+    }
 }

@@ -430,7 +430,7 @@ extension ValidateGoogleTests {
             kind: .oneTime, type: .purchaseCompleted, occurredAt: Timestamp(millisecondsSince1970: 1_790_000_000_000),
             transaction: .init(id: "GPA.3300-1", purchasedAt: Timestamp(millisecondsSince1970: 1_789_999_000_000).rfc3339, quantity: 2))
         purchase.record = .playProduct(purchaseState: 0, consumptionState: 0, acknowledgementState: 1, regionCode: "US")
-        let data = ValidateAPI.Answer.Data(id: "coins_100", collection: [ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: nil)],
+        let data = ValidateAPI.Answer.Data(id: "coins_100", collection: [ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: PurchaseIds(key: [1]))],
                                            ineligible_for_intro_price: [],
                                            transaction: .init("android-playstore", purchases: [purchase], product: "coins_100") { _ in "pur_x" })
         let text = String(decoding: try JSONEncoder().encode(ValidateAPI.Answer(data: data)), as: UTF8.self)
@@ -451,7 +451,7 @@ extension ValidateGoogleTests {
                 source: .apple, app: "com.example", environment: .production, subject: "2000", product: "coins.100",
                 kind: .oneTime, type: .purchaseRefunded, occurredAt: Timestamp(millisecondsSince1970: 1_790_000_000_000),
                 transaction: .init(id: "2001", quantity: 3, revocationType: revocation, revocationPercentage: share))
-            return ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: nil)
+            return ValidateAPI.item(purchase, nowMs: 1_790_000_000_000, ids: PurchaseIds(key: [1]))
         }
         let partly = item(.refundProrated, share: 33_333)
         #expect(partly.isExpired == nil && partly.cancelationReason == nil)
@@ -464,7 +464,7 @@ extension ValidateGoogleTests {
             transaction: .init(id: "2001", quantity: 3, revocationType: .refundProrated, revocationPercentage: 33_333))
         let stored = Purchase(key: PurchaseKey(source: "apple", app: "com.example", environment: "production", subject: "2000"), kind: .oneTime,
                               state: .refunded, quantity: 0, lastEventAtMs: 1_790_000_100_000, lastEventId: "apple:later", lastEventType: "purchase.refunded")
-        let answered = ValidateAPI.item(PurchaseService.asStored(copy, stored), nowMs: 1_790_000_200_000, ids: nil)
+        let answered = ValidateAPI.item(PurchaseService.asStored(copy, stored), nowMs: 1_790_000_200_000, ids: PurchaseIds(key: [1]))
         #expect(answered.isExpired == true && answered.cancelationReason == "Customer")
     }
 }

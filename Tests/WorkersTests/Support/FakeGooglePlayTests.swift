@@ -30,11 +30,11 @@ struct FakeGooglePlayTests {
         let nowMs = Timestamp.now.millisecondsSince1970
         let package = PlayHarness.package
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs), at: PlayHarness.subscriptionPath("subscription"))
-        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs), at: PlayHarness.productPath("lifetime_unlock", "product"))
+        h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs), at: PlayHarness.productPath("product"))
         h.fake.store(GooglePurchaseVerifierTests.newSubscription(startMs: nowMs, state: "SUBSCRIPTION_STATE_PENDING"),
                      at: PlayHarness.subscriptionPath("pending-subscription"))
         for (state, token) in [(1, "canceled-product"), (2, "pending-product")] {
-            h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs, purchaseState: state), at: PlayHarness.productPath("lifetime_unlock", token))
+            h.fake.store(GooglePurchaseVerifierTests.newProduct(purchaseMs: nowMs, purchaseState: state), at: PlayHarness.productPath(token))
         }
         let client = h.client
         // A subscription's token through the products call, and a product's through the subscriptions call.
@@ -62,7 +62,7 @@ struct FakeGooglePlayTests {
         #expect(await Self.status { () async throws(PlayAPIError) in
             try await client.acknowledgeProduct(packageName: package, productId: "lifetime_unlock", token: "product") } == 200)
         #expect(try await client.subscription(packageName: package, token: "subscription")?.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
-        #expect(try await client.product(packageName: package, productId: "lifetime_unlock", token: "product")?.acknowledgementState == 1)
+        #expect(try await client.product(packageName: package, token: "product")?.acknowledgementState == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED")
         #expect(try await client.subscription(packageName: package, token: "pending-subscription")?.acknowledgementState == "ACKNOWLEDGEMENT_STATE_PENDING")
     }
 

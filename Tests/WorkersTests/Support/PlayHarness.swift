@@ -46,7 +46,17 @@ struct PlayHarness {
         "/androidpublisher/v3/applications/\(package)/purchases/subscriptionsv2/tokens/\(encodedToken)"
     }
 
-    static func productPath(_ encodedProductId: String, _ encodedToken: String) -> String {
+    /// `purchases.productsv2.getproductpurchasev2`: a one-time purchase by its token alone.
+    static func productPath(_ encodedToken: String) -> String {
+        "/androidpublisher/v3/applications/\(package)/purchases/productsv2/tokens/\(encodedToken)"
+    }
+
+    /// `purchases.products.acknowledge` (no v2 exists): by product and token.
+    static func productAckPath(_ encodedProductId: String, _ encodedToken: String) -> String {
         "/androidpublisher/v3/applications/\(package)/purchases/products/\(encodedProductId)/tokens/\(encodedToken)"
+    }
+
+    static func oneTimeProductPath(_ productId: String) -> String {
+        "/androidpublisher/v3/applications/\(package)/oneTimeProducts/\(productId)"
     }
 }

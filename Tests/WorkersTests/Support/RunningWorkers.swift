@@ -27,7 +27,8 @@ final class RunningWorkers: Sendable {
          consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
          purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
          sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
-         merchantAPI: MerchantAPISetup = MerchantAPISetup()) throws {
+         merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
+         appAccountTokens: AppAccountTokenSetup? = nil) throws {
         let listening = ListeningPort()
         self.listening = listening
         // With `ownServer`, the workers' own HTTP server on a free loopback port, as `tollgate work` runs it.
@@ -37,7 +38,8 @@ final class RunningWorkers: Sendable {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
                                          store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens, listener: listener,
                                          expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, sileo: sileo, sileoCheckouts: sileoCheckouts, clock: clock, checkouts: checkouts,
-                                         merchantAPI: merchantAPI, metrics: WorkerMetrics(factory: metrics), logger: harness.logger)
+                                         merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens, metrics: WorkerMetrics(factory: metrics),
+                                         logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }
     }

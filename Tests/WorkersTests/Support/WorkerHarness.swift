@@ -56,12 +56,13 @@ final class WorkerHarness: Sendable {
                                   consumption: ConsumptionAnswering? = nil, playAPI: GooglePlayEnricher? = nil,
                                   purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
                                   sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
-                                  merchantAPI: MerchantAPISetup = MerchantAPISetup(),
+                                  merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
+                                  appAccountTokens: AppAccountTokenSetup? = nil,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
                                          consumption: consumption, playAPI: playAPI, purchases: purchases, apiTokens: apiTokens,
                                          sileo: sileo, sileoCheckouts: sileoCheckouts, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort,
-                                         merchantAPI: merchantAPI)
+                                         merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>

@@ -8,7 +8,7 @@ import Toolkit
 import Verifiers
 
 /// Google RTDN events say only that something happened to a purchase token: the state comes from the
-/// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.products.get`), asked per event.
+/// Play Developer API (`purchases.subscriptionsv2.get`, `purchases.productsv2.getproductpurchasev2`), asked per event.
 /// A push token is not bound to its message, so an event is a claim to check, never a fact: a voided
 /// purchase counts only when `purchases.voidedpurchases.list` lists its token, and an end of a purchase
 /// the API reports entitling is unconfirmed.
@@ -38,8 +38,9 @@ public struct GooglePlayEnricher: PurchaseEnricher {
     static let voidedHorizonMs: Int64 = 30 * 86_400_000 - 3_600_000
 
     public func enrich(_ event: NormalizedEvent) async throws(WorkerFailure) -> Enrichment {
-        guard Projector.sourceName(of: event) == GoogleSender.name.rawValue else { return .asSent }
-        if event.type == .purchaseRefunded {
+        // Another sender's, or news that changes no purchase (a refund review names an order): nothing to ask.
+        guard Projector.sourceName(of: event) == GoogleSender.name.rawValue, event.type.concernsPurchases else { return .asSent }
+        if event.type == .purchaseRefunded, !event.isReportedPurchase {
             // A voidedPurchaseNotification: true only if Google lists the token among the package's voids.
             do throws(PlayAPIError) {
                 let nowMs = now()
@@ -48,6 +49,13 @@ public struct GooglePlayEnricher: PurchaseEnricher {
                 guard try await client.isVoided(packageName: event.app, token: event.subject, orderId: event.transaction?.id,
                                                 startTimeMillis: startMs) else {
                     return .unconfirmed(nil)
+                }
+                // A quantity-based partial refund takes some units: what productsv2 still counts keeps entitling.
+                if event.reason == GoogleEventType.refundReason(2), let purchase = try await client.product(packageName: event.app, token: event.subject),
+                   purchase.purchaseState == "PURCHASED", purchase.unitsHeld > 0 {
+                    return .state(PurchaseSnapshot(kind: .oneTime, state: .active,
+                                                   environment: purchase.testPurchaseContext == nil ? .production : .sandbox,
+                                                   quantity: purchase.unitsHeld))
                 }
                 return .state(PurchaseSnapshot(kind: nil, state: .refunded))
             } catch {
@@ -78,14 +86,16 @@ public struct GooglePlayEnricher: PurchaseEnricher {
                 }
                 return Self.subscriptionSnapshot(purchase, nowMs: now())
             }
-            // A voided purchase says all there is to say (refunded); other one-time events ask the API.
-            guard event.type != .purchaseRefunded, let productId = event.product else { return nil }
-            var purchase = reads.takeProduct(for: event, productId: productId)
-            if purchase == nil { purchase = try await client.product(packageName: event.app, productId: productId, token: event.subject) }
-            guard let purchase else {
+            // A voided purchase says all there is to say (refunded); other one-time events, and a refund the
+            // purchase service read from productsv2 itself, ask the API.
+            guard event.type != .purchaseRefunded || event.isReportedPurchase, let productId = event.product else { return nil }
+            var read = reads.takeProduct(for: event, productId: productId)
+            if read == nil { read = try await PlayProductRead.read(client, packageName: event.app, productId: productId, token: event.subject) }
+            guard let read else {
+                // Gone (410), or a purchase of other products than the event names: nothing of this product is held.
                 return PurchaseSnapshot(kind: .oneTime, state: .expired, product: productId)
             }
-            return Self.productSnapshot(purchase, productId: productId)
+            return read.snapshot
         } catch {
             throw WorkerFailure(.playAPIError, message: "\(error)", isTransient: error.isTransient)
         }
@@ -106,21 +116,13 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         default: state = .pending
         }
         let first = p.lineItems?.first
-        return PurchaseSnapshot(kind: .subscription, state: state, user: p.externalAccountIdentifiers?.obfuscatedExternalAccountId,
+        // A re-subscription from the Play subscriptions center names its user by the expired purchase it follows.
+        let user = p.externalAccountIdentifiers?.obfuscatedExternalAccountId
+            ?? p.outOfAppPurchaseContext?.expiredExternalAccountIdentifiers?.obfuscatedExternalAccountId
+        return PurchaseSnapshot(kind: .subscription, state: state, user: user,
                                 product: first?.productId, expiresAtMs: expiresAtMs,
-                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.linkedPurchaseToken,
+                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.predecessorToken,
                                 // Google sets testPurchase (an empty object) only for a license tester's purchase.
                                 environment: p.testPurchase == nil ? .production : .sandbox)
-    }
-
-    static func productSnapshot(_ p: ProductPurchase, productId: String) -> PurchaseSnapshot {
-        let state: PurchaseState = switch p.purchaseState {
-        case .purchased?: .active
-        case .canceled?: .canceled
-        default: .pending
-        }
-        // purchaseType 0 is a test purchase (a license tester's); absent for a standard one.
-        return PurchaseSnapshot(kind: .oneTime, state: state, user: p.obfuscatedExternalAccountId, product: p.productId ?? productId,
-                                environment: p.purchaseType == 0 ? .sandbox : .production)
     }
 }

@@ -10,7 +10,8 @@ import Verifiers
 /// The claim does not say whether the token is a subscription's or a one-time product's, and Google's
 /// two lookups are per kind: `purchases.subscriptionsv2.get` needs the token only and answers with the
 /// subscription's products as line items, so it is asked first; a token it does not know (404, 400,
-/// 410) is then looked up as a one-time purchase of the claimed product (`purchases.products.get`).
+/// 410) is then looked up as a one-time purchase (`purchases.productsv2.getproductpurchasev2`, whose line
+/// items must hold the claimed product; a rental's period from the Play catalog).
 public struct GooglePurchaseVerifier: PurchaseVerifying {
     /// Nil when no Play Developer API credentials are configured: every Google claim is then refused.
     let client: PlayAPIClient?
@@ -51,12 +52,9 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
             return [subscriptionPurchase(subscription, item: item, packageName: packageName, productId: productId, token: token)]
         }
         guard let product = try await lookUp({ () async throws(PlayAPIError) in
-            try await client.product(packageName: packageName, productId: productId, token: token)
+            try await PlayProductRead.read(client, packageName: packageName, productId: productId, token: token)
         }) else {
             throw Rejection(.purchaseNotFound, "Google knows no purchase of \(Self.printable(productId)) in \(Self.printable(packageName)) with this purchase token")
-        }
-        if let answered = product.productId, answered != productId {
-            throw Rejection(.purchaseNotFound, "the purchase token is a purchase of another product than \(Self.printable(productId))")
         }
         reads?.keep(product, packageName: packageName, productId: productId, token: token)
         return [productPurchase(product, packageName: packageName, productId: productId, token: token)]
@@ -107,38 +105,53 @@ public struct GooglePurchaseVerifier: PurchaseVerifying {
         var purchase = VerifiedPurchase(
             source: .google, app: packageName, environment: snapshot.environment ?? .production, subject: token, product: productId,
             kind: .subscription, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs),
-            transaction: NormalizedEvent.Transaction(id: item.latestSuccessfulOrderId ?? p.latestOrderId, purchasedAt: p.startTime?.rfc3339,
-                                                     expiresAt: item.expiryTime?.rfc3339),
+            transaction: NormalizedEvent.Transaction(id: item.latestSuccessfulOrderId, purchasedAt: p.startTime?.rfc3339,
+                                                     expiresAt: item.expiryTime?.rfc3339, offerId: item.offerDetails?.offerId),
             price: price,
-            subscription: NormalizedEvent.Subscription(autoRenew: item.autoRenewingPlan.map { $0.autoRenewEnabled ?? false }),
+            subscription: NormalizedEvent.Subscription(autoRenew: item.autoRenewingPlan.map { $0.autoRenewEnabled ?? false },
+                                                       offerPhase: item.offerPhase?.name,
+                                                       priceConsent: item.autoRenewingPlan?.priceStepUpConsentDetails?.state.flatMap(Self.consent),
+                                                       replacedProduct: item.itemReplacement?.productId),
             acknowledgement: acknowledgement, owner: snapshot.user)
         purchase.record = .playSubscription(state: p.subscriptionState?.rawValue, acknowledgementState: p.acknowledgementState, regionCode: p.regionCode,
                                             lineItems: (p.lineItems ?? []).map { .init(productId: $0.productId, expiryTime: $0.expiryTime) })
         return purchase
     }
 
-    func productPurchase(_ p: ProductPurchase, packageName: String, productId: String, token: String) -> VerifiedPurchase {
+    func productPurchase(_ read: PlayProductRead, packageName: String, productId: String, token: String) -> VerifiedPurchase {
         let nowMs = now()
-        let snapshot = GooglePlayEnricher.productSnapshot(p, productId: productId)
-        let type: EventType = switch p.purchaseState {
-        case .purchased?: .purchaseCompleted
-        case .canceled?: .purchaseCanceled
+        let snapshot = read.snapshot
+        let type: EventType = switch snapshot.state {
+        case .active: .purchaseCompleted
+        case .refunded: .purchaseRefunded
+        case .canceled: .purchaseCanceled
         default: .purchasePending
         }
+        let states = read.numberedStates
         var acknowledgement: PlayAcknowledgement?
         // Only a purchased one is acknowledged: Google refuses a pending purchase's acknowledgement.
-        if p.purchaseState == .purchased, p.acknowledgementState == 0 {
+        if states.purchase == 0, states.acknowledgement == 0 {
             acknowledgement = PlayAcknowledgement(kind: .product, packageName: packageName, productId: productId, purchaseToken: token,
-                                                  deadlineMs: (p.purchaseTimeMillis ?? nowMs) + Self.acknowledgementWindowMs)
+                                                  deadlineMs: (read.purchase.purchaseCompletionTime?.millisecondsSince1970 ?? nowMs)
+                                                      + Self.acknowledgementWindowMs)
         }
         var purchase = VerifiedPurchase(
             source: .google, app: packageName, environment: snapshot.environment ?? .production, subject: token, product: productId,
-            kind: .oneTime, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs),
-            transaction: NormalizedEvent.Transaction(id: p.orderId, purchasedAt: p.purchaseTime?.rfc3339, quantity: p.quantity ?? 1),
+            kind: .oneTime, type: type, occurredAt: Timestamp(millisecondsSince1970: nowMs), transaction: read.transaction,
             acknowledgement: acknowledgement, owner: snapshot.user)
-        purchase.record = .playProduct(purchaseState: p.purchaseState?.rawValue, consumptionState: p.consumptionState,
-                                       acknowledgementState: p.acknowledgementState, regionCode: p.regionCode)
+        purchase.record = .playProduct(purchaseState: states.purchase, consumptionState: states.consumption,
+                                       acknowledgementState: states.acknowledgement, regionCode: read.purchase.regionCode)
         return purchase
+    }
+
+    /// A price step-up's consent state as events name it.
+    static func consent(_ state: String) -> String? {
+        switch state {
+        case "PENDING": "pending"
+        case "CONFIRMED": "confirmed"
+        case "COMPLETED": "completed"
+        default: nil
+        }
     }
 
     /// A package or product id from the request: short and printable in messages, or not shown.

@@ -11,7 +11,7 @@ import Synchronization
 public final class PlayPurchaseReads: Sendable {
     enum Read: Sendable {
         case subscription(SubscriptionPurchaseV2)
-        case product(ProductPurchase)
+        case product(PlayProductRead)
     }
 
     private struct Entry: Sendable {
@@ -33,7 +33,7 @@ public final class PlayPurchaseReads: Sendable {
         keep(.subscription(subscription), key: Self.key(packageName, nil, token))
     }
 
-    func keep(_ product: ProductPurchase, packageName: String, productId: String, token: String) {
+    func keep(_ product: PlayProductRead, packageName: String, productId: String, token: String) {
         keep(.product(product), key: Self.key(packageName, productId, token))
     }
 
@@ -44,7 +44,7 @@ public final class PlayPurchaseReads: Sendable {
     }
 
     /// The one-time purchase the verifier read for this reported event's product and token, once.
-    func takeProduct(for event: NormalizedEvent, productId: String) -> ProductPurchase? {
+    func takeProduct(for event: NormalizedEvent, productId: String) -> PlayProductRead? {
         guard event.isReportedPurchase, case .product(let read)? = take(Self.key(event.app, productId, event.subject)) else { return nil }
         return read
     }

@@ -14,12 +14,17 @@ public struct SubscriptionPurchaseV2: Decodable, Sendable, Equatable {
     /// When the subscription was granted; not set while pending.
     public let startTime: Timestamp?
     public let subscriptionState: SubscriptionState?
-    /// Deprecated by Google in favour of `lineItems[].latestSuccessfulOrderId`.
-    public let latestOrderId: String?
     /// The purchase this one replaces (re-signup, upgrade, downgrade, plan conversion, top-up).
     public let linkedPurchaseToken: String?
     public let pausedStateContext: PausedStateContext?
     public let canceledStateContext: CanceledStateContext?
+    /// Set only in grace period: the renewal order that was declined.
+    public let inGracePeriodStateContext: RenewalDeclinedContext?
+    /// Set only on hold: the renewal order that was declined.
+    public let onHoldStateContext: RenewalDeclinedContext?
+    /// Set for a re-subscription made in the Play subscriptions center, until it is acknowledged: the
+    /// expired subscription it follows (whose user it is).
+    public let outOfAppPurchaseContext: OutOfAppPurchaseContext?
     /// Present (an empty object) only for a license tester's purchase.
     public let testPurchase: TestPurchase?
     /// `ACKNOWLEDGEMENT_STATE_PENDING` or `ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED`.
@@ -29,9 +34,27 @@ public struct SubscriptionPurchaseV2: Decodable, Sendable, Equatable {
     /// The latest expiry over the line items: when access ends unless renewed.
     public var latestExpiryTime: Timestamp? { lineItems?.compactMap(\.expiryTime).max() }
 
+    /// The purchase whose user this one is: the one it replaces, or, bought outside the app, the expired one it follows.
+    public var predecessorToken: String? { linkedPurchaseToken ?? outOfAppPurchaseContext?.expiredPurchaseToken }
+
+    public struct RenewalDeclinedContext: Decodable, Sendable, Equatable {
+        public struct RenewalDeclined: Decodable, Sendable, Equatable {
+            /// The pending or failed order that caused the state.
+            public let pendingOrderId: String?
+        }
+        public let renewalDeclined: RenewalDeclined?
+    }
+
+    public struct OutOfAppPurchaseContext: Decodable, Sendable, Equatable {
+        public let expiredExternalAccountIdentifiers: ExternalAccountIdentifiers?
+        /// Usable with the API for 60 days after its expiry.
+        public let expiredPurchaseToken: String?
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case kind, regionCode, lineItems, startTime, subscriptionState, latestOrderId, linkedPurchaseToken
+        case kind, regionCode, lineItems, startTime, subscriptionState, linkedPurchaseToken
         case pausedStateContext, canceledStateContext, testPurchase, acknowledgementState, externalAccountIdentifiers
+        case inGracePeriodStateContext, onHoldStateContext, outOfAppPurchaseContext
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,12 +64,14 @@ public struct SubscriptionPurchaseV2: Decodable, Sendable, Equatable {
         lineItems = try c.decodeIfPresent([LineItem].self, forKey: .lineItems)
         startTime = try c.decodeTimestampIfPresent(forKey: .startTime)
         subscriptionState = try c.decodeIfPresent(SubscriptionState.self, forKey: .subscriptionState)
-        latestOrderId = try c.decodeIfPresent(String.self, forKey: .latestOrderId)
         linkedPurchaseToken = try c.decodeIfPresent(String.self, forKey: .linkedPurchaseToken)
         pausedStateContext = try c.decodeIfPresent(PausedStateContext.self, forKey: .pausedStateContext)
         canceledStateContext = try c.decodeIfPresent(CanceledStateContext.self, forKey: .canceledStateContext)
         testPurchase = try c.decodeIfPresent(TestPurchase.self, forKey: .testPurchase)
         acknowledgementState = try c.decodeIfPresent(String.self, forKey: .acknowledgementState)
         externalAccountIdentifiers = try c.decodeIfPresent(ExternalAccountIdentifiers.self, forKey: .externalAccountIdentifiers)
+        inGracePeriodStateContext = try c.decodeIfPresent(RenewalDeclinedContext.self, forKey: .inGracePeriodStateContext)
+        onHoldStateContext = try c.decodeIfPresent(RenewalDeclinedContext.self, forKey: .onHoldStateContext)
+        outOfAppPurchaseContext = try c.decodeIfPresent(OutOfAppPurchaseContext.self, forKey: .outOfAppPurchaseContext)
     }
 }

@@ -9,6 +9,7 @@ struct DeveloperNotification: Sendable, Equatable {
         case subscription(SubscriptionNotification)
         case oneTimeProduct(OneTimeProductNotification)
         case voidedPurchase(VoidedPurchaseNotification)
+        case pendingRefundReview(PendingRefundReviewNotification)
         case test
         /// A `...Notification` object this version does not know, by its field name.
         case other(name: String, purchaseToken: String?)
@@ -26,7 +27,8 @@ struct DeveloperNotification: Sendable, Equatable {
         var message: String
     }
 
-    static let knownKinds = ["subscriptionNotification", "oneTimeProductNotification", "voidedPurchaseNotification", "testNotification"]
+    static let knownKinds = ["subscriptionNotification", "oneTimeProductNotification", "voidedPurchaseNotification",
+                             "pendingRefundReviewNotification", "testNotification"]
 
     init(data: [UInt8]) throws(Invalid) {
         guard let value = JSONValue.parse(data) else {
@@ -48,6 +50,8 @@ struct DeveloperNotification: Sendable, Equatable {
         case "subscriptionNotification": kind = .subscription(try SubscriptionNotification(fields.requiredNested("subscriptionNotification")))
         case "oneTimeProductNotification": kind = .oneTimeProduct(try OneTimeProductNotification(fields.requiredNested("oneTimeProductNotification")))
         case "voidedPurchaseNotification": kind = .voidedPurchase(try VoidedPurchaseNotification(fields.requiredNested("voidedPurchaseNotification")))
+        case "pendingRefundReviewNotification":
+            kind = .pendingRefundReview(try PendingRefundReviewNotification(fields.requiredNested("pendingRefundReviewNotification")))
         case "testNotification":
             _ = try fields.requiredNested("testNotification")
             kind = .test
@@ -107,5 +111,24 @@ struct VoidedPurchaseNotification: Sendable, Equatable {
         orderId = try f.string("orderId")
         productType = try f.intOrDigits("productType")
         refundType = try f.intOrDigits("refundType")
+    }
+}
+
+/// A chargeback that Google asks the developer's view on (collaborative chargebacks): answered with
+/// `orders.reviewrefund` within 24 hours, naming `pendingRefundToken`. It names the order, not the purchase token.
+struct PendingRefundReviewNotification: Sendable, Equatable {
+    var version: String?
+    var pendingRefundToken: String
+    var orderId: String
+    /// Google reviews only chargebacks.
+    var refundReason: Int64?
+    var obfuscatedAccountId: String?
+
+    init(_ f: RTDNFields) throws(DeveloperNotification.Invalid) {
+        version = try f.string("version")
+        pendingRefundToken = try f.requiredString("pendingRefundToken")
+        orderId = try f.requiredString("orderId")
+        refundReason = try f.intOrDigits("refundReason")
+        obfuscatedAccountId = try f.string("obfuscatedAccountId")
     }
 }
