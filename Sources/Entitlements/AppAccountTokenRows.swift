@@ -1,9 +1,9 @@
 import Store
 
-/// The app account tokens Tollgate made and Apple took, each with its user (`app_account_tokens`, migration
-/// 19): an Apple notification names a purchase's owner by the token, and the projection reads the user here.
-/// Only made tokens are kept (a user id that is a UUID is its own token, with no row), each written once
-/// Apple took it; a token is a MAC of its app and user, so no other user can hold it.
+/// The app account tokens Tollgate made, each with its user (`app_account_tokens`, migration 19): an Apple
+/// notification names a purchase's owner by the token, and the projection reads the user here. Only made
+/// tokens are kept (a user id that is a UUID is its own token, with no row); a token is a MAC of its app
+/// and user, so no other user can hold it.
 extension EntitlementStore {
     /// The users behind these tokens of `app`, by token; tokens Tollgate did not set are absent.
     public func users(forAppAccountTokens tokens: [String], app: String) async throws(StoreError) -> [String: String] {
@@ -20,11 +20,30 @@ extension EntitlementStore {
         }
     }
 
+    /// The user whose token Apple took for this purchase (the last call that succeeded), if any: a signed copy
+    /// from before the token names no owner, and must not take the purchase from that user.
+    public func appAccountTokenHolder(app: String, environment: String, originalTransactionId: String) async throws(StoreError) -> String? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT user_id FROM app_account_token_requests
+                WHERE app = $1 AND environment = $2 AND original_transaction_id = $3 AND outcome = 'set'
+                """, [.text(app), .text(environment), .text(originalTransactionId)]).first?.text("user_id")
+        }
+    }
+
     /// Queues Set App Account Token for the purchase, due at once, unless this token was queued for it
-    /// already (made or not: a purchase moved to another user gets the new user's token).
+    /// already (made or not: a purchase moved to another user gets the new user's token). A made token is
+    /// kept with its user at once (it is a MAC of that user: no other can hold it), so a notification
+    /// naming it before the call's answer is already that user's.
     public func queueAppAccountToken(app: String, environment: String, originalTransactionId: String, token: String, user: String,
                                      nowMs: Int64) async throws(StoreError) {
         _ = try await database.transaction { connection throws(StoreError) in
+            if token != user {
+                try connection.execute("""
+                    INSERT INTO app_account_tokens (app, token, user_id, created_at_ms) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (app, token) DO NOTHING
+                    """, [.text(app), .text(token), .text(user), .int(nowMs)])
+            }
             try connection.execute("""
                 INSERT INTO app_account_token_requests (app, environment, original_transaction_id, token, user_id, attempts,
                                                         next_attempt_at_ms, queued_at_ms)
@@ -74,18 +93,10 @@ extension EntitlementStore {
         }
     }
 
-    /// Made (`set`: Apple took the token, which is kept with its user from now on) or given up (`failed`): kept
-    /// with its outcome, so the same token is not queued again; a newer call for another token that replaced it
-    /// meanwhile stays queued. `keepsToken`: the token was made (not a user id that is a UUID), so it is kept.
-    public func finishAppAccountTokenRequest(_ request: AppAccountTokenRequest, outcome: String, keepsToken: Bool = false,
-                                             nowMs: Int64 = 0) async throws(StoreError) {
+    /// Made (`set`: Apple took the token) or given up (`failed`): kept with its outcome, so the same token is
+    /// not queued again; a newer call for another token that replaced it meanwhile stays queued.
+    public func finishAppAccountTokenRequest(_ request: AppAccountTokenRequest, outcome: String) async throws(StoreError) {
         _ = try await database.transaction { connection throws(StoreError) in
-            if keepsToken {
-                try connection.execute("""
-                    INSERT INTO app_account_tokens (app, token, user_id, created_at_ms) VALUES ($1, $2, $3, $4)
-                    ON CONFLICT (app, token) DO NOTHING
-                    """, [.text(request.app), .text(request.token), .text(request.user), .int(nowMs)])
-            }
             try connection.execute("""
                 UPDATE app_account_token_requests SET outcome = $1
                 WHERE app = $2 AND environment = $3 AND original_transaction_id = $4 AND token = $5

@@ -70,9 +70,12 @@ struct GoogleEnrichmentTests {
         let h = try await PlayHarness.start()
         defer { h.stop() }
         let nowMs = Timestamp.now.millisecondsSince1970
-        h.fake.storeVoided([GoogleForgedClaimsTests.voided("coins-3", atMs: nowMs - 60_000), GoogleForgedClaimsTests.voided("coins-1", atMs: nowMs - 60_000)])
+        h.fake.storeVoided(["coins-3", "coins-1", "coins-0"].map { GoogleForgedClaimsTests.voided($0, atMs: nowMs - 60_000) })
         h.fake.store(PlayFixtures.productV2(quantity: 3, refundable: 2), at: PlayHarness.productPath("coins-3"))
         h.fake.store(PlayFixtures.productV2(quantity: 1, refundable: 0), at: PlayHarness.productPath("coins-1"))
+        // Google leaves a zero out: after a confirmed void, no refundableQuantity is none held.
+        h.fake.store(PlayFixtures.productV2(quantity: 2).replacingOccurrences(of: #""refundableQuantity": 2,"#, with: ""),
+                     at: PlayHarness.productPath("coins-0"))
         var enricher = GooglePlayEnricher(client: h.client)
         enricher.now = { nowMs }
         func voided(_ token: String, partial: Bool) -> NormalizedEvent {
@@ -85,6 +88,7 @@ struct GoogleEnrichmentTests {
         #expect(try await enricher.enrich(voided("coins-3", partial: true))
                 == .state(PurchaseSnapshot(kind: .oneTime, state: .active, environment: .production, quantity: 2)))
         #expect(try await enricher.enrich(voided("coins-1", partial: true)) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
+        #expect(try await enricher.enrich(voided("coins-0", partial: true)) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
         #expect(try await enricher.enrich(voided("coins-3", partial: false)) == .state(PurchaseSnapshot(kind: nil, state: .refunded)))
         // Applied: two of three units held, still entitled.
         let change = try #require(Projector.change(for: voided("coins-3", partial: true), snapshot: PurchaseSnapshot(kind: .oneTime, state: .active, quantity: 2)))

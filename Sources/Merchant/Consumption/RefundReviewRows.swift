@@ -20,11 +20,14 @@ struct QueuedRefundReview: Sendable, Equatable {
 enum RefundReviewRows {
     static let columns = "event_id, app, environment, order_id, pending_refund_token, requested_at_ms, deadline_ms, attempts, next_attempt_at_ms"
 
-    /// In the projection's transaction: the review, due at once.
+    /// In the projection's transaction: the review, due at once; not when one for the same order waits
+    /// already (Google records the first answer to an order's review: a second would only spend quota).
     static func queue(_ review: QueuedRefundReview, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) {
         _ = try connection.execute("""
             INSERT INTO refund_reviews (\(columns), queued_at_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8) ON CONFLICT (event_id) DO NOTHING
+            SELECT $1, $2, $3, $4, $5, $6, $7, 0, $8, $8
+            WHERE NOT EXISTS (SELECT 1 FROM refund_reviews WHERE app = $2 AND order_id = $4)
+            ON CONFLICT (event_id) DO NOTHING
             """, [.text(review.eventId), .text(review.app), .text(review.environment), .text(review.orderId), .text(review.pendingRefundToken),
                   .int(review.requestedAtMs), .int(review.deadlineMs), .int(nowMs)])
     }
@@ -33,7 +36,8 @@ enum RefundReviewRows {
     /// leaves it alone meanwhile; returned as they were before the claim.
     static func claimDue(_ store: EntitlementStore, nowMs: Int64, claimUntilMs: Int64, limit: Int) async throws(StoreError) -> [QueuedRefundReview] {
         try await store.database.transaction { connection throws(StoreError) in
-            let rows = try connection.query("SELECT \(columns) FROM refund_reviews WHERE next_attempt_at_ms <= $1 ORDER BY next_attempt_at_ms LIMIT $2",
+            // The nearest deadline first: a flood of reviews never holds back one about to expire.
+            let rows = try connection.query("SELECT \(columns) FROM refund_reviews WHERE next_attempt_at_ms <= $1 ORDER BY deadline_ms LIMIT $2",
                                             [.int(nowMs), .int(Int64(limit))])
             var claimed: [QueuedRefundReview] = []
             for row in rows {

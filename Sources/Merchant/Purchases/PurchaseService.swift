@@ -91,10 +91,15 @@ public struct PurchaseService: Sendable {
         return Outcome(purchases: purchases, eventIds: ids, applied: applied)
     }
 
-    /// The user the store names for the purchase: an account token Tollgate made and set at Apple stands for its user.
+    /// The user the store names for the purchase: an account token Tollgate made stands for its user, and a
+    /// copy naming no token (signed before Apple took one) is the user Apple was told of.
     func owner(of purchase: VerifiedPurchase) async throws(Rejection) -> String? {
-        guard let token = purchase.owner, purchase.source == .apple else { return purchase.owner }
+        guard purchase.source == .apple else { return purchase.owner }
         do {
+            guard let token = purchase.owner else {
+                return try await store.appAccountTokenHolder(app: purchase.app, environment: purchase.environment.rawValue,
+                                                             originalTransactionId: purchase.subject)
+            }
             return try await AppAccountTokens.user(named: token, app: purchase.app, store: store) ?? token
         } catch {
             logger.error("account token lookup failed", metadata: ["error": .string("\(error)")])
@@ -205,7 +210,9 @@ public struct PurchaseService: Sendable {
     /// Whether the stored purchase already says what the event would: same user, and applying the event
     /// would change none of its state.
     static func changesNothing(_ event: NormalizedEvent, _ stored: Purchase) -> Bool {
-        guard let storedUser = stored.user, let eventUser = event.user, storedUser.isExactly(eventUser) else { return stored.user == nil && event.user == nil }
+        if stored.user != nil || event.user != nil {
+            guard let storedUser = stored.user, let eventUser = event.user, storedUser.isExactly(eventUser) else { return false }
+        }
         guard let change = Projector.change(for: event), let next = change.update(stored) else { return true }
         return next.state == stored.state && next.product == stored.product && next.expiresAtMs == stored.expiresAtMs
             && next.kind == stored.kind && next.gracePeriodExpiresAtMs == stored.gracePeriodExpiresAtMs && next.autoRenew == stored.autoRenew

@@ -107,6 +107,12 @@ struct RefundReviewTests {
                                                 metrics: MerchantMetrics(factory: metrics), logger: ApplePurchases.logger, now: { Int64((clock.now.timeIntervalSince1970 * 1000).rounded()) })
             let step = try #require(answerer.step(for: Self.review(orderId: "GPA.3312-0000-0000-00030", receivedMs: startMs)))
             _ = try await store.database.transaction { connection throws(StoreError) in try step.apply(eventId: "e", nowMs: startMs, on: connection) }
+            // The same order's review again, under another message id, while the first waits: one per order.
+            var again = Self.review(orderId: "GPA.3312-0000-0000-00030", receivedMs: startMs)
+            again.id += ":again"
+            let second = try #require(answerer.step(for: again))
+            _ = try await store.database.transaction { connection throws(StoreError) in try second.apply(eventId: "e2", nowMs: startMs, on: connection) }
+            #expect(try await RefundReviewRows.backlog(store).count == 1)
 
             // Each failure waits the next tier: 5 s, a minute, ten minutes.
             for delay: Int64 in [5_000, 60_000, 600_000] {

@@ -60,6 +60,11 @@ struct AppAccountTokenTests {
 
         // The same purchase reported again: the token is not set twice.
         #expect(try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-a", "signedTransaction", jws)).status == 200)
+        // The copy signed before the token, replayed for someone else: Apple was told whose it is, so it is refused.
+        let replayed = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-b", "signedTransaction", jws))
+        let replayedError = replayed.error
+        #expect(replayed.status == 409)
+        #expect(replayedError == "already_owned")
 
         // Apple's renewal now names the token (in Apple's upper case): the purchase stays user-a's, not the token's.
         let renewal = try apple.transaction("880001", transactionId: "880002", signedAgoMs: 0, appAccountToken: token.uppercased())

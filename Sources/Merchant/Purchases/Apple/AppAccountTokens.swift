@@ -17,9 +17,10 @@ import Verifiers
 /// version 8), so Apple's notifications name the user with no lookup; otherwise a UUID made from the user
 /// (version 8, RFC 9562: the first 128 bits of HMAC-SHA-256 over `<bundle id>` NUL `<user>` under a key the
 /// store keeps, `app-account-tokens`), the same for the same user every time, saying nothing of the user id
-/// to Apple, and no other user's. Once Apple takes a made token, Tollgate keeps it with its user
-/// (`app_account_tokens`), and the projection gives a notification naming it to that user, whether or not
-/// the app still has the setting on. The calls are queued (`app_account_token_requests`) and made by the workers' job; a
+/// to Apple, and no other user's. Tollgate keeps each made token with its user (`app_account_tokens`), and
+/// the projection gives a notification naming it to that user, whether or not the app still has the
+/// setting on. Once Apple took a user's token, a signed copy from before it (naming no owner) is that
+/// user's too: nobody else can report it. The calls are queued (`app_account_token_requests`) and made by the workers' job; a
 /// failure that may pass is tried again on the retry tiers' delays (`kafka.retryDelaysMs`, the last
 /// repeating), one Apple refuses for good (a family-shared purchase, a transaction it does not know) is
 /// dropped and counted.
@@ -137,8 +138,7 @@ public final class AppAccountTokens: Sendable {
             logger.error("Apple refused an app account token for good", metadata: ["app": .string(request.app), "error": .string(error.description)])
             return metrics.appAccountToken(outcome: Outcome.failed.rawValue)
         }
-        try await store.finishAppAccountTokenRequest(request, outcome: Outcome.set.rawValue, keepsToken: request.token != request.user,
-                                                     nowMs: now())
+        try await store.finishAppAccountTokenRequest(request, outcome: Outcome.set.rawValue)
         metrics.appAccountToken(outcome: Outcome.set.rawValue)
         logger.info("app account token set at Apple", metadata: ["app": .string(request.app)])
     }

@@ -50,12 +50,13 @@ public struct GooglePlayEnricher: PurchaseEnricher {
                                                 startTimeMillis: startMs) else {
                     return .unconfirmed(nil)
                 }
-                // A quantity-based partial refund takes some units: what productsv2 still counts keeps entitling.
+                // A quantity-based partial refund takes some units: what productsv2 still counts as refundable keeps
+                // entitling. (After a void, an absent count is none: Google leaves zeros out.)
                 if event.reason == GoogleEventType.refundReason(2), let purchase = try await client.product(packageName: event.app, token: event.subject),
-                   purchase.purchaseState == "PURCHASED", purchase.unitsHeld > 0 {
+                   purchase.purchaseState == "PURCHASED", purchase.unitsHeld(afterVoid: true) > 0 {
                     return .state(PurchaseSnapshot(kind: .oneTime, state: .active,
                                                    environment: purchase.testPurchaseContext == nil ? .production : .sandbox,
-                                                   quantity: purchase.unitsHeld))
+                                                   quantity: purchase.unitsHeld(afterVoid: true)))
                 }
                 return .state(PurchaseSnapshot(kind: nil, state: .refunded))
             } catch {

@@ -23,10 +23,12 @@ public struct ProductPurchaseV2: Decodable, Sendable, Equatable {
     public var purchaseState: String? { purchaseStateContext?.purchaseState }
 
     /// The units not refunded over every line item (each at most its quantity; a missing quantity is one).
-    public var unitsHeld: Int {
+    /// `afterVoid`: a refund is confirmed, so a missing `refundableQuantity` is none (proto3 JSON leaves zeros
+    /// out); otherwise it is the whole quantity.
+    public func unitsHeld(afterVoid: Bool) -> Int {
         (productLineItem ?? []).reduce(0) { total, item in
             let quantity = max(1, item.productOfferDetails?.quantity ?? 1)
-            return total + min(quantity, max(0, item.productOfferDetails?.refundableQuantity ?? quantity))
+            return total + min(quantity, max(0, item.productOfferDetails?.refundableQuantity ?? (afterVoid ? 0 : quantity)))
         }
     }
 
