@@ -5,18 +5,11 @@ import Store
 /// tokens are kept (a user id that is a UUID is its own token, with no row); a token is a MAC of its app
 /// and user, so no other user can hold it.
 extension EntitlementStore {
-    /// The users behind these tokens of `app`, by token; tokens Tollgate did not set are absent.
-    public func users(forAppAccountTokens tokens: [String], app: String) async throws(StoreError) -> [String: String] {
-        guard !tokens.isEmpty else { return [:] }
-        return try await database.read { connection throws(StoreError) in
-            var users: [String: String] = [:]
-            for token in Set(tokens) {
-                if let user = try connection.query("SELECT user_id FROM app_account_tokens WHERE app = $1 AND token = $2",
-                                                   [.text(app), .text(token)]).first?.text("user_id") {
-                    users[token] = user
-                }
-            }
-            return users
+    /// The user behind `token` (as kept: lower case) in `app`; nil for a token Tollgate did not make.
+    public func user(forAppAccountToken token: String, app: String) async throws(StoreError) -> String? {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("SELECT user_id FROM app_account_tokens WHERE app = $1 AND token = $2",
+                                 [.text(app), .text(token)]).first?.text("user_id")
         }
     }
 

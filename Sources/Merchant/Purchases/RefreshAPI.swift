@@ -51,7 +51,7 @@ public struct RefreshAPI: Sendable {
             throw Rejection(.unknownPurchase, "no purchase has this id")
         }
         guard PurchaseRefresher.claim(for: stored) != nil else {
-            throw Rejection(.refreshNotSupported, "\(stored.key.source) purchases are told by their notifications; there is no store API to read them from")
+            throw PurchaseRefresher.unsupported(stored)
         }
         guard quota.take(store: stored.key.source, app: stored.key.app, calls: PurchaseRefresher.calls(for: stored)) else {
             throw Rejection(.rateLimited, "this app's share of the store's quota for refreshes is spent (workers.refreshPlayQueriesPerMinute, refreshAppleRequestsPerSecond)",

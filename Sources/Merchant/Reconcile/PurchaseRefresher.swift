@@ -52,6 +52,11 @@ public struct PurchaseRefresher: Sendable {
     }
 
     /// `waits`: whether the answer waits (up to `purchases.waitMs`) for the projection to apply the event.
+    /// Why a purchase of a store without an API to read it from is not refreshed.
+    static func unsupported(_ stored: Purchase) -> Rejection {
+        Rejection(.refreshNotSupported, "\(stored.key.source) purchases are told by their notifications; there is no store API to read them from")
+    }
+
     public func refresh(_ stored: Purchase, trigger: Trigger, nowMs: Int64, waits: Bool = true) async throws(Rejection) -> Refreshed {
         let store = stored.key.source
         do {
@@ -71,7 +76,7 @@ public struct PurchaseRefresher: Sendable {
 
     private func read(_ stored: Purchase, waits: Bool) async throws(Rejection) -> Refreshed {
         guard let claim = Self.claim(for: stored) else {
-            throw Rejection(.refreshNotSupported, "\(stored.key.source) purchases are told by their notifications; there is no store API to read them from")
+            throw Self.unsupported(stored)
         }
         let verified = try await service.verify(claim, app: stored.key.app)
         // The store's answer for this very purchase: the same subject in the same environment.

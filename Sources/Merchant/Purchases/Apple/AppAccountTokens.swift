@@ -78,7 +78,7 @@ public final class AppAccountTokens: Sendable {
     /// The user behind a made token of `app`, as Apple names it (any case); nil for any other token.
     public static func user(named token: String, app: String, store: EntitlementStore) async throws(StoreError) -> String? {
         guard isMade(token) else { return nil }
-        return try await store.users(forAppAccountTokens: [token.lowercased()], app: app)[token.lowercased()]
+        return try await store.user(forAppAccountToken: token.lowercased(), app: app)
     }
 
     private func key() async throws(StoreError) -> [UInt8] {
