@@ -1,4 +1,5 @@
 import CRdKafka
+import Synchronization
 
 /// librdkafka's in-process mock cluster: a real Kafka-protocol broker on loopback ports that any
 /// client (ours, `kcat`) can use. For development and tests only: it keeps everything in memory.
@@ -39,7 +40,19 @@ public final class MockCluster: Sendable {
     /// Broker ids run from 1 to `brokerCount`.
     public func setBroker(_ id: Int, up: Bool) {
         if up { _ = rd_kafka_mock_broker_set_up(cluster, Int32(id)) }
-        else { _ = rd_kafka_mock_broker_set_down(cluster, Int32(id)) }
+        else { Self.listenerHandover.withLock { _ in _ = rd_kafka_mock_broker_set_down(cluster, Int32(id)) } }
+    }
+
+    /// Taking a broker down closes its listener and binds the same port again at once to keep it
+    /// (librdkafka 2.0.2), and aborts the process if that bind fails. A child process being started
+    /// holds a copy of every descriptor of ours until it execs, the listener with them, so the port is
+    /// still taken. Children are started, and brokers taken down, one at a time (set_down returns once
+    /// the mock's thread has bound again; `Process.run` once the child has exec'd).
+    private static let listenerHandover = Mutex(())
+
+    /// Starts a child process (`start` calls `Process.run`) while no broker of this process is going down.
+    public static func startingChildProcess(_ start: () throws -> Void) throws {
+        try listenerHandover.withLock { _ in try start() }
     }
 
     public func setAllBrokers(up: Bool) {

@@ -32,7 +32,7 @@ final class ChildProcess: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try Subprocess.start(process)
         try log.close()
     }
 

@@ -51,7 +51,7 @@ struct StartupTests {
         process.arguments = ["broker", "--brokers", "3", "--port-file", portFile]
         process.standardOutput = Pipe()
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        try process.run()
+        try Subprocess.start(process)
         defer { if process.isRunning { process.terminate() } }
 
         var bootstrap = ""

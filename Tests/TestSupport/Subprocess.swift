@@ -1,4 +1,5 @@
 import Foundation
+import Kafka
 
 /// Runs blocking work on a thread of its own and awaits it. All test targets share one process
 /// whose concurrency pool has as many threads as cores (two here), and Dispatch's global queues
@@ -26,6 +27,12 @@ public func onOwnThread(_ work: @escaping @Sendable () -> Void) {
 
 /// Child processes for tests (openssl, kcat, the built `tollgate`), run off the pool.
 public enum Subprocess {
+    /// Every child of the test process starts here: not while a mock broker is going down, whose
+    /// listener the child would hold open until it execs (see `MockCluster.startingChildProcess`).
+    public static func start(_ process: Process) throws {
+        try MockCluster.startingChildProcess { try process.run() }
+    }
+
     public struct Result: Sendable {
         public var status: Int32
         public var stdout: Data
@@ -52,7 +59,7 @@ public enum Subprocess {
             process.standardOutput = out
             process.standardError = err
             process.standardInput = input
-            try process.run()
+            try Subprocess.start(process)
             // stderr is drained on its own thread so a chatty child cannot block on a full pipe.
             let errors = ErrorCollector()
             let drained = DispatchGroup()

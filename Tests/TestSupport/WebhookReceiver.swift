@@ -90,7 +90,7 @@ public final class WebhookReceiver: Sendable {
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Subprocess.start(process)
         let handle = out.fileHandleForReading
         let line = try await offPool { () throws -> String in
             var bytes: [UInt8] = []

@@ -47,7 +47,7 @@ final class OCSPResponder: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = log
-        try process.run()
+        try Subprocess.start(process)
         // Once listening, openssl logs "waiting for OCSP client connections" on (unbuffered)
         // stderr. Probing with a bare connect would not do: OpenSSL 3.0's responder spins on a
         // connection closed without a request.
