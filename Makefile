@@ -6,9 +6,10 @@ CONFIG       ?= examples/dev.yaml
 APT_PACKAGES := pkg-config librdkafka-dev libssl-dev kcat libsqlite3-dev postgresql
 SUDO         := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 BUILD_LOG    := .build/tollgate-build.log
-## What scripts/validate-deploy.py and scripts/check-interfaces.py need besides the build: Debian packages
-## (prometheus for promtool), and Python tools in a venv.
-DEPLOY_APT   := docker-compose python3-venv openssl prometheus
+## What scripts/validate-deploy.py, scripts/check-interfaces.py and scripts/console-browser-test.py need
+## besides the build: Debian packages (prometheus for promtool, Chromium and its chromedriver for the
+## console's browser test), and Python tools in a venv (Selenium among them).
+DEPLOY_APT   := docker-compose python3-venv openssl prometheus chromium chromium-driver
 DEPLOY_VENV  := .build/deploy-venv
 
 .PHONY: deps deploy-tools build build-tests run test validate-deploy interfaces conformance bench bench-soak bench-projection profile fuzz fuzz-build fuzz-corpus clean

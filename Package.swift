@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // The merchant APIs' request context and authenticator middleware (AuthRequestContext, AuthenticatorMiddleware).
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        // The operator console's pages (Mustache templates shipped in the binary).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
@@ -171,11 +173,22 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),
+        // The operator console: sign-in, sessions, the pages (docs/console.md).
+        .target(
+            name: "Console",
+            dependencies: ["Config", "Entitlements", "Events", "Store", "Rejections", "Toolkit", "ServiceHost",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HTTPTypes", package: "swift-http-types"),
+                           .product(name: "Mustache", package: "swift-mustache"),
+                           .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Metrics", package: "swift-metrics")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Workers",
             dependencies: [
                 "Kafka", "Events", "Config", "Store", "Verifiers", "Rejections", "Toolkit", "ServiceHost", "Entitlements", "Merchant", "ProviderAPIs",
-                "Webhooks",
+                "Webhooks", "Console",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -229,7 +242,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestSupport", "StoreTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WorkersTests",
-            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements", "ServiceHost", "Webhooks",
+            dependencies: ["Workers", "Merchant", "ProviderAPIs", "Rejections", "Store", "Kafka", "Events", "Config", "Verifiers", "Toolkit", "Outbound", "Gateway", "TestSupport", "StoreTestSupport", "Entitlements", "ServiceHost", "Webhooks", "Console",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
                            .product(name: "Prometheus", package: "swift-prometheus"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -25,6 +25,7 @@ PACKAGES = {
     "ServiceLifecycle": {"ServiceLifecycle", "UnixSignals"},
     "Logging": {"Logging"},
     "Yams": {"Yams"},
+    "Mustache": {"Mustache"},
     "PostgresNIO": {"PostgresNIO"},
     "ArgumentParser": {"ArgumentParser"},
     "AsyncHTTPClient": {"AsyncHTTPClient"},

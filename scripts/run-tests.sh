@@ -2,7 +2,7 @@
 # The test phase of `make test`, on two cores within its time budget: the Swift tests (beside a throwaway
 # PostgreSQL, four at a time: they mostly wait on brokers, servers and child processes, and each blocking
 # call runs on a thread of its own, see Tests/TestSupport/Subprocess.swift) while the deployment and
-# interface checks run beside them against the built binary. Each part's output is printed whole, the Swift
+# interface checks and the operator console's browser test run beside them against the built binary. Each part's output is printed whole, the Swift
 # tests' first; the status is non-zero when any part failed.
 #   scripts/run-tests.sh [swift test arguments...]
 set -uo pipefail
@@ -15,7 +15,8 @@ width="${TEST_PARALLELISM:-4}"
 
 started=$(date +%s)
 ( $venv scripts/validate-deploy.py > "$logs/validate-deploy.txt" 2>&1; echo $? > "$logs/validate-deploy.status"
-  $venv scripts/check-interfaces.py > "$logs/check-interfaces.txt" 2>&1; echo $? > "$logs/check-interfaces.status" ) &
+  $venv scripts/check-interfaces.py > "$logs/check-interfaces.txt" 2>&1; echo $? > "$logs/check-interfaces.status"
+  SE_OFFLINE=true $venv scripts/console-browser-test.py > "$logs/console-browser-test.txt" 2>&1; echo $? > "$logs/console-browser-test.status" ) &
 checks=$!
 
 if [ $# -gt 0 ]; then
@@ -33,7 +34,7 @@ swift_done=$(date +%s)
 wait "$checks"
 
 status=$swift_status
-for part in validate-deploy check-interfaces; do
+for part in validate-deploy check-interfaces console-browser-test; do
   echo
   echo "== scripts/$part.py"
   cat "$logs/$part.txt"

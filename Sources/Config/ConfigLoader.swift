@@ -62,8 +62,9 @@ public enum ConfigLoader {
                 guard token.count >= 16 else { throw ConfigError(key: t.name("token"), message: "use tokens of at least 16 characters") }
                 let kindText = try t.string("kind", default: APIToken.Kind.server.rawValue)
                 guard let kind = APIToken.Kind(rawValue: kindText) else {
-                    throw ConfigError(key: t.name("kind"), message: "expected server or client, got \"\(kindText)\"")
+                    throw ConfigError(key: t.name("kind"), message: "expected server, client or operator, got \"\(kindText)\"")
                 }
+                if kind == .operator { return try readOperator(t, token: token) }
                 let apps = try t.strings("apps")
                 let refunds = try t.bool("refunds", default: false)
                 let rate = try t.optionalInt("ratePerSecond"), burst = try t.optionalInt("rateBurst")
@@ -77,6 +78,7 @@ public enum ConfigLoader {
                 case .client:
                     guard !apps.isEmpty else { throw ConfigError(key: t.name("apps"), message: "a client credential lists the apps it is embedded in") }
                     guard !refunds else { throw ConfigError(key: t.name("refunds"), message: "a client credential is public and may not ask for refunds") }
+                case .operator: break
                 }
                 if let rate, !(1...1_000_000).contains(rate) { throw ConfigError(key: t.name("ratePerSecond"), message: "expected 1...1000000") }
                 if let burst, !(1...10_000_000).contains(burst) { throw ConfigError(key: t.name("rateBurst"), message: "expected 1...10000000") }
@@ -85,6 +87,10 @@ public enum ConfigLoader {
             var seen = Set<String>()
             for token in a.tokens where !seen.insert(token.token).inserted {
                 throw ConfigError(key: s.name("tokens"), message: "a token is listed twice")
+            }
+            var names = Set<String>()
+            for token in a.operators where !names.insert(token.name ?? "").inserted {
+                throw ConfigError(key: s.name("tokens"), message: "two operator credentials are named \"\(token.name ?? "")\": the audit could not tell them apart")
             }
             a.userTokenKeys = try s.pathMap("userTokenKeys")
             for token in a.tokens where token.kind == .client {
@@ -233,6 +239,7 @@ public enum ConfigLoader {
         c.limits = try r.section("limits") { (s) throws(ConfigError) in try readLimits(s, senders: senders.map(\.name)) }
         c.checkouts = try r.section("checkouts") { (s) throws(ConfigError) in try readCheckouts(s) }
         c.webhooks = try r.section("webhooks") { (s) throws(ConfigError) in try readWebhooks(s, senders: senders.map(\.name)) }
+        c.console = try r.section("console") { (s) throws(ConfigError) in try readConsole(s) }
         c.silence = try r.section("silence") { (s) throws(ConfigError) in
             var silence = SilenceSettings()
             for sender in senders.map(\.name) {

@@ -20,6 +20,7 @@ public struct TollgateConfig: Sendable {
     public var checkouts = CheckoutSettings()
     public var catalog = CatalogSettings()
     public var webhooks = WebhookSettings()
+    public var console = ConsoleSettings()
 
     public init() {}
 }
@@ -97,6 +98,8 @@ public struct HTTPSettings: Sendable {
 public struct APISettings: Sendable {
     /// The credentials of the merchant APIs; none configured refuses every call.
     public var tokens: [APIToken] = []
+    /// The operator credentials among them: the console is served when there is one.
+    public var operators: [APIToken] { tokens.filter { $0.kind == .operator } }
     /// Per app: the P-256 public key (PEM file) of the merchant's backend, which signs the short-lived
     /// user tokens (ES256 JWT, `sub` the user, `aud` the app) that a client credential acts for a user with.
     public var userTokenKeys: [String: String] = [:]
@@ -117,9 +120,11 @@ public struct APISettings: Sendable {
 /// One credential of the merchant APIs (docs/security.md). A *server* credential is the merchant's
 /// backend: it acts for any user of its apps. A *client* credential is embedded in an app, so public
 /// by assumption: it posts purchases only with a proof of possession and acts only for the user a
-/// user token names. `apps` nil answers for every app (the plain form, `- <token>`, a server credential).
+/// user token names. An *operator* credential signs a person in to the operator console (docs/console.md):
+/// it answers no merchant API, and takes actions only when `actions` says so.
+/// `apps` nil answers for every app (the plain form, `- <token>`, a server credential).
 public struct APIToken: Sendable, Equatable {
-    public enum Kind: String, Sendable, Equatable, CaseIterable { case server, client }
+    public enum Kind: String, Sendable, Equatable, CaseIterable { case server, client, `operator` }
 
     public var token: String
     public var kind: Kind
@@ -130,15 +135,21 @@ public struct APIToken: Sendable, Equatable {
     /// This credential's own rate and burst (`api.ratePerSecond`, `api.rateBurst` when nil).
     public var ratePerSecond: Int?
     public var rateBurst: Int?
+    /// An operator's name: who the console's audit names for what this credential did.
+    public var name: String?
+    /// An operator credential that may act (replay, re-verify, refresh, endpoints), not only read.
+    public var actions: Bool
 
     public init(_ token: String, kind: Kind = .server, apps: Set<String>? = nil, refunds: Bool = false,
-                ratePerSecond: Int? = nil, rateBurst: Int? = nil) {
+                ratePerSecond: Int? = nil, rateBurst: Int? = nil, name: String? = nil, actions: Bool = false) {
         self.token = token
         self.kind = kind
         self.apps = apps
         self.refunds = refunds
         self.ratePerSecond = ratePerSecond
         self.rateBurst = rateBurst
+        self.name = name
+        self.actions = actions
     }
 
     public func allows(app: String) -> Bool { apps?.contains(app) ?? true }

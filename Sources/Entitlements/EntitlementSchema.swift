@@ -320,5 +320,24 @@ enum EntitlementSchema {
             CREATE INDEX app_account_token_requests_due ON app_account_token_requests (next_attempt_at_ms);
             """
         },
+        // Each purchase's history for the operator console (PurchaseHistoryRows.swift): the events that
+        // touched it, in the order applied, with what each did; pruned after `console.historyDays`. Users
+        // are searched across apps (the console's search), so they get an index of their own.
+        Migration(version: 20, name: "purchase history") { dialect in
+            let serial = dialect == .postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
+            return """
+            CREATE TABLE purchase_history (
+                sequence \(serial),
+                purchase_id TEXT NOT NULL, event_id TEXT NOT NULL, type TEXT NOT NULL, source TEXT NOT NULL, app TEXT NOT NULL,
+                environment TEXT NOT NULL, user_id TEXT, transaction_id TEXT, occurred_at TEXT NOT NULL, received_at TEXT NOT NULL,
+                outcome TEXT NOT NULL, state_after TEXT, record_topic TEXT, record_partition INTEGER, record_offset BIGINT,
+                event_json TEXT NOT NULL, entitlements_json TEXT NOT NULL, recorded_at_ms BIGINT NOT NULL);
+            CREATE UNIQUE INDEX purchase_history_by_purchase ON purchase_history (purchase_id, event_id);
+            CREATE INDEX purchase_history_by_transaction ON purchase_history (transaction_id);
+            CREATE INDEX purchase_history_by_time ON purchase_history (recorded_at_ms);
+            CREATE INDEX purchases_by_user_id ON purchases (user_id);
+            CREATE INDEX purchases_by_subject ON purchases (subject);
+            """
+        },
     ]
 }

@@ -123,7 +123,14 @@ public final class EntitlementStore: Sendable {
         let stored = try PurchaseRow.load(BatchPlan.keys(changes, fresh: proceeding), on: connection, forUpdate: true)
         // 4. The changes in order, in memory; one held back is processed, unchanged.
         let plan = BatchPlan(changes, fresh: fresh, proceeding: proceeding, stored: stored)
-        guard !plan.touched.isEmpty || !plan.written.isEmpty else { return (plan.outcomes, afterCommit) }
+        let keepsHistory = changes.contains { $0.history != nil }
+        guard !plan.touched.isEmpty || !plan.written.isEmpty else {
+            if keepsHistory {
+                try PurchaseHistoryRows.append(changes, fresh: fresh, outcomes: plan.outcomes, steps: plan.steps, applied: [], ids: ids,
+                                               nowMs: nowMs, on: connection)
+            }
+            return (plan.outcomes, afterCommit)
+        }
         // 5. The entitlements they touch: locked, then read with their candidates, then refreshed step by step.
         try EntitlementRows.lock(plan.touched, on: connection)
         var replay = EntitlementReplay(purchases: stored,
@@ -134,6 +141,10 @@ public final class EntitlementStore: Sendable {
         try PurchaseRow.save(plan.written, ids: ids, nowMs: nowMs, on: connection)
         try EntitlementRows.save(replay.saved, nowMs: nowMs, on: connection)
         try OutboxRows.append(replay.outbox, nowMs: nowMs, on: connection)
+        if keepsHistory {
+            try PurchaseHistoryRows.append(changes, fresh: fresh, outcomes: plan.outcomes, steps: plan.steps, applied: replay.applied,
+                                           ids: ids, nowMs: nowMs, on: connection)
+        }
         if let recorder, !replay.applied.isEmpty,
            let effect = try recorder.record(replay.applied, nowMs: nowMs, on: connection) {
             afterCommit.append(effect)

@@ -16,6 +16,8 @@ public struct PurchaseChange: Sendable {
     public var steps: [any ProjectionStep] = []
     /// The event itself, for what records the events applied (`AppliedEventRecorder`: outbound webhooks).
     public var event: NormalizedEvent?
+    /// Set when the purchase's history is kept (the console): the event (`event`) is recorded with it.
+    public var history: HistoryNote?
     /// False for an event that changes no purchase, only runs its steps (`stepsOnly`): its purchase is not read.
     public private(set) var changesPurchase = true
 

@@ -1,4 +1,5 @@
 import Config
+import Console
 import Entitlements
 import Events
 import Foundation
@@ -99,6 +100,8 @@ public struct EntitlementWorkers: Service {
         let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
         let sileo = try config.sileo.vendors.map { (vendor) throws(SileoVendor.SetupError) in try SileoVendor.load(vendor, checkouts: checkouts) }
         let merchantAPI = try MerchantAPISetup.make(config: config)
+        let console = try OperatorConsole(settings: config.console, operators: config.api.operators, store: store,
+                                          metrics: ConsoleMetrics(factory: metrics.factory), logger: logger)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -114,7 +117,7 @@ public struct EntitlementWorkers: Service {
                                           : RefundReviewSetup(policies: config.sources.google.refundReviews, retryDelaysMs: config.topicNames.retryDelaysMs),
                                       appAccountTokens: AppAccountTokenSetup(settings: config.sources.apple, clients: appStoreClients,
                                                                              retryDelaysMs: config.topicNames.retryDelaysMs),
-                                      metrics: metrics, logger: logger)
+                                      console: console, metrics: metrics, logger: logger)
     }
 
     static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient], startsNow: Bool) throws -> AppleBackfillSetup? {
@@ -144,7 +147,7 @@ public struct EntitlementWorkers: Service {
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
                 webhooks: WebhookSetup? = nil, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
-                appAccountTokens: AppAccountTokenSetup? = nil,
+                appAccountTokens: AppAccountTokenSetup? = nil, console: OperatorConsole? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
@@ -163,10 +166,12 @@ public struct EntitlementWorkers: Service {
         if let webhooks, webhooks.endpoints.contains(where: { $0.kind == .events }) {
             processor.appliedEvents = WebhookOutbox(endpoints: webhooks.endpoints, wakeup: wakeup)
         }
+        // The console's purchase pages read each purchase's history, which the projection keeps while there is one.
+        processor.keepsHistory = console != nil
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
-        let routes = merchant.routes
+        let routes = RouteGroup.combined([merchant.routes] + (console.map { [$0.routes] } ?? []))
 
         var steps: [StopOrder.Step] = []
         if case .own(let host, let port, let exposition, let onListening, let metricsListener) = listener {
@@ -180,6 +185,7 @@ public struct EntitlementWorkers: Service {
             }
         }
         steps += merchant.jobs
+        if let console { steps.append(.stop("purchase history pruning", console.historyPruning)) }
         if let webhooks, !webhooks.endpoints.isEmpty {
             // Before the consumers: what it has in flight finishes, then the projection stops recording.
             steps.append(.stop("webhook dispatcher", WebhookDispatcher(

@@ -1,3 +1,4 @@
+import Console
 import CoreMetrics
 import Events
 import Merchant
@@ -79,5 +80,5 @@ public struct WorkerMetrics: Sendable {
     ]
 
     /// Every family the workers process emits: its own, the merchant features' and the provider APIs'.
-    public static let all: [MetricFamily] = families + MerchantMetrics.families + ProviderAPIMetrics.families + WebhookMetrics.families
+    public static let all: [MetricFamily] = families + MerchantMetrics.families + ProviderAPIMetrics.families + WebhookMetrics.families + ConsoleMetrics.families
 }

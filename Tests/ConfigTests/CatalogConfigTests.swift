@@ -76,4 +76,36 @@ struct CatalogConfigTests {
             }
         }
     }
+
+    @Test("operator credentials: named, at least 32 characters, no apps or refunds, names unique; read-only unless actions; the console's section")
+    func operatorCredentials() throws {
+        let config = try SenderCatalog.standard.parseConfig(yaml: """
+            api:
+              tokens:
+                - backend-0123456789
+                - { token: operator-credential-0123456789-abcd, kind: operator, name: alice, actions: true }
+                - { token: operator-credential-0123456789-efgh, kind: operator, name: bob }
+            console: { path: /ops/console, sessionMinutes: 60, historyDays: 30 }
+            """)
+        #expect(config.api.operators.map(\.name) == ["alice", "bob"])
+        #expect(config.api.operators.map(\.actions) == [true, false])
+        #expect(config.console.path == "/ops/console" && config.console.sessionMinutes == 60 && config.console.historyDays == 30)
+        #expect(try SenderCatalog.standard.parseConfig(yaml: "api: { tokens: [backend-0123456789] }").console.path == "/console")
+        let long = "operator-credential-0123456789-abcd"
+        for (yaml, key) in [("api: { tokens: [{ token: short-operator-012345, kind: operator, name: a }] }", "api.tokens[0].token"),
+                            ("api: { tokens: [{ token: \(long), kind: operator }] }", "api.tokens[0].name"),
+                            ("api: { tokens: [{ token: \(long), kind: operator, name: \"<b>\" }] }", "api.tokens[0].name"),
+                            ("api: { tokens: [{ token: \(long), kind: operator, name: a, apps: [x] }] }", "api.tokens[0].kind"),
+                            ("api: { tokens: [{ token: \(long), kind: operator, name: a }, { token: \(long)-2, kind: operator, name: a }] }", "api.tokens"),
+                            ("console: { path: console }", "console.path"),
+                            ("console: { path: \"/a/../b\" }", "console.path"),
+                            ("console: { sessionMinutes: 1 }", "console.sessionMinutes")] {
+            do {
+                _ = try SenderCatalog.standard.parseConfig(yaml: yaml)
+                Issue.record("expected an error for \(yaml)")
+            } catch {
+                #expect(error.key == key, "\(yaml): \(error)")
+            }
+        }
+    }
 }

@@ -43,6 +43,18 @@ struct APICredentialsTests {
         return nil
     }
 
+    @Test("an operator credential opens the console only: every merchant API refuses it 401, as an unknown one")
+    func operatorCredentialIsNoMerchantCredential() {
+        let credentials = APICredentials(tokens: [APIToken("operator-credential-0123456789-alice", kind: .operator, name: "alice", actions: true),
+                                                  APIToken("server-credential-0001")])
+        guard case .failure(let refused) = credentials.authenticate(Self.request(bearer: "operator-credential-0123456789-alice")) else {
+            Issue.record("an operator credential was admitted to a merchant API")
+            return
+        }
+        #expect(refused.code == "unauthorized" && refused.httpStatus == 401)
+        #expect((try? credentials.authenticate(Self.request(bearer: "server-credential-0001")).get()) != nil)
+    }
+
     @Test("each credential has its own rate: past its burst 429 with Retry-After; another credential is not held back")
     func ratePerCredential() throws {
         let credentials = Self.credentials(burst: 2)

@@ -47,6 +47,8 @@ public struct APICredentials: Sendable {
     public init(tokens: [APIToken], userTokenKeys: [String: PublicKey] = [:], ratePerSecond: Int = 500, rateBurst: Int = 1_000,
          clientStoreCallsPerSecond: Int = 50, clientStoreCallBurst: Int = 200,
          now: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }) {
+        // An operator credential signs in to the console only: here it is no credential at all.
+        let tokens = tokens.filter { $0.kind != .operator }
         self.tokens = tokens
         self.userTokenKeys = userTokenKeys
         self.ratePerSecond = ratePerSecond

@@ -29,6 +29,8 @@ struct EventProcessor: Sendable {
     var now: @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 }
     /// Records each applied event with the entitlements it touched, in the batch's transaction (outbound webhooks).
     var appliedEvents: (any AppliedEventRecorder)? = nil
+    /// Whether each purchase's history is kept (`purchase_history`, for the operator console).
+    var keepsHistory = false
     /// Each app's `purchases.ownership`: who keeps a purchase another user reports.
     var ownership: @Sendable (String) -> OwnershipPolicy = { _ in .transfer }
 
@@ -96,7 +98,11 @@ struct EventProcessor: Sendable {
                 if var change = Projector.change(for: event, snapshot: try await keepingEnvironment(snapshot, of: event),
                                                  ownership: ownership(event.app)) {
                     change.steps = steps
-                    if appliedEvents != nil { change.event = event }
+                    if appliedEvents != nil || keepsHistory { change.event = event }
+                    if keepsHistory {
+                        let record = records[index]
+                        change.history = HistoryNote(position: .init(topic: record.topic, partition: record.partition, offset: record.offset))
+                    }
                     prepared.changes.append((index, change))
                 } else if !steps.isEmpty {
                     prepared.changes.append((index, .stepsOnly(eventId: event.id, key: Projector.purchaseKey(of: event), steps: steps)))

@@ -1,0 +1,79 @@
+import Config
+import Entitlements
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Rejections
+import ServiceHost
+import Store
+import Toolkit
+
+/// The operator console (docs/console.md): server-rendered pages at `console.path`, for operators signed
+/// in with an operator credential of `api.tokens`. Composed by the workers (`tollgate work` serves it on
+/// `api.port`, `tollgate dev` on the gateway's port), with the history pruning its purchase pages read.
+public struct OperatorConsole: Sendable {
+    public let routes: RouteGroup
+    /// Deletes purchase history older than `console.historyDays`.
+    public let historyPruning: PeriodicJob
+
+    /// Nil when no operator credential is configured: then there is no console.
+    public init?(settings: ConsoleSettings, operators: [APIToken], store: EntitlementStore, metrics: ConsoleMetrics, logger: Logger,
+                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) throws {
+        let operators = operators.filter { $0.kind == .operator }
+        guard !operators.isEmpty else { return nil }
+        let base = settings.path
+        let pages = try PageRenderer(base: base)
+        let keys = SessionKeys(store: store) { key in
+            OperatorSessions(operators: operators, key: key, lifetimeMinutes: settings.sessionMinutes, cookiePath: base, now: now)
+        }
+        let handlers = ConsolePages(pages: pages, store: store, now: now)
+        let refusals = RejectionMiddleware<ConsoleRequestContext> { rejection, _ in
+            metrics.rejected(reason: rejection.code)
+            logger.info("console request refused", metadata: ["reason": .string(rejection.code)])
+            return pages.refusal(rejection, signedIn: nil)
+        }
+        let headers = ConsoleHeadersMiddleware<ConsoleRequestContext>()
+        typealias Route = RouteGroup.Route<ConsoleRequestContext>
+        let open = RouteGroup(context: ConsoleRequestContext.self, middleware: [headers, refusals], [
+            Route(.get, base + "/sign-in") { _, _ in pages.page("signIn", title: "Sign in", signedIn: nil) },
+            Route(.post, base + "/sign-in") { request, _ in
+                let form = try await ConsolePages.form(request)
+                do throws(Rejection) {
+                    let (_, cookie) = try await keys.sessions().signIn(credential: form["credential"] ?? "")
+                    metrics.signIn(outcome: "signed_in")
+                    return pages.redirect(to: base, cookie: try await keys.sessions().setCookie(cookie))
+                } catch where error.is(ConsoleReason.invalidCredential) {
+                    metrics.signIn(outcome: "refused")
+                    metrics.rejected(reason: error.code)
+                    return pages.page("signIn", title: "Sign in", signedIn: nil, status: .unauthorized, ["message": error.message])
+                }
+            },
+            Route(.get, base + "/style.css") { _, _ in
+                var headers = HTTPFields()
+                headers[.contentType] = "text/css; charset=utf-8"
+                headers[.cacheControl] = "max-age=3600"
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: Templates.stylesheet)))
+            },
+        ])
+        let signedIn = RouteGroup(context: ConsoleRequestContext.self,
+                                  middleware: [headers, refusals, SessionMiddleware(keys: keys, signInPath: base + "/sign-in")], [
+            Route(.get, base) { request, context in try await handlers.overview(request, context) },
+            Route(.get, base + "/search") { request, context in try await handlers.search(request, context) },
+            Route(.get, base + "/user") { request, context in try await handlers.user(request, context) },
+            Route(.get, base + "/purchases/:purchase") { request, context in try await handlers.purchase(request, context) },
+            Route(.post, base + "/sign-out") { request, context in
+                let form = try await ConsolePages.form(request)
+                try OperatorSessions.checkCSRF(form["csrf"], for: try context.signedInOperator())
+                return pages.redirect(to: base + "/sign-in", cookie: try await keys.sessions().clearCookie())
+            },
+        ])
+        routes = RouteGroup.combined([open, signedIn])
+        let retentionMs = Int64(settings.historyDays) * 86_400_000
+        historyPruning = PeriodicJob(name: "purchase history pruning", interval: .seconds(600), logger: logger) {
+            let pruned = try await store.pruneHistory(beforeMs: now() - retentionMs)
+            if pruned > 0 { metrics.historyPruned(pruned) }
+            return pruned >= 5_000 ? .moreWaiting : .idle
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Entitlements
+import Events
+import Foundation
+import Hummingbird
+import Rejections
+import ServiceHost
+import Store
+import Toolkit
+
+/// What each page reads and shows (docs/console.md says what each answers).
+struct ConsolePages: Sendable {
+    let pages: PageRenderer
+    let store: EntitlementStore
+    let now: @Sendable () -> Int64
+
+    /// A posted form (`application/x-www-form-urlencoded`), at most 8 KiB.
+    static func form(_ request: Request) async throws(Rejection) -> [String: String] {
+        let body = try await RequestBodyReader.read(request, maxBytes: 8_192)
+        guard let form = FormBody(body) else { throw Rejection(ConsoleReason.invalidRequest, "the form could not be read") }
+        return form.values
+    }
+
+    func overview(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let nowMs = now()
+        let (totals, hour, day) = try await reading {
+            (try await store.totals(), try await store.historyCounts(sinceMs: nowMs - 3_600_000),
+             try await store.historyCounts(sinceMs: nowMs - 86_400_000))
+        }
+        return pages.page("overview", title: "Overview", signedIn: signedIn, [
+            "purchases": totals.purchases, "activeEntitlements": totals.activeEntitlements,
+            "windows": [Self.window("hour", hour), Self.window("day", day)],
+        ])
+    }
+
+    /// One window's rows: per sender, applied and unchanged, with the bar widths of a chart drawn here.
+    private static func window(_ label: String, _ counts: [(source: String, outcome: String, count: Int64)]) -> [String: Any] {
+        var bySource: [String: (applied: Int64, unchanged: Int64)] = [:]
+        for row in counts {
+            var totals = bySource[row.source] ?? (0, 0)
+            if row.outcome == "applied" { totals.applied += row.count } else { totals.unchanged += row.count }
+            bySource[row.source] = totals
+        }
+        let largest = max(1, bySource.values.map { $0.applied + $0.unchanged }.max() ?? 1)
+        let rows: [[String: Any]] = bySource.keys.sorted().map { source in
+            let t = bySource[source] ?? (0, 0)
+            return ["source": source, "applied": t.applied, "unchanged": t.unchanged,
+                    "appliedWidth": t.applied * 100 / largest, "unchangedWidth": t.unchanged * 100 / largest]
+        }
+        return ["label": label, "rows": rows, "hasRows": !rows.isEmpty]
+    }
+
+    /// A purchase id, a transaction or order id, or a user id: one match opens its page, several are listed.
+    func search(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let query = String(request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        guard !query.isEmpty else { return pages.redirect(to: pages.base) }
+        guard query.utf8.count <= 512 else { throw Rejection(ConsoleReason.invalidRequest, "search for at most 512 bytes") }
+        var results: [[String: String]] = []
+        // Events name transactions and purchases with their store's prefix (`apple:`, `google:`); people paste them bare.
+        let ids = query.contains(":") ? [query] : [query] + Self.storePrefixes.map { $0 + query }
+        let (purchase, byTransaction, userApps) = try await reading {
+            (PurchaseIds.isWellFormed(query) ? try await store.purchase(id: query) : nil,
+             try await store.purchaseIds(withTransactionOrSubject: ids), try await store.appsAndEnvironments(ofUser: query))
+        }
+        if purchase != nil { results.append(["href": purchaseHref(query), "label": "Purchase \(query)"]) }
+        for id in byTransaction where !id.isExactly(query) {
+            results.append(["href": purchaseHref(id), "label": "Purchase \(id) (transaction, order or original transaction \(query))"])
+        }
+        if !userApps.isEmpty {
+            results.append(["href": userHref(query), "label": "User \(query) (\(userApps.map { "\($0.app) \($0.environment)" }.joined(separator: ", ")))"])
+        }
+        if results.count == 1, let only = results.first?["href"] { return pages.redirect(to: only) }
+        return pages.page("search", title: "Search", signedIn: signedIn, query: query,
+                          ["results": results, "hasResults": !results.isEmpty])
+    }
+
+    /// A user's entitlements and purchases, per app and environment.
+    func user(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        guard let user = request.uri.queryParameters.get("id").map({ String($0) }), !user.isEmpty, user.utf8.count <= 512 else {
+            throw Rejection(ConsoleReason.invalidRequest, "name the user: ?id=<user id>")
+        }
+        let nowMs = now()
+        let groups: [[String: Any]] = try await reading {
+            var groups: [[String: Any]] = []
+            for (app, environment) in try await store.appsAndEnvironments(ofUser: user) {
+                let entitlements = try await store.entitlements(app: app, user: user, environment: environment) ?? []
+                let purchases = try await store.purchases(app: app, user: user, environment: environment)
+                groups.append([
+                    "app": app, "environment": environment,
+                    "entitlements": entitlements.map { e -> [String: Any] in
+                        let active = e.isActive(atMs: nowMs)
+                        return ["product": e.product, "state": e.state.rawValue, "access": active ? "granted" : "none",
+                                "accessClass": active ? "granted" : "denied", "until": Self.time(e.gracePeriodExpiresAtMs ?? e.expiresAtMs),
+                                "purchaseHref": purchaseHref(store.purchaseIds.id(of: PurchaseKey(source: e.source, app: e.app, environment: e.environment, subject: e.subject)))]
+                    },
+                    "hasEntitlements": !entitlements.isEmpty,
+                    "purchases": purchases.map { p -> [String: Any] in
+                        let id = store.purchaseIds.id(of: p.key)
+                        return ["href": purchaseHref(id), "shortId": String(id.prefix(12)), "source": p.key.source, "product": p.product ?? "",
+                                "state": p.state.rawValue, "expires": Self.time(p.expiresAtMs), "lastEvent": p.lastEventType]
+                    },
+                ])
+            }
+            return groups
+        }
+        guard !groups.isEmpty else { throw Rejection(ConsoleReason.notFound, "the store links no purchase to this user") }
+        return pages.page("user", title: "User", signedIn: signedIn, ["userId": user, "groups": groups])
+    }
+
+    /// A purchase, and every event that touched it in order, with what each did.
+    func purchase(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        guard let id = context.parameters.get("purchase"), PurchaseIds.isWellFormed(id) else {
+            throw Rejection(ConsoleReason.notFound, "no such purchase")
+        }
+        let (found, history) = try await reading { (try await store.purchase(id: id), try await store.history(ofPurchase: id)) }
+        guard let purchase = found else { throw Rejection(ConsoleReason.notFound, "no such purchase") }
+        let nowMs = now()
+        let steps: [[String: Any]] = history.enumerated().map { index, entry in
+            var step: [String: Any] = [
+                "index": index + 1, "type": entry.type, "outcome": entry.outcome, "occurredAt": entry.occurredAt,
+                "receivedAt": entry.receivedAt, "eventId": entry.eventId, "eventJSON": Self.pretty(entry.eventJSON),
+                "hasEntitlements": !entry.entitlements.isEmpty,
+                "entitlements": entry.entitlements.map { e -> [String: Any] in
+                    var transfer: String?
+                    if let from = e.transferredFrom { transfer = "moved from \(from)" }
+                    if let to = e.transferredTo { transfer = "moved to \(to)" }
+                    let active = e.active && (e.expiresAtMs.map { $0 > nowMs } ?? true)
+                    var shown: [String: Any] = ["user": e.user, "userHref": userHref(e.user), "product": e.product, "state": e.state,
+                                                "access": e.active ? (active ? "granted" : "granted then, ended since") : "none"]
+                    if let transfer { shown["transfer"] = transfer }
+                    return shown
+                },
+            ]
+            if let transaction = entry.transactionId { step["transactionId"] = transaction }
+            if let state = entry.stateAfter { step["stateAfter"] = state }
+            if let position = entry.position { step["position"] = "\(position.topic) partition \(position.partition) offset \(position.offset)" }
+            return step
+        }
+        var values: [String: Any] = [
+            "purchaseId": id, "source": purchase.key.source, "app": purchase.key.app, "environment": purchase.key.environment,
+            "product": purchase.product ?? "", "state": purchase.state.rawValue, "expires": Self.time(purchase.expiresAtMs),
+            "user": purchase.user ?? "", "steps": steps,
+        ]
+        if let user = purchase.user { values["userHref"] = userHref(user) }
+        if let superseded = purchase.supersededBy { values["supersededBy"] = superseded }
+        return pages.page("purchase", title: "Purchase", signedIn: signedIn, values)
+    }
+
+    static let storePrefixes = ["apple:", "google:"]
+
+    private func purchaseHref(_ id: String) -> String { pages.base + "/purchases/" + id }
+    private func userHref(_ user: String) -> String { pages.base + "/user?id=" + PercentEncoding.encode(user) }
+
+    /// The store's answer, or 503 when it cannot answer now.
+    private func reading<T>(_ read: () async throws -> T) async throws(Rejection) -> T {
+        do { return try await read() } catch {
+            throw Rejection(ConsoleReason.storeUnavailable, "the store cannot answer now; try again shortly", retryAfterSeconds: 5)
+        }
+    }
+
+    static func time(_ ms: Int64?) -> String {
+        guard let ms, let stamp = Timestamp(representableMillisecondsSince1970: ms) else { return "" }
+        return stamp.rfc3339
+    }
+
+    /// The event's JSON, indented for reading (as stored when it cannot be parsed).
+    static func pretty(_ json: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            return json
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

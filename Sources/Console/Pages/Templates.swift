@@ -1,0 +1,210 @@
+/// The console's pages, as Mustache templates shipped in the binary. Every value goes through `{{...}}`,
+/// which escapes HTML (`&`, `<`, `>`, `"`, `'`): sender payloads are hostile, so no template uses the
+/// unescaped forms (`{{{...}}}`, `{{&...}}`); ConsoleTests hold that. No script, no inline style.
+enum Templates {
+    static let all: [String: String] = [
+        "head": head, "foot": foot, "signIn": signIn, "overview": overview, "search": search, "user": user,
+        "purchase": purchase, "refusal": refusal,
+    ]
+
+    static let head = """
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>{{title}} · Tollgate</title>
+    <link rel="stylesheet" href="{{base}}/style.css">
+    </head>
+    <body>
+    <header>
+    <a class="brand" href="{{base}}">Tollgate</a>
+    {{#signedIn}}
+    <form class="search" method="get" action="{{base}}/search" role="search">
+    <label for="q">Find</label>
+    <input id="q" name="q" type="search" value="{{query}}" placeholder="user, purchase, transaction or order id" maxlength="512">
+    <button type="submit">Search</button>
+    </form>
+    <form class="signout" method="post" action="{{base}}/sign-out">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <span class="who">{{operatorName}}{{^canAct}} (read-only){{/canAct}}</span>
+    <button type="submit">Sign out</button>
+    </form>
+    {{/signedIn}}
+    </header>
+    <main>
+    """
+
+    static let foot = """
+    </main>
+    </body>
+    </html>
+    """
+
+    static let signIn = """
+    {{> head}}
+    <h1>Sign in</h1>
+    {{#message}}<p class="refusal" role="alert">{{message}}</p>{{/message}}
+    <form method="post" action="{{base}}/sign-in" class="card">
+    <label for="credential">Operator credential</label>
+    <input id="credential" name="credential" type="password" autocomplete="current-password" required autofocus maxlength="1024">
+    <button type="submit">Sign in</button>
+    </form>
+    {{> foot}}
+    """
+
+    static let overview = """
+    {{> head}}
+    <h1>Overview</h1>
+    <section class="totals">
+    <div class="card"><span class="number">{{purchases}}</span> purchases</div>
+    <div class="card"><span class="number">{{activeEntitlements}}</span> active entitlements</div>
+    </section>
+    {{#windows}}
+    <section>
+    <h2>Events applied, last {{label}}</h2>
+    {{^rows}}<p>None.</p>{{/rows}}
+    {{#hasRows}}
+    <table>
+    <thead><tr><th scope="col">Sender</th><th scope="col">Applied</th><th scope="col">Unchanged</th><th scope="col"><span class="visually-hidden">Share</span></th></tr></thead>
+    <tbody>
+    {{#rows}}
+    <tr><th scope="row">{{source}}</th><td>{{applied}}</td><td>{{unchanged}}</td>
+    <td><svg class="bar" viewBox="0 0 100 8" width="100" height="8" role="img" aria-label="{{applied}} applied, {{unchanged}} unchanged"><rect class="applied" x="0" y="0" width="{{appliedWidth}}" height="8"></rect><rect class="unchanged" x="{{appliedWidth}}" y="0" width="{{unchangedWidth}}" height="8"></rect></svg></td></tr>
+    {{/rows}}
+    </tbody>
+    </table>
+    {{/hasRows}}
+    </section>
+    {{/windows}}
+    {{> foot}}
+    """
+
+    static let search = """
+    {{> head}}
+    <h1>Search</h1>
+    {{^results}}<p>Nothing matches “{{query}}”: try a user id, a purchase id, an Apple transaction id or a Google order id.</p>{{/results}}
+    {{#hasResults}}
+    <ul class="results">
+    {{#results}}<li><a href="{{href}}">{{label}}</a></li>{{/results}}
+    </ul>
+    {{/hasResults}}
+    {{> foot}}
+    """
+
+    static let user = """
+    {{> head}}
+    <h1>User <span class="id">{{userId}}</span></h1>
+    {{#groups}}
+    <section>
+    <h2>{{app}} · {{environment}}</h2>
+    <h3>Entitlements</h3>
+    {{^entitlements}}<p>None: no purchase of this user entitles a product here.</p>{{/entitlements}}
+    {{#hasEntitlements}}
+    <table>
+    <thead><tr><th scope="col">Product</th><th scope="col">State</th><th scope="col">Access</th><th scope="col">Until</th><th scope="col">Decided by</th></tr></thead>
+    <tbody>
+    {{#entitlements}}
+    <tr><td>{{product}}</td><td>{{state}}</td><td class="{{accessClass}}">{{access}}</td><td>{{until}}</td><td><a href="{{purchaseHref}}">purchase</a></td></tr>
+    {{/entitlements}}
+    </tbody>
+    </table>
+    {{/hasEntitlements}}
+    <h3>Purchases</h3>
+    <table>
+    <thead><tr><th scope="col">Purchase</th><th scope="col">Product</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Last event</th></tr></thead>
+    <tbody>
+    {{#purchases}}
+    <tr><td><a href="{{href}}">{{source}} {{shortId}}</a></td><td>{{product}}</td><td>{{state}}</td><td>{{expires}}</td><td>{{lastEvent}}</td></tr>
+    {{/purchases}}
+    </tbody>
+    </table>
+    </section>
+    {{/groups}}
+    {{> foot}}
+    """
+
+    static let purchase = """
+    {{> head}}
+    <h1>Purchase <span class="id">{{purchaseId}}</span></h1>
+    <dl class="facts">
+    <dt>Sender</dt><dd>{{source}}</dd>
+    <dt>App</dt><dd>{{app}} · {{environment}}</dd>
+    <dt>Product</dt><dd>{{product}}</dd>
+    <dt>State</dt><dd>{{state}}</dd>
+    <dt>Expires</dt><dd>{{expires}}</dd>
+    <dt>User</dt><dd>{{#userHref}}<a href="{{userHref}}">{{user}}</a>{{/userHref}}{{^userHref}}none{{/userHref}}</dd>
+    {{#supersededBy}}<dt>Superseded by</dt><dd>{{supersededBy}}</dd>{{/supersededBy}}
+    </dl>
+    <h2>Story</h2>
+    {{^steps}}<p>No history kept for this purchase (kept for console.historyDays after each event).</p>{{/steps}}
+    <ol class="story">
+    {{#steps}}
+    <li id="event-{{index}}" class="step {{outcome}}">
+    <h3>{{type}} <span class="outcome">{{outcome}}</span></h3>
+    <dl class="facts">
+    <dt>Occurred</dt><dd>{{occurredAt}}</dd>
+    <dt>Received</dt><dd>{{receivedAt}}</dd>
+    <dt>Event id</dt><dd class="id">{{eventId}}</dd>
+    {{#transactionId}}<dt>Transaction</dt><dd class="id">{{transactionId}}</dd>{{/transactionId}}
+    {{#position}}<dt>Record</dt><dd>{{position}}</dd>{{/position}}
+    {{#stateAfter}}<dt>Purchase after</dt><dd>{{stateAfter}}</dd>{{/stateAfter}}
+    </dl>
+    {{#hasEntitlements}}
+    <h4>Entitlements it left</h4>
+    <ul>
+    {{#entitlements}}<li><a href="{{userHref}}">{{user}}</a> · {{product}}: {{state}}, {{access}}{{#transfer}} ({{transfer}}){{/transfer}}</li>{{/entitlements}}
+    </ul>
+    {{/hasEntitlements}}
+    <details><summary>Normalized event</summary><pre>{{eventJSON}}</pre></details>
+    </li>
+    {{/steps}}
+    </ol>
+    {{> foot}}
+    """
+
+    static let refusal = """
+    {{> head}}
+    <h1>{{heading}}</h1>
+    <p class="refusal" role="alert">{{message}}</p>
+    <p>Reason: <code>{{reason}}</code></p>
+    <p><a href="{{base}}">Back to the overview</a></p>
+    {{> foot}}
+    """
+
+    static let stylesheet = """
+    :root { --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --accent: #2457c5; --ok: #1c7c3c; --warn: #a15c00; --bad: #b3261e; }
+    * { box-sizing: border-box; }
+    body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #f6f7f9; }
+    header { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; padding: .75rem 1rem; background: #fff; border-bottom: 1px solid var(--line); }
+    .brand { font-weight: 700; color: var(--ink); text-decoration: none; margin-right: auto; }
+    main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
+    form.search { display: flex; gap: .5rem; align-items: center; flex: 1 1 20rem; }
+    form.search input { flex: 1; min-width: 0; }
+    form.signout { display: flex; gap: .5rem; align-items: center; }
+    input, button { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .3rem; }
+    button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
+    a { color: var(--accent); }
+    a:focus, button:focus, input:focus, summary:focus { outline: 3px solid #f2b705; outline-offset: 2px; }
+    .card { background: #fff; border: 1px solid var(--line); border-radius: .5rem; padding: 1rem; }
+    form.card { display: grid; gap: .5rem; max-width: 28rem; }
+    .totals { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 1rem; }
+    .number { font-size: 1.75rem; font-weight: 700; display: block; }
+    table { width: 100%; border-collapse: collapse; background: #fff; margin: .5rem 0 1rem; }
+    th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+    .id { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap: anywhere; }
+    .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .5rem 0; }
+    .facts dt { color: var(--muted); }
+    .facts dd { margin: 0; overflow-wrap: anywhere; }
+    .story { list-style: none; padding: 0; }
+    .step { background: #fff; border: 1px solid var(--line); border-left: 4px solid var(--ok); border-radius: .4rem; padding: .75rem 1rem; margin-bottom: .75rem; }
+    .step.unchanged { border-left-color: var(--warn); }
+    .outcome { font-size: .8em; color: var(--muted); font-weight: 400; }
+    pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f0f2f5; padding: .5rem; border-radius: .3rem; }
+    .refusal { color: var(--bad); }
+    .granted { color: var(--ok); } .denied { color: var(--bad); }
+    svg.bar rect.applied { fill: var(--ok); } svg.bar rect.unchanged { fill: var(--warn); }
+    .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+    @media (max-width: 40rem) { header { flex-direction: column; align-items: stretch; } .facts { grid-template-columns: 1fr; } }
+    """
+}

@@ -1,0 +1,68 @@
+import Entitlements
+import Events
+import Store
+import StoreTestSupport
+import Testing
+
+/// Each purchase's history, as the projection keeps it for the console (`purchase_history`, migration 20).
+@Suite("Purchase history")
+struct PurchaseHistoryTests {
+    static func event(_ id: String, _ type: EventType, user: String, occurredAt: String, expiresAt: String, transaction: String) -> NormalizedEvent {
+        NormalizedEvent(id: "apple:\(id)", type: type, source: "/apple/com.example.app", environment: .production, app: "com.example.app",
+                        subject: "apple:1000", occurredAt: occurredAt, receivedAt: occurredAt, user: user, product: "pro.monthly",
+                        transaction: .init(id: transaction, originalId: "apple:1000", purchasedAt: occurredAt, expiresAt: expiresAt),
+                        sourceType: "test")
+    }
+
+    static func change(_ event: NormalizedEvent, offset: Int64) throws -> PurchaseChange {
+        var change = try #require(Projector.change(for: event))
+        change.event = event
+        change.history = HistoryNote(position: .init(topic: "tollgate.events", partition: 2, offset: offset))
+        return change
+    }
+
+    @Test("every event that touched a purchase, in order, with its outcome, the state after it and the entitlements it left; found by transaction, subject and user; pruned by age",
+          arguments: Backend.allCases)
+    func recordsAndReads(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            let renewed = Self.event("renewed", .subscriptionRenewed, user: "alice", occurredAt: "2030-01-01T00:00:00.000Z",
+                                     expiresAt: "2030-02-01T00:00:00.000Z", transaction: "apple:2001")
+            let stale = Self.event("stale", .subscriptionRenewed, user: "alice", occurredAt: "2029-12-01T00:00:00.000Z",
+                                   expiresAt: "2030-01-01T00:00:00.000Z", transaction: "apple:2000")
+            let refunded = Self.event("refunded", .purchaseRefunded, user: "alice", occurredAt: "2030-01-05T00:00:00.000Z",
+                                      expiresAt: "2030-02-01T00:00:00.000Z", transaction: "apple:2001")
+            _ = try await store.apply([try Self.change(renewed, offset: 7), try Self.change(stale, offset: 8)], nowMs: 1_000)
+            _ = try await store.apply([try Self.change(refunded, offset: 9)], nowMs: 2_000)
+            // A redelivery is recorded once.
+            _ = try await store.apply([try Self.change(refunded, offset: 10)], nowMs: 3_000)
+            let id = store.purchaseIds.id(source: "apple", app: "com.example.app", environment: "production", subject: "apple:1000")
+            let history = try await store.history(ofPurchase: id)
+            #expect(history.map(\.eventId) == ["apple:renewed", "apple:stale", "apple:refunded"])
+            #expect(history.map(\.outcome) == ["applied", "unchanged", "applied"])
+            #expect(history.map(\.stateAfter) == ["active", nil, "refunded"])
+            #expect(history.map { $0.position?.offset } == [7, 8, 9])
+            #expect(history.first?.entitlements.map(\.active) == [true] && history.last?.entitlements.map(\.active) == [false])
+            #expect(history.first?.entitlements.first?.user == "alice" && history.first?.entitlements.first?.product == "pro.monthly")
+            #expect(history.last?.eventJSON.contains("\"purchase.refunded\"") == true)
+            #expect(try await store.purchaseIds(withTransactionOrSubject: ["apple:2001"]) == [id])
+            #expect(try await store.purchaseIds(withTransactionOrSubject: ["apple:1000"]) == [id])
+            #expect(try await store.purchaseIds(withTransactionOrSubject: ["apple:9999"]).isEmpty)
+            #expect(try await store.appsAndEnvironments(ofUser: "alice").map(\.app) == ["com.example.app"])
+            #expect(try await store.historyCounts(sinceMs: 1_500).map(\.count) == [1])
+            #expect(try await store.pruneHistory(beforeMs: 1_500) == 2)
+            #expect(try await store.history(ofPurchase: id).map(\.eventId) == ["apple:refunded"])
+        }
+    }
+
+    @Test("without a history note (no console), nothing is kept", arguments: Backend.allCases)
+    func notKeptWithoutConsole(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            let event = Self.event("renewed", .subscriptionRenewed, user: "bob", occurredAt: "2030-01-01T00:00:00.000Z",
+                                   expiresAt: "2030-02-01T00:00:00.000Z", transaction: "apple:3001")
+            var change = try #require(Projector.change(for: event))
+            change.event = event
+            _ = try await store.apply([change], nowMs: 1_000)
+            #expect(try await store.historyCounts(sinceMs: 0).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""The operator console in a real browser (docs/console.md), run by `make test` (scripts/run-tests.sh).
+
+Starts the built `tollgate dev` with examples/dev.yaml on a free port in a temporary directory, posts
+deliveries through the webhook route (one with HTML and script in every field it can carry), and drives
+Debian's Chromium through chromedriver with Selenium: sign in, find the user of a delivery just posted,
+open the purchase and read its story, the hostile delivery's pages rendered as text (no script element,
+no image, no alert), a forged CSRF token refused, a read-only operator, keyboard-only navigation, and a
+phone-sized page. Screenshots of each page land in .build/console/ (docs/console.md shows them).
+"""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BINARY = os.path.join(ROOT, ".build", "debug", "tollgate")
+SHOTS = os.path.join(ROOT, ".build", "console")
+OPERATOR = "demo-operator-token-change-me-please"
+VIEWER = "demo-viewer-token-change-me-please-0"
+HOSTILE = "<script>alert(1)</script>\"'&<img src=x onerror=alert(2)>"
+
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+
+
+def wait_for(predicate, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise TimeoutError(what)
+
+
+def start_dev(workdir):
+    log = open(os.path.join(workdir, "dev.log"), "w+")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOLLGATE_")}
+    env["TOLLGATE_HTTP_PORT"] = "0"
+    process = subprocess.Popen([BINARY, "dev", "--config", os.path.join(ROOT, "examples", "dev.yaml")], cwd=workdir,
+                               stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def port():
+        if process.poll() is not None:
+            raise RuntimeError("tollgate dev exited:\n" + open(log.name).read())
+        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open(log.name).read())
+        return found and int(found.group(1))
+
+    base = "http://127.0.0.1:%d" % wait_for(port, "tollgate dev's port", 90)
+
+    def ready():
+        try:
+            return urllib.request.urlopen(base + "/readyz", timeout=2).status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    wait_for(ready, "tollgate dev ready", 90)
+    return process, base
+
+
+def post_delivery(base, body):
+    request = urllib.request.Request(base + "/webhooks/iaptic", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    return urllib.request.urlopen(request, timeout=10).status
+
+
+def hostile_delivery(sample):
+    body = copy.deepcopy(sample)
+    body["applicationUsername"] = HOSTILE
+    body["notification"]["id"] = "ntf_" + HOSTILE
+    purchase = body["purchases"]["apple:pro_monthly"]
+    purchase["purchaseId"] = body["notification"]["purchaseId"] = "apple:9" + HOSTILE
+    purchase["transactionId"] = "apple:8" + HOSTILE
+    purchase["currency"] = "USD"
+    return body
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+
+
+def shot(driver, name):
+    # The whole page, not only the window: as tall as its content.
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    width = driver.get_window_size()["width"]
+    driver.set_window_size(width, min(max(height + 120, 600), 4000))
+    driver.save_screenshot(os.path.join(SHOTS, name + ".png"))
+
+
+def no_alert(driver):
+    try:
+        driver.switch_to.alert
+        return False
+    except NoAlertPresentException:
+        return True
+
+
+def sign_in(driver, base, credential):
+    driver.get(base + "/console")
+    wait_for(lambda: "/console/sign-in" in driver.current_url, "the sign-in page")
+    field = driver.find_element(By.ID, "credential")
+    field.send_keys(credential)
+    field.send_keys(Keys.ENTER)
+    wait_for(lambda: driver.current_url.rstrip("/").endswith("/console"), "the overview after sign-in")
+
+
+def session_cookie(driver):
+    return next((c for c in driver.get_cookies() if c["name"] == "tollgate_console"), None)
+
+
+def post_form(base, path, fields, cookie):
+    request = urllib.request.Request(base + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded",
+                                              "Cookie": "tollgate_console=" + cookie})
+    try:
+        return urllib.request.urlopen(request, timeout=10).status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="tollgate-console-")
+    process, base = start_dev(workdir)
+    driver = None
+    try:
+        sample = json.load(open(os.path.join(ROOT, "examples", "iaptic-renewed.json")))
+        check(post_delivery(base, sample) == 200, "the sample delivery is accepted through the webhook route")
+        check(post_delivery(base, hostile_delivery(sample)) == 200, "the hostile delivery is accepted (its fields are data)")
+
+        driver = browser()
+        driver.get(base + "/console")
+        wait_for(lambda: "/console/sign-in" in driver.current_url, "the sign-in page")
+        shot(driver, "sign-in")
+        driver.find_element(By.ID, "credential").send_keys("not-an-operator-credential")
+        driver.find_element(By.CSS_SELECTOR, "form.card button").click()
+        check("not an operator credential" in driver.find_element(By.TAG_NAME, "main").text, "a wrong credential is refused on the page")
+
+        sign_in(driver, base, OPERATOR)
+        cookie = session_cookie(driver)
+        check(cookie is not None and cookie.get("httpOnly") and cookie.get("secure") and cookie.get("sameSite") == "Strict",
+              "the session cookie is HttpOnly, Secure and SameSite=Strict")
+
+        # The user of the delivery just posted, found from the overview.
+        wait_for(lambda: (driver.refresh() or True) and "iaptic" in driver.find_element(By.TAG_NAME, "main").text,
+                 "the overview counts the deliveries", 60)
+        driver.set_window_size(1280, 900)
+        shot(driver, "overview")
+        search = driver.find_element(By.ID, "q")
+        search.send_keys(sample["applicationUsername"])
+        search.send_keys(Keys.ENTER)
+        wait_for(lambda: "/console/user" in driver.current_url, "the user's page")
+        text = driver.find_element(By.TAG_NAME, "main").text
+        check("user-42" in text and "granted" in text and "apple:pro_monthly" in text, "the user's page shows the entitlement granted")
+        driver.set_window_size(1280, 900)
+        shot(driver, "user")
+
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        wait_for(lambda: "/console/purchases/" in driver.current_url, "the purchase's page")
+        story = driver.find_element(By.CSS_SELECTOR, "ol.story").text
+        check("subscription.renewed" in story and "applied" in story and "tollgate.events partition" in story,
+              "the purchase's story shows the event, its outcome and its record")
+        check("apple:2000000987654321" in story, "the story names the transaction")
+        driver.find_element(By.TAG_NAME, "summary").click()
+        check('"password"' not in driver.page_source and "demo-secret" not in driver.page_source,
+              "the sender's credential in the body is absent from the page")
+        driver.set_window_size(1280, 900)
+        shot(driver, "purchase")
+        # Back to the user, by the link on the purchase's page.
+        driver.find_element(By.CSS_SELECTOR, "dl.facts a[href*='/console/user']").click()
+        wait_for(lambda: "/console/user" in driver.current_url, "the user's page from the purchase")
+
+        # The hostile delivery: every page renders its fields as text.
+        driver.get(base + "/console/search?q=" + urllib.parse.quote(HOSTILE))
+        wait_for(lambda: "/console/user" in driver.current_url, "the hostile user's page")
+        heading = driver.find_element(By.TAG_NAME, "h1").text
+        check(HOSTILE in heading, "the hostile user id is shown as text")
+        check(driver.find_elements(By.TAG_NAME, "script") == [] and driver.find_elements(By.TAG_NAME, "img") == [],
+              "no script or image element comes from the payload (user page)")
+        check(no_alert(driver), "no script ran (user page)")
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        wait_for(lambda: "/console/purchases/" in driver.current_url, "the hostile purchase's page")
+        driver.find_element(By.TAG_NAME, "summary").click()
+        story = driver.find_element(By.CSS_SELECTOR, "ol.story").text
+        check("apple:8" + HOSTILE in story, "the hostile transaction id is shown as text")
+        check(json.dumps(HOSTILE)[1:-1] in driver.find_element(By.TAG_NAME, "pre").text, "the hostile event is shown as JSON text")
+        check(driver.find_elements(By.TAG_NAME, "script") == [] and driver.find_elements(By.TAG_NAME, "img") == [],
+              "no script or image element comes from the payload (purchase page)")
+        check(no_alert(driver), "no script ran (purchase page)")
+        driver.set_window_size(1280, 900)
+        shot(driver, "hostile-purchase")
+
+        # A forged CSRF token is refused; the session's own is taken.
+        session = session_cookie(driver)["value"]
+        check(post_form(base, "/console/sign-out", {"csrf": "forged"}, session) == 403, "a forged CSRF token is refused (403)")
+        check(post_form(base, "/console/sign-out", {}, session) == 403, "a form without its CSRF token is refused (403)")
+
+        # Keyboard only: from the overview, Tab to the search, type, Enter; Tab to the purchase, Enter.
+        driver.get(base + "/console")
+        body = driver.find_element(By.TAG_NAME, "body")
+        body.send_keys(Keys.TAB)
+
+        def focus_on(selector, limit=20):
+            for _ in range(limit):
+                active = driver.switch_to.active_element
+                if driver.execute_script("return arguments[0].matches(arguments[1])", active, selector):
+                    return active
+                active.send_keys(Keys.TAB)
+            return None
+
+        field = focus_on("#q")
+        check(field is not None, "the search field is reached with Tab")
+        if field is not None:
+            field.send_keys("user-42" + Keys.ENTER)
+            wait_for(lambda: "/console/user" in driver.current_url, "the user's page by keyboard")
+            link = focus_on("td a[href*='/console/purchases/']", 40)
+            check(link is not None, "the purchase link is reached with Tab")
+            if link is not None:
+                link.send_keys(Keys.ENTER)
+                wait_for(lambda: "/console/purchases/" in driver.current_url, "the purchase's page by keyboard")
+                check("subscription.renewed" in driver.find_element(By.CSS_SELECTOR, "ol.story").text,
+                      "the purchase's story is reached by keyboard alone")
+
+        # A phone: the purchase page at 390 px wide, nothing wider than the screen.
+        driver.set_window_size(390, 844)
+        overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
+        check(not overflow, "the purchase page fits a phone's width")
+        shot(driver, "purchase-phone")
+
+        # Sign out with the session's own token: the page is gone until the next sign-in.
+        driver.set_window_size(1280, 900)
+        driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
+        wait_for(lambda: "/console/sign-in" in driver.current_url, "the sign-in page after sign-out")
+        driver.get(base + "/console")
+        check("/console/sign-in" in driver.current_url, "signed out: the overview asks for a sign-in")
+
+        # A read-only operator is named so, and signs in to the same pages.
+        sign_in(driver, base, VIEWER)
+        check("(read-only)" in driver.find_element(By.TAG_NAME, "header").text, "a read-only operator is shown as read-only")
+    finally:
+        if driver is not None:
+            driver.quit()
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        if failures:
+            print(open(os.path.join(workdir, "dev.log")).read()[-4000:])
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("%d failed" % len(failures) if failures else "console browser test: all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
