@@ -200,7 +200,7 @@ let package = Package(
         .executableTarget(
             name: "tollgate",
             dependencies: [
-                "Kafka", "Events", "Config", "Verifiers", "Rejections", "Toolkit", "Outbound", "Gateway", "Workers", "Merchant", "ProviderAPIs", "Store", "ServiceHost", "Entitlements", "Spool",
+                "Kafka", "Events", "Config", "Verifiers", "Rejections", "Toolkit", "Outbound", "Gateway", "Workers", "Merchant", "ProviderAPIs", "Store", "ServiceHost", "Entitlements", "Spool", "Console",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

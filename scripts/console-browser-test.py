@@ -5,8 +5,10 @@ Starts the built `tollgate dev` with examples/dev.yaml on a free port in a tempo
 deliveries through the webhook route (one with HTML and script in every field it can carry), and drives
 Debian's Chromium through chromedriver with Selenium: sign in, find the user of a delivery just posted,
 open the purchase and read its story, the hostile delivery's pages rendered as text (no script element,
-no image, no alert), a forged CSRF token refused, a read-only operator, keyboard-only navigation, and a
-phone-sized page. Screenshots of each page land in .build/console/ (docs/console.md shows them).
+no image, no alert), a dead letter (a record the workers cannot read, produced with kcat) replayed after
+its dry run and gone from the waiting list, an action's audit on the page and on tollgate.audit, a forged
+CSRF token refused, a read-only operator shown no action and refused one (403), keyboard-only navigation,
+and a phone-sized page. Screenshots of each page land in .build/console/ (docs/console.md shows them).
 """
 import copy
 import json
@@ -132,6 +134,11 @@ def session_cookie(driver):
     return next((c for c in driver.get_cookies() if c["name"] == "tollgate_console"), None)
 
 
+def kcat(workdir, *arguments, data=None):
+    bootstrap = open(os.path.join(workdir, ".tollgate", "bootstrap")).read().strip()
+    return subprocess.run(["kcat", "-b", bootstrap, *arguments], input=data, capture_output=True, timeout=60, check=True).stdout
+
+
 def post_form(base, path, fields, cookie):
     request = urllib.request.Request(base + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
                                      headers={"Content-Type": "application/x-www-form-urlencoded",
@@ -214,6 +221,59 @@ def main():
         driver.set_window_size(1280, 900)
         shot(driver, "hostile-purchase")
 
+        # A dead letter: a record on tollgate.events that is not an event goes to the dead-letter topic.
+        kcat(workdir, "-P", "-t", "tollgate.events", "-k", "poison", "-H", "ce_id=poison-event-1", "-H", "ce_type=dev.tollgate.purchase.completed",
+             data=b"{not an event")
+        driver.get(base + "/console")
+
+        def waiting_count():
+            driver.refresh()
+            found = re.search(r"(\d+)\s+dead letters waiting", driver.find_element(By.TAG_NAME, "main").text)
+            return found and int(found.group(1)) >= 1
+
+        wait_for(waiting_count, "the dead letter counted on the overview", 60)
+        driver.find_element(By.PARTIAL_LINK_TEXT, "dead letters waiting").click()
+        wait_for(lambda: "/console/dead-letters" in driver.current_url, "the dead letters' page")
+        link = driver.find_element(By.CSS_SELECTOR, "table a[href*='/console/dead-letters/']")
+        position = link.text
+        driver.set_window_size(1280, 900)
+        shot(driver, "dead-letters")
+        link.click()
+        wait_for(lambda: "Dry run:" in driver.find_element(By.TAG_NAME, "main").text, "the replay's dry run")
+        check("would be published again to tollgate.events" in driver.find_element(By.TAG_NAME, "main").text,
+              "the dead letter's page shows the replay's dry run first")
+        driver.set_window_size(1280, 900)
+        shot(driver, "dead-letter")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Replay now']").click()
+        wait_for(lambda: "Recorded in the audit" in driver.find_element(By.TAG_NAME, "main").text, "the replay's result")
+        check("replayed " + position in driver.find_element(By.TAG_NAME, "main").text, "the dead letter is replayed")
+        driver.get(base + "/console/dead-letters")
+        section = driver.find_element(By.TAG_NAME, "main").text.split("Replayed")[0]
+        check(position not in section, "the replayed dead letter left the waiting list")
+        # Replaying it again is refused (once unless forced), and recorded.
+        token = driver.find_element(By.CSS_SELECTOR, "form.signout input[name=csrf]").get_attribute("value")
+        session = session_cookie(driver)["value"]
+        check(post_form(base, "/console/dead-letters/%s/replay" % position, {"csrf": token}, session) == 200, "a second replay is answered")
+        driver.get(base + "/console/audit")
+        audit = driver.find_element(By.TAG_NAME, "main").text
+        check("demo-operator" in audit and "dead_letter.replay" in audit and "done" in audit and "refused" in audit,
+              "the audit page names who replayed what, and the refused second replay")
+        driver.set_window_size(1280, 900)
+        shot(driver, "audit")
+        records = kcat(workdir, "-C", "-t", "tollgate.audit", "-e", "-q", "-o", "beginning").decode()
+        published = [json.loads(line) for line in records.splitlines() if line.strip()]
+        check(any(r.get("operator") == "demo-operator" and r.get("action") == "dead_letter.replay" and r.get("outcome") == "done"
+                  and r.get("target") == position for r in published), "the replay's audit record is on tollgate.audit")
+
+        # A purchase refreshed from its store: Iaptic's has none, so the action is refused and recorded.
+        driver.get(base + "/console/search?q=user-42")
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        driver.find_element(By.PARTIAL_LINK_TEXT, "Refresh from its store").click()
+        wait_for(lambda: "Refresh now" in driver.page_source, "the refresh's confirmation")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Refresh now']").click()
+        wait_for(lambda: "Recorded in the audit" in driver.find_element(By.TAG_NAME, "main").text, "the refresh's result")
+        check("refused" in driver.find_element(By.TAG_NAME, "main").text, "refreshing an Iaptic purchase is refused, and recorded")
+
         # A forged CSRF token is refused; the session's own is taken.
         session = session_cookie(driver)["value"]
         check(post_form(base, "/console/sign-out", {"csrf": "forged"}, session) == 403, "a forged CSRF token is refused (403)")
@@ -258,9 +318,22 @@ def main():
         driver.get(base + "/console")
         check("/console/sign-in" in driver.current_url, "signed out: the overview asks for a sign-in")
 
-        # A read-only operator is named so, and signs in to the same pages.
+        # A read-only operator is named so, sees no action, and is refused one (403) with a valid CSRF token.
         sign_in(driver, base, VIEWER)
         check("(read-only)" in driver.find_element(By.TAG_NAME, "header").text, "a read-only operator is shown as read-only")
+        driver.get(base + "/console/dead-letters")
+        driver.find_element(By.CSS_SELECTOR, "table a[href*='/console/dead-letters/']").click()
+        check(driver.find_elements(By.XPATH, "//button[normalize-space()='Replay now']") == [] and "Dry run" not in driver.page_source,
+              "a read-only operator is shown no replay")
+        driver.get(base + "/console/search?q=user-42")
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        check(driver.find_elements(By.PARTIAL_LINK_TEXT, "Refresh from its store") == [], "a read-only operator is shown no refresh")
+        purchase_path = urllib.parse.urlparse(driver.current_url).path
+        token = driver.find_element(By.CSS_SELECTOR, "form.signout input[name=csrf]").get_attribute("value")
+        viewer = session_cookie(driver)["value"]
+        check(post_form(base, purchase_path + "/refresh", {"csrf": token}, viewer) == 403, "a read-only operator's action is refused (403)")
+        check(post_form(base, "/console/dead-letters/%s/replay" % position, {"csrf": token}, viewer) == 403,
+              "a read-only operator's replay is refused (403)")
     finally:
         if driver is not None:
             driver.quit()

@@ -130,8 +130,18 @@ def describe():
 
 
 def reason_statuses():
-    """Reason code -> HTTP status."""
-    return {r["code"]: r["status"] for r in describe()["reasons"]}
+    """Reason code -> HTTP status, of every domain the OpenAPI document describes (the console's pages are
+    HTML for people, not an API: docs/console.md lists its reasons, check_console_reasons holds them)."""
+    return {r["code"]: r["status"] for r in describe()["reasons"] if r["domain"] != "console"}
+
+
+def check_console_reasons():
+    """docs/console.md's table of reasons equals the binary's console reasons and statuses."""
+    actual = {r["code"]: r["status"] for r in describe()["reasons"] if r["domain"] == "console"}
+    documented = {code: int(status) for code, status in
+                  re.findall(r"^\| `([a-z_]+)` \| (\d{3}) \|", open("docs/console.md").read(), re.M)}
+    report("console: docs/console.md's reason codes and statuses equal the binary's", documented == actual and bool(actual),
+           f"differences: {sorted(set(documented.items()) ^ set(actual.items()))}" if documented != actual else f"{len(actual)} codes")
 
 
 def event_types():
@@ -1539,6 +1549,7 @@ def main():
         check_kubernetes()
         check_dockerfile()
         spec = check_openapi()
+        check_console_reasons()
         asyncapi, event_schema, entitlement_schema = check_asyncapi()
         check_events(event_schema)
         check_server(spec, asyncapi, event_schema, entitlement_schema)

@@ -23,7 +23,21 @@ public struct ConsoleMetrics: Sendable {
         Counter(label: "tollgate_console_history_pruned_total", factory: factory).increment(by: count)
     }
 
+    /// An action taken, by action and outcome (done, refused, failed).
+    func action(_ action: String, outcome: String) {
+        Counter(label: "tollgate_console_actions_total", dimensions: [("action", action), ("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// An audit record kept in the store but not published to the audit topic.
+    func auditPublishFailed() {
+        Counter(label: "tollgate_console_audit_publish_failures_total", factory: factory).increment()
+    }
+
     public static let families: [MetricFamily] = [
+        MetricFamily("tollgate_console_actions_total", .counter, labels: ["action", "outcome"],
+                     help: "Operator console actions, by action and outcome (done, refused, failed)."),
+        MetricFamily("tollgate_console_audit_publish_failures_total", .counter,
+                     help: "Console audit records kept in the store but not published to the audit topic."),
         MetricFamily("tollgate_console_rejections_total", .counter, labels: ["reason"],
                      help: "Operator console requests refused, by reason code (docs/console.md)."),
         MetricFamily("tollgate_console_sign_ins_total", .counter, labels: ["outcome"],

@@ -9,6 +9,21 @@ import ServiceHost
 import Store
 import Toolkit
 
+/// What the console is made of before the workers give it their operations: its settings, its operators
+/// and its templates, parsed once.
+public struct ConsoleSetup: Sendable {
+    let settings: ConsoleSettings
+    let operators: [APIToken]
+    let pages: PageRenderer
+
+    /// Nil when no operator credential is configured: then there is no console (and no purchase history).
+    public static func make(settings: ConsoleSettings, operators: [APIToken]) throws -> ConsoleSetup? {
+        let operators = operators.filter { $0.kind == .operator }
+        guard !operators.isEmpty else { return nil }
+        return ConsoleSetup(settings: settings, operators: operators, pages: try PageRenderer(base: settings.path))
+    }
+}
+
 /// The operator console (docs/console.md): server-rendered pages at `console.path`, for operators signed
 /// in with an operator credential of `api.tokens`. Composed by the workers (`tollgate work` serves it on
 /// `api.port`, `tollgate dev` on the gateway's port), with the history pruning its purchase pages read.
@@ -17,17 +32,15 @@ public struct OperatorConsole: Sendable {
     /// Deletes purchase history older than `console.historyDays`.
     public let historyPruning: PeriodicJob
 
-    /// Nil when no operator credential is configured: then there is no console.
-    public init?(settings: ConsoleSettings, operators: [APIToken], store: EntitlementStore, metrics: ConsoleMetrics, logger: Logger,
-                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) throws {
-        let operators = operators.filter { $0.kind == .operator }
-        guard !operators.isEmpty else { return nil }
+    public init(setup: ConsoleSetup, store: EntitlementStore, operations: any ConsoleOperations, metrics: ConsoleMetrics, logger: Logger,
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) {
+        let settings = setup.settings, operators = setup.operators, pages = setup.pages
         let base = settings.path
-        let pages = try PageRenderer(base: base)
         let keys = SessionKeys(store: store) { key in
             OperatorSessions(operators: operators, key: key, lifetimeMinutes: settings.sessionMinutes, cookiePath: base, now: now)
         }
-        let handlers = ConsolePages(pages: pages, store: store, now: now)
+        let handlers = ConsolePages(pages: pages, store: store, operations: operations, now: now)
+        let actions = ConsoleActions(pages: pages, store: store, operations: operations, metrics: metrics, logger: logger, now: now)
         let refusals = RejectionMiddleware<ConsoleRequestContext> { rejection, _ in
             metrics.rejected(reason: rejection.code)
             logger.info("console request refused", metadata: ["reason": .string(rejection.code)])
@@ -62,6 +75,19 @@ public struct OperatorConsole: Sendable {
             Route(.get, base + "/search") { request, context in try await handlers.search(request, context) },
             Route(.get, base + "/user") { request, context in try await handlers.user(request, context) },
             Route(.get, base + "/purchases/:purchase") { request, context in try await handlers.purchase(request, context) },
+            Route(.get, base + "/purchases/:purchase/refresh") { request, context in try await actions.confirmRefresh(request, context) },
+            Route(.post, base + "/purchases/:purchase/refresh") { request, context in try await actions.refresh(request, context) },
+            Route(.get, base + "/dead-letters") { request, context in try await actions.deadLetters(request, context) },
+            Route(.get, base + "/dead-letters/:position") { request, context in try await actions.deadLetter(request, context) },
+            Route(.post, base + "/dead-letters/:position/replay") { request, context in try await actions.replayDeadLetter(request, context) },
+            Route(.get, base + "/endpoints") { request, context in try await actions.endpoints(request, context) },
+            Route(.get, base + "/endpoints/:endpoint/enable") { request, context in try await actions.confirmEndpoint(request, context, enable: true) },
+            Route(.post, base + "/endpoints/:endpoint/enable") { request, context in try await actions.setEndpoint(request, context, enable: true) },
+            Route(.get, base + "/endpoints/:endpoint/disable") { request, context in try await actions.confirmEndpoint(request, context, enable: false) },
+            Route(.post, base + "/endpoints/:endpoint/disable") { request, context in try await actions.setEndpoint(request, context, enable: false) },
+            Route(.get, base + "/endpoints/:endpoint/replay") { request, context in try await actions.confirmEndpointReplay(request, context) },
+            Route(.post, base + "/endpoints/:endpoint/replay") { request, context in try await actions.endpointReplay(request, context) },
+            Route(.get, base + "/audit") { request, context in try await actions.audit(request, context) },
             Route(.post, base + "/sign-out") { request, context in
                 let form = try await ConsolePages.form(request)
                 try OperatorSessions.checkCSRF(form["csrf"], for: try context.signedInOperator())

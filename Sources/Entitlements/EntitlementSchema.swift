@@ -322,7 +322,8 @@ enum EntitlementSchema {
         },
         // Each purchase's history for the operator console (PurchaseHistoryRows.swift): the events that
         // touched it, in the order applied, with what each did; pruned after `console.historyDays`. Users
-        // are searched across apps (the console's search), so they get an index of their own.
+        // are searched across apps (the console's search), so they get an index of their own. And what
+        // operators did in the console (ConsoleAuditRows.swift).
         Migration(version: 20, name: "purchase history") { dialect in
             let serial = dialect == .postgres ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT"
             return """
@@ -337,6 +338,11 @@ enum EntitlementSchema {
             CREATE INDEX purchase_history_by_time ON purchase_history (recorded_at_ms);
             CREATE INDEX purchases_by_user_id ON purchases (user_id);
             CREATE INDEX purchases_by_subject ON purchases (subject);
+            CREATE TABLE console_audit (
+                sequence \(serial),
+                at_ms BIGINT NOT NULL, operator TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
+                outcome TEXT NOT NULL, detail TEXT NOT NULL);
+            CREATE INDEX console_audit_by_time ON console_audit (at_ms);
             """
         },
     ]

@@ -17,12 +17,14 @@ public struct TopicNames: Sendable, Equatable {
     public var deadLetter: String { "\(prefix).events-dlt" }
     public var quarantine: String { "\(prefix).quarantine" }
     public var entitlements: String { "\(prefix).entitlements" }
+    /// What operators did in the console: one record per action, who, what and the outcome.
+    public var audit: String { "\(prefix).audit" }
 
     /// Every topic Tollgate uses, with whether it is log-compacted.
     public var all: [(name: String, compacted: Bool)] {
         sources.map { (raw($0), false) }
             + [(events, false)]
             + retryDelaysMs.map { (retry(delayMs: $0), false) }
-            + [(deadLetter, false), (quarantine, false), (entitlements, true)]
+            + [(deadLetter, false), (quarantine, false), (entitlements, true), (audit, false)]
     }
 }

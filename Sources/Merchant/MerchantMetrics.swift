@@ -82,7 +82,7 @@ public struct MerchantMetrics: Sendable {
         }
     }
 
-    /// A stored purchase re-read from its store, by store, trigger (`api`, `at_risk`) and outcome: `changed`
+    /// A stored purchase re-read from its store, by store, trigger (`api`, `at_risk`, `console`) and outcome: `changed`
     /// (what the store says now was published), `unchanged`, `store_error` (the store's API did not answer
     /// usably), `not_found` (the store no longer knows it).
     func purchaseRefreshed(store: String, trigger: String, outcome: String) {
@@ -135,7 +135,7 @@ public struct MerchantMetrics: Sendable {
         MetricFamily("tollgate_reconcile_last_success_timestamp_seconds", .gauge, labels: ["job"],
                      help: "When a reconciliation job last finished a scope without error (Unix seconds)."),
         MetricFamily("tollgate_purchase_refreshes_total", .counter, labels: ["store", "trigger", "outcome"],
-                     help: "Stored purchases re-read from their store (trigger api: POST /v1/purchases/{purchase}/refresh; at_risk: the scheduler), by outcome: changed (the store's word published), unchanged, store_error, not_found."),
+                     help: "Stored purchases re-read from their store (trigger api: POST /v1/purchases/{purchase}/refresh; at_risk: the scheduler; console: an operator), by outcome: changed (the store's word published), unchanged, store_error, not_found."),
         MetricFamily("tollgate_purchase_refresh_due", .gauge,
                      help: "Purchases at risk (grace period, billing retry, on hold, pending, ending within the hour) due for a read at the at-risk refresh's last pass."),
         MetricFamily("tollgate_purchase_refresh_deferred_total", .counter,

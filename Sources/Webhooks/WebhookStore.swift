@@ -145,6 +145,17 @@ public struct WebhookStore: Sendable {
         }
     }
 
+    /// The kept messages since `sinceMs` that `endpoint`'s filters take, narrowed to one purchase id or message id
+    /// (`tollgate webhooks replay`, the console's "send again").
+    public func messages(for endpoint: WebhookEndpoint, sinceMs: Int64, purchaseId: String?, messageId: String?,
+                         ids: PurchaseIds) async throws(StoreError) -> [WebhookMessage] {
+        try await messages(sinceMs: sinceMs, limit: 1_000_000).filter { message in
+            endpoint.takes(message)
+                && (messageId == nil || message.messageId == messageId)
+                && (purchaseId == nil || message.purchaseId(ids: ids) == purchaseId)
+        }
+    }
+
     /// Delivers these messages to the endpoint again (a new delivery where it had none), each from its
     /// first attempt, with the same message id; returns how many were queued. A message whose lane has an
     /// attempt in flight is left out (it would run beside it): run the replay again once it is answered.

@@ -100,8 +100,7 @@ public struct EntitlementWorkers: Service {
         let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
         let sileo = try config.sileo.vendors.map { (vendor) throws(SileoVendor.SetupError) in try SileoVendor.load(vendor, checkouts: checkouts) }
         let merchantAPI = try MerchantAPISetup.make(config: config)
-        let console = try OperatorConsole(settings: config.console, operators: config.api.operators, store: store,
-                                          metrics: ConsoleMetrics(factory: metrics.factory), logger: logger)
+        let console = try ConsoleSetup.make(settings: config.console, operators: config.api.operators)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -147,7 +146,7 @@ public struct EntitlementWorkers: Service {
                 clock: @escaping @Sendable () -> Int64 = { Timestamp.now.millisecondsSince1970 },
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
                 webhooks: WebhookSetup? = nil, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
-                appAccountTokens: AppAccountTokenSetup? = nil, console: OperatorConsole? = nil,
+                appAccountTokens: AppAccountTokenSetup? = nil, console consoleSetup: ConsoleSetup? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
@@ -167,6 +166,12 @@ public struct EntitlementWorkers: Service {
             processor.appliedEvents = WebhookOutbox(endpoints: webhooks.endpoints, wakeup: wakeup)
         }
         // The console's purchase pages read each purchase's history, which the projection keeps while there is one.
+        let console = consoleSetup.map { setup in
+            OperatorConsole(setup: setup, store: store,
+                            operations: WorkerConsoleOperations(client: client, topics: topics, store: store, producer: producer, refresh: merchant.refresh,
+                                                                endpointList: webhooks?.endpoints ?? [], now: clock),
+                            metrics: ConsoleMetrics(factory: metrics.factory), logger: logger, now: clock)
+        }
         processor.keepsHistory = console != nil
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)

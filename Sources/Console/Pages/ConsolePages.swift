@@ -11,6 +11,7 @@ import Toolkit
 struct ConsolePages: Sendable {
     let pages: PageRenderer
     let store: EntitlementStore
+    let operations: any ConsoleOperations
     let now: @Sendable () -> Int64
 
     /// A posted form (`application/x-www-form-urlencoded`), at most 8 KiB.
@@ -27,8 +28,14 @@ struct ConsolePages: Sendable {
             (try await store.totals(), try await store.historyCounts(sinceMs: nowMs - 3_600_000),
              try await store.historyCounts(sinceMs: nowMs - 86_400_000))
         }
+        // What the broker and the endpoints hold: a number each, "?" when it cannot be read now.
+        let deadLetters = try? await operations.deadLetters()
+        let endpoints = try? await operations.endpoints()
         return pages.page("overview", title: "Overview", signedIn: signedIn, [
             "purchases": totals.purchases, "activeEntitlements": totals.activeEntitlements,
+            "deadLettersWaiting": deadLetters.map { String($0.filter { $0.replays == 0 }.count) } ?? "?",
+            "outboundWaiting": endpoints.map { String($0.reduce(0) { $0 + $1.pending }) } ?? "?",
+            "outboundParked": endpoints.map { String($0.reduce(0) { $0 + $1.parked }) } ?? "?",
             "windows": [Self.window("hour", hour), Self.window("day", day)],
         ])
     }
@@ -145,6 +152,9 @@ struct ConsolePages: Sendable {
             "user": purchase.user ?? "", "steps": steps,
         ]
         if let user = purchase.user { values["userHref"] = userHref(user) }
+        if signedIn.canAct, let endpoints = try? await operations.endpoints() {
+            values["endpoints"] = endpoints.filter { $0.kind == "events" }.map { ["name": $0.name] }
+        }
         if let superseded = purchase.supersededBy { values["supersededBy"] = superseded }
         return pages.page("purchase", title: "Purchase", signedIn: signedIn, values)
     }

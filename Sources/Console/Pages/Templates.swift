@@ -4,7 +4,8 @@
 enum Templates {
     static let all: [String: String] = [
         "head": head, "foot": foot, "signIn": signIn, "overview": overview, "search": search, "user": user,
-        "purchase": purchase, "refusal": refusal,
+        "purchase": purchase, "refusal": refusal, "deadLetters": deadLetters, "deadLetter": deadLetter, "confirm": confirm,
+        "result": result, "endpoints": endpoints, "audit": audit,
     ]
 
     static let head = """
@@ -20,6 +21,12 @@ enum Templates {
     <header>
     <a class="brand" href="{{base}}">Tollgate</a>
     {{#signedIn}}
+    <nav aria-label="Pages">
+    <a href="{{base}}">Overview</a>
+    <a href="{{base}}/dead-letters">Dead letters</a>
+    <a href="{{base}}/endpoints">Endpoints</a>
+    <a href="{{base}}/audit">Audit</a>
+    </nav>
     <form class="search" method="get" action="{{base}}/search" role="search">
     <label for="q">Find</label>
     <input id="q" name="q" type="search" value="{{query}}" placeholder="user, purchase, transaction or order id" maxlength="512">
@@ -59,6 +66,8 @@ enum Templates {
     <section class="totals">
     <div class="card"><span class="number">{{purchases}}</span> purchases</div>
     <div class="card"><span class="number">{{activeEntitlements}}</span> active entitlements</div>
+    <div class="card"><a href="{{base}}/dead-letters"><span class="number">{{deadLettersWaiting}}</span> dead letters waiting</a></div>
+    <div class="card"><a href="{{base}}/endpoints"><span class="number">{{outboundWaiting}}</span> outbound messages waiting, {{outboundParked}} parked</a></div>
     </section>
     {{#windows}}
     <section>
@@ -136,6 +145,10 @@ enum Templates {
     <dt>User</dt><dd>{{#userHref}}<a href="{{userHref}}">{{user}}</a>{{/userHref}}{{^userHref}}none{{/userHref}}</dd>
     {{#supersededBy}}<dt>Superseded by</dt><dd>{{supersededBy}}</dd>{{/supersededBy}}
     </dl>
+    {{#canAct}}
+    <p class="actions"><a class="button" href="{{base}}/purchases/{{purchaseId}}/refresh">Refresh from its store…</a>
+    {{#endpoints}}<a class="button" href="{{base}}/endpoints/{{name}}/replay?purchase={{purchaseId}}">Send again to {{name}}…</a>{{/endpoints}}</p>
+    {{/canAct}}
     <h2>Story</h2>
     {{^steps}}<p>No history kept for this purchase (kept for console.historyDays after each event).</p>{{/steps}}
     <ol class="story">
@@ -172,12 +185,127 @@ enum Templates {
     {{> foot}}
     """
 
+    static let deadLetters = """
+    {{> head}}
+    <h1>Dead letters</h1>
+    <p>Events the workers could not apply after their retries, oldest first. Replaying one publishes it again to the topic it failed on, once.</p>
+    <h2>Waiting ({{waitingCount}})</h2>
+    {{^waiting}}<p>None.</p>{{/waiting}}
+    {{#hasWaiting}}
+    <table>
+    <thead><tr><th scope="col">Position</th><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Subject</th><th scope="col">Error</th></tr></thead>
+    <tbody>
+    {{#waiting}}<tr><td><a href="{{base}}/dead-letters/{{position}}">{{position}}</a></td><td>{{time}}</td><td>{{type}}</td><td class="id">{{subject}}</td><td>{{error}}</td></tr>{{/waiting}}
+    </tbody>
+    </table>
+    {{/hasWaiting}}
+    {{#hasReplayed}}
+    <h2>Replayed</h2>
+    <table>
+    <thead><tr><th scope="col">Position</th><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Replays</th></tr></thead>
+    <tbody>
+    {{#replayed}}<tr><td><a href="{{base}}/dead-letters/{{position}}">{{position}}</a></td><td>{{time}}</td><td>{{type}}</td><td>{{replays}}</td></tr>{{/replayed}}
+    </tbody>
+    </table>
+    {{/hasReplayed}}
+    {{> foot}}
+    """
+
+    static let deadLetter = """
+    {{> head}}
+    <h1>Dead letter {{position}}</h1>
+    <dl class="facts">
+    <dt>Time</dt><dd>{{time}}</dd>
+    <dt>Event id</dt><dd class="id">{{eventId}}</dd>
+    <dt>Type</dt><dd>{{type}}</dd>
+    <dt>Subject</dt><dd class="id">{{subject}}</dd>
+    <dt>Error</dt><dd>{{error}}</dd>
+    <dt>Replayed</dt><dd>{{replays}} time(s)</dd>
+    </dl>
+    {{#canAct}}
+    <section class="card">
+    <h2>Replay</h2>
+    <p>Dry run: {{preview}}</p>
+    <form method="post" action="{{base}}/dead-letters/{{position}}/replay">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <button type="submit">Replay now</button>
+    </form>
+    </section>
+    {{/canAct}}
+    <h2>Headers</h2>
+    <table><tbody>{{#headers}}<tr><th scope="row">{{name}}</th><td class="id">{{value}}</td></tr>{{/headers}}</tbody></table>
+    <h2>Body</h2>
+    <pre>{{body}}</pre>
+    {{> foot}}
+    """
+
+    static let confirm = """
+    {{> head}}
+    <h1>{{heading}}</h1>
+    <section class="card">
+    <p>{{description}}</p>
+    {{#preview}}<p>Dry run: {{preview}}</p>{{/preview}}
+    <form method="post" action="{{action}}">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <button type="submit">{{button}}</button>
+    <a href="{{back}}">Cancel</a>
+    </form>
+    </section>
+    {{> foot}}
+    """
+
+    static let result = """
+    {{> head}}
+    <h1>{{heading}}</h1>
+    <p class="outcome-{{outcome}}" role="status">{{detail}}</p>
+    <p>Recorded in the audit as #{{sequence}} ({{outcome}}).</p>
+    <p><a href="{{back}}">Back</a></p>
+    {{> foot}}
+    """
+
+    static let endpoints = """
+    {{> head}}
+    <h1>Outbound endpoints</h1>
+    {{^hasEndpoints}}<p>No endpoint is configured (webhooks.endpoints).</p>{{/hasEndpoints}}
+    {{#hasEndpoints}}
+    <table>
+    <thead><tr><th scope="col">Endpoint</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Waiting</th><th scope="col">Parked</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+    <tbody>
+    {{#endpoints}}
+    <tr><th scope="row">{{name}} <span class="id">{{origin}}</span></th><td>{{kind}}</td><td>{{state}}</td><td>{{pending}}</td><td>{{parked}}</td>
+    <td>{{#canAct}}{{#enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/disable">Disable…</a>{{/enabled}}{{^enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/enable">Enable…</a>{{/enabled}}{{/canAct}}</td></tr>
+    {{/endpoints}}
+    </tbody>
+    </table>
+    {{/hasEndpoints}}
+    {{> foot}}
+    """
+
+    static let audit = """
+    {{> head}}
+    <h1>Audit</h1>
+    <p>Every action taken in the console, newest first; the same records are on the audit topic.</p>
+    {{^entries}}<p>None yet.</p>{{/entries}}
+    {{#hasEntries}}
+    <table>
+    <thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Operator</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th><th scope="col">Detail</th></tr></thead>
+    <tbody>
+    {{#entries}}<tr><td>{{sequence}}</td><td>{{at}}</td><td>{{operatorName}}</td><td>{{action}}</td><td class="id">{{target}}</td><td>{{outcome}}</td><td>{{detail}}</td></tr>{{/entries}}
+    </tbody>
+    </table>
+    {{/hasEntries}}
+    {{> foot}}
+    """
+
     static let stylesheet = """
     :root { --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --accent: #2457c5; --ok: #1c7c3c; --warn: #a15c00; --bad: #b3261e; }
     * { box-sizing: border-box; }
     body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #f6f7f9; }
     header { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; padding: .75rem 1rem; background: #fff; border-bottom: 1px solid var(--line); }
-    .brand { font-weight: 700; color: var(--ink); text-decoration: none; margin-right: auto; }
+    .brand { font-weight: 700; color: var(--ink); text-decoration: none; }
+    nav { display: flex; gap: .75rem; margin-right: auto; flex-wrap: wrap; }
+    a.button { display: inline-block; padding: .4rem .6rem; border: 1px solid var(--accent); border-radius: .3rem; text-decoration: none; margin: 0 .5rem .5rem 0; }
+    .outcome-done { color: var(--ok); } .outcome-refused, .outcome-failed { color: var(--bad); }
     main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
     form.search { display: flex; gap: .5rem; align-items: center; flex: 1 1 20rem; }
     form.search input { flex: 1; min-width: 0; }
@@ -191,7 +319,8 @@ enum Templates {
     .totals { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 1rem; }
     .number { font-size: 1.75rem; font-weight: 700; display: block; }
     table { width: 100%; border-collapse: collapse; background: #fff; margin: .5rem 0 1rem; }
-    th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+    th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+    td { overflow-wrap: anywhere; }
     .id { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap: anywhere; }
     .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .5rem 0; }
     .facts dt { color: var(--muted); }

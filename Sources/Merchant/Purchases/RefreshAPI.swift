@@ -36,18 +36,22 @@ public struct RefreshAPI: Sendable {
         var purchase: PurchasesAPI.Answer.Item
     }
 
-    func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
-        let caller = try context.caller()
-        guard caller.isServer else {
-            throw Rejection(.serverCredentialRequired, "refreshing a purchase spends the store's quota: use a server credential")
-        }
-        let id = context.parameters.get("purchase") ?? ""
+    /// An operator's refresh from the console: every app, the same quota; whether the store's word changed
+    /// the purchase, and whether that change was applied within `purchases.waitMs`.
+    public func refreshForOperator(purchaseId: String) async throws(Rejection) -> (changed: Bool, applied: Bool) {
+        let (_, refreshed) = try await refresh(id: purchaseId, trigger: .console) { _ in true }
+        return (refreshed.eventId != nil, refreshed.applied)
+    }
+
+    /// The purchase `id` names (in an app `allows` takes), read back from its store within the app's share of its quota.
+    private func refresh(id: String, trigger: PurchaseRefresher.Trigger,
+                         allows: (String) -> Bool) async throws(Rejection) -> (Purchase, PurchaseRefresher.Refreshed) {
         let stored: Purchase?
         do { stored = try await store.purchase(id: id) } catch {
             logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
             throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
         }
-        guard let stored, caller.credential.allows(app: stored.key.app) else {
+        guard let stored, allows(stored.key.app) else {
             throw Rejection(.unknownPurchase, "no purchase has this id")
         }
         guard PurchaseRefresher.claim(for: stored) != nil else {
@@ -57,7 +61,16 @@ public struct RefreshAPI: Sendable {
             throw Rejection(.rateLimited, "this app's share of the store's quota for refreshes is spent (workers.refreshPlayQueriesPerMinute, refreshAppleRequestsPerSecond)",
                             retryAfterSeconds: 1)
         }
-        let refreshed = try await refresher.refresh(stored, trigger: .api, nowMs: refresher.service.now().millisecondsSince1970)
+        return (stored, try await refresher.refresh(stored, trigger: trigger, nowMs: refresher.service.now().millisecondsSince1970))
+    }
+
+    func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
+        let caller = try context.caller()
+        guard caller.isServer else {
+            throw Rejection(.serverCredentialRequired, "refreshing a purchase spends the store's quota: use a server credential")
+        }
+        let id = context.parameters.get("purchase") ?? ""
+        let (stored, refreshed) = try await refresh(id: id, trigger: .api) { caller.credential.allows(app: $0) }
         let answer = Answer(purchaseId: id, app: stored.key.app, environment: stored.key.environment, user: stored.user,
                             changed: refreshed.eventId != nil, eventIds: refreshed.eventId.map { [$0] } ?? [],
                             purchase: PurchasesAPI.Answer.Item(refreshed.purchase, ids: store.purchaseIds))

@@ -11,7 +11,7 @@ import Verifiers
 /// is published when the store says what the store here says already. `POST /v1/purchases/{purchase}/refresh`
 /// and the at-risk refresh share it (docs/reconciliation.md).
 public struct PurchaseRefresher: Sendable {
-    public enum Trigger: String, Sendable { case api, atRisk = "at_risk" }
+    public enum Trigger: String, Sendable { case api, atRisk = "at_risk", console }
 
     public struct Refreshed: Sendable {
         /// The purchase as the store here held it when it was read.

@@ -9,6 +9,7 @@ import Outbound
 import ProviderAPIs
 import Toolkit
 import Verifiers
+import Workers
 
 struct AppleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -65,7 +66,7 @@ struct AppleTestNotification: AsyncParsableCommand {
         let topic = config.topicNames.events
         let deadline = ContinuousClock.now + .seconds(timeout)
         while true {
-            let records = try await TopicScan.records(client: kafka, topic: topic, sinceMs: Timestamp.now.millisecondsSince1970 - 3_600_000, reportGaps: false)
+            let records = try await TopicScan.reported(client: kafka, topic: topic, sinceMs: Timestamp.now.millisecondsSince1970 - 3_600_000, reportGaps: false)
             if let record = records.first(where: { $0.headers.string("ce_id") == eventId }) {
                 Output.line("3/3 the gateway published it to \(topic) (partition \(record.partition), offset \(record.offset))")
                 return

@@ -21,8 +21,8 @@ struct DLQList: AsyncParsableCommand {
 
     func run() async throws {
         let (config, client) = try cluster.load()
-        let letters = try await TopicScan.records(client: client, topic: config.topicNames.deadLetter, sinceMs: since?.milliseconds)
-            .map(DeadLetter.init)
+        let letters = try await TopicScan.reported(client: client, topic: config.topicNames.deadLetter, sinceMs: since?.milliseconds)
+            .map { DeadLetter(record: $0) }
             .filter { type == nil || $0.type == type?.replacingOccurrences(of: "dev.tollgate.", with: "") }
         let shown = letters.prefix(max(0, limit))
         var rows = [["OFFSET", "TIME", "CE_ID", "TYPE", "SUBJECT", "ERROR"]]
@@ -84,26 +84,20 @@ struct DLQReplay: AsyncParsableCommand {
         defer { producer?.close() }
         var progress = Progress("replayed", total: selected.count)
         var replayed = 0, skipped = 0
+        let replay = DeadLetterReplay(store: store, producer: producer, eventsTopic: config.topicNames.events)
         for letter in selected {
-            let count = try await store.replayCount(partition: letter.record.partition, offset: letter.record.offset)
-            let target = letter.originalTopic ?? config.topicNames.events
-            if count > 0, !force {
+            switch try await replay.replay(letter, force: force, nowMs: Timestamp.now.millisecondsSince1970) {
+            case .replayedBefore(let count):
                 skipped += 1
                 Output.error("skipped \(letter.position) (\(letter.eventId ?? "-")): replayed \(count) time(s) already; --force replays it again")
                 continue
-            }
-            if dryRun {
+            case .wouldReplay(let target):
                 Output.line("would replay \(letter.position) (\(letter.eventId ?? "-")) to \(target)")
                 continue
+            case .replayed:
+                replayed += 1
+                progress.advance()
             }
-            let previous = letter.record.headers.string(SpringHeaders.replayCount).flatMap(Int.init) ?? 0
-            let headers = letter.record.headers.filter { !SpringHeaders.all.contains($0.name) && $0.name != SpringHeaders.replayCount }
-                + [KafkaHeader(name: SpringHeaders.replayCount, string: String(max(previous, count) + 1))]
-            _ = try await producer?.send(KafkaMessage(topic: target, key: letter.record.key, value: letter.record.value, headers: headers))
-            try await store.recordReplay(partition: letter.record.partition, offset: letter.record.offset, eventId: letter.eventId,
-                                         nowMs: Timestamp.now.millisecondsSince1970)
-            replayed += 1
-            progress.advance()
             if let rate { try await Task.sleep(for: .seconds(1 / rate)) }
         }
         await store.close()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Config
+import Console
 import Entitlements
 import Events
 import Foundation
@@ -62,8 +63,9 @@ struct DescribeCommand: AsyncParsableCommand {
                  "keptRequestHeaders": DeliveryRecordBuilder.commonRequestHeaders + sender.keptRequestHeaders]
             },
             "routes": routes,
-            // Every domain's reasons: the common ones, the senders', the merchant APIs'.
-            "reasons": ([ReasonCodeList(CommonReason.self), ReasonCodeList(WebhookReason.self)] + MerchantReasons.lists).flatMap { list in
+            // Every domain's reasons: the common ones, the senders', the merchant APIs', the console's.
+            "reasons": ([ReasonCodeList(CommonReason.self), ReasonCodeList(WebhookReason.self)] + MerchantReasons.lists
+                        + [ReasonCodeList(ConsoleReason.self)]).flatMap { list in
                 list.reasons.map { ["code": $0.code, "status": $0.httpStatus, "domain": list.domain] as [String: Any] }
             },
             "eventTypes": EventType.allCases.map(\.rawValue),

@@ -7,6 +7,7 @@ import Outbound
 import Rejections
 import Toolkit
 import Verifiers
+import Workers
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,7 +41,7 @@ struct ReplayCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let topics = config.topicNames
-        let records = try await TopicScan.records(client: client, topic: topics.raw(source), sinceMs: since?.milliseconds)
+        let records = try await TopicScan.reported(client: client, topic: topics.raw(source), sinceMs: since?.milliseconds)
             .filter { record in until.map { (record.timestampMs ?? 0) < $0.milliseconds } ?? true }
         let producer = dryRun ? nil : try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: config.kafka.ackTimeoutMs))
         defer { producer?.close() }

@@ -47,14 +47,8 @@ struct WebhookOperator {
         return endpoint
     }
 
-    /// The kept messages since `sinceMs` that the endpoint's filters take, narrowed to one purchase id or message id.
     func messages(for endpoint: WebhookEndpoint, sinceMs: Int64, purchaseId: String?, messageId: String?) async throws -> [WebhookMessage] {
-        let ids = entitlements.purchaseIds
-        return try await store.messages(sinceMs: sinceMs, limit: 1_000_000).filter { message in
-            endpoint.takes(message)
-                && (messageId == nil || message.messageId == messageId)
-                && (purchaseId == nil || message.purchaseId(ids: ids) == purchaseId)
-        }
+        try await store.messages(for: endpoint, sinceMs: sinceMs, purchaseId: purchaseId, messageId: messageId, ids: entitlements.purchaseIds)
     }
 
     func close() async { await entitlements.close() }

@@ -1,4 +1,5 @@
 import Config
+import Console
 import Entitlements
 import Events
 import Gateway
@@ -6,6 +7,7 @@ import Logging
 import Merchant
 import ProviderAPIs
 import ServiceLifecycle
+import Webhooks
 import Synchronization
 import Workers
 
@@ -28,7 +30,7 @@ final class RunningWorkers: Sendable {
          purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
          sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
          merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
-         appAccountTokens: AppAccountTokenSetup? = nil) throws {
+         appAccountTokens: AppAccountTokenSetup? = nil, console: ConsoleSetup? = nil, webhooks: WebhookSetup? = nil) throws {
         let listening = ListeningPort()
         self.listening = listening
         // With `ownServer`, the workers' own HTTP server on a free loopback port, as `tollgate work` runs it.
@@ -38,7 +40,8 @@ final class RunningWorkers: Sendable {
         workers = try EntitlementWorkers(client: harness.client, topics: harness.topics, consumerGroup: WorkerHarness.consumerGroup,
                                          store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens, listener: listener,
                                          expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, sileo: sileo, sileoCheckouts: sileoCheckouts, clock: clock, checkouts: checkouts,
-                                         merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens, metrics: WorkerMetrics(factory: metrics),
+                                         merchantAPI: merchantAPI, webhooks: webhooks, refundReviews: refundReviews, appAccountTokens: appAccountTokens,
+                                         console: console, metrics: WorkerMetrics(factory: metrics),
                                          logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }

@@ -1,4 +1,5 @@
 import Config
+import Console
 import Entitlements
 import Events
 import Foundation
@@ -11,6 +12,7 @@ import Store
 import Synchronization
 import TestSupport
 import Verifiers
+import Webhooks
 import Workers
 
 /// An in-process mock cluster holding every topic the workers use (3 partitions each), a producer for
@@ -57,12 +59,13 @@ final class WorkerHarness: Sendable {
                                   purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
                                   sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
                                   merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
-                                  appAccountTokens: AppAccountTokenSetup? = nil,
+                                  appAccountTokens: AppAccountTokenSetup? = nil, console: ConsoleSetup? = nil, webhooks: WebhookSetup? = nil,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
                                          consumption: consumption, playAPI: playAPI, purchases: purchases, apiTokens: apiTokens,
                                          sileo: sileo, sileoCheckouts: sileoCheckouts, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort,
-                                         merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens)
+                                         merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens,
+                                         console: console, webhooks: webhooks)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>

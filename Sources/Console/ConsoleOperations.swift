@@ -1,0 +1,79 @@
+import Entitlements
+
+/// What the console's operational pages and actions reach beyond the store's reads: the dead-letter
+/// topic, the stores' APIs, the outbound endpoints and the audit topic. The workers, which hold the
+/// producer, the refresher and the endpoints, fill it (`WorkerConsoleOperations`); the console stays
+/// free of Kafka and of the merchant features.
+public protocol ConsoleOperations: Sendable {
+    /// The dead-letter topic, oldest first, each with how often it was replayed.
+    func deadLetters() async throws -> [ConsoleDeadLetter]
+    /// Re-publishes one dead letter (`partition:offset`) to the topic it failed on, once; a dry run says where.
+    func replayDeadLetter(at position: String, dryRun: Bool) async throws -> ActionOutcome
+    /// Reads one purchase back from its store's API and applies what changed.
+    func refreshPurchase(_ purchaseId: String) async throws -> ActionOutcome
+    /// The outbound endpoints, with their state and backlog.
+    func endpoints() async throws -> [ConsoleEndpoint]
+    func setEndpoint(_ name: String, enabled: Bool) async throws -> ActionOutcome
+    /// Delivers a purchase's kept messages to an endpoint again; a dry run counts them.
+    func replayToEndpoint(_ name: String, purchaseId: String, dryRun: Bool) async throws -> ActionOutcome
+    /// Publishes an audit record to `tollgate.audit`.
+    func publishAudit(_ entry: AuditEntry) async throws
+}
+
+public struct ConsoleDeadLetter: Sendable {
+    public var position: String
+    public var time: String
+    public var eventId: String
+    public var type: String
+    public var subject: String
+    public var error: String
+    public var replays: Int
+    public var headers: [(name: String, value: String)]
+    public var body: String
+
+    public init(position: String, time: String, eventId: String, type: String, subject: String, error: String, replays: Int,
+                headers: [(name: String, value: String)], body: String) {
+        self.position = position
+        self.time = time
+        self.eventId = eventId
+        self.type = type
+        self.subject = subject
+        self.error = error
+        self.replays = replays
+        self.headers = headers
+        self.body = body
+    }
+}
+
+public struct ConsoleEndpoint: Sendable {
+    public var name: String
+    public var kind: String
+    public var origin: String
+    /// `enabled`, `disabled (configuration)`, `disabled (operator)`, `disabled (failing)`, `failing since ...`.
+    public var state: String
+    public var enabled: Bool
+    public var pending: Int
+    public var parked: Int
+
+    public init(name: String, kind: String, origin: String, state: String, enabled: Bool, pending: Int, parked: Int) {
+        self.name = name
+        self.kind = kind
+        self.origin = origin
+        self.state = state
+        self.enabled = enabled
+        self.pending = pending
+        self.parked = parked
+    }
+}
+
+/// What an action did: `done`, `dry_run` (a preview), `refused` (it would not: replayed before, nothing to send...)
+/// or `failed`, and a sentence for the operator and the audit.
+public struct ActionOutcome: Sendable, Equatable {
+    public var outcome: String
+    public var detail: String
+
+    public init(_ outcome: String, _ detail: String) {
+        self.outcome = outcome
+        self.detail = detail
+    }
+}

@@ -1,0 +1,239 @@
+import Entitlements
+import Events
+import Foundation
+import Hummingbird
+import Logging
+import Rejections
+import Store
+import Toolkit
+
+/// The console's operational pages and its actions (docs/console.md): each action is previewed on a page
+/// of its own (with a dry run where there is one), confirmed by a posted form carrying the session's CSRF
+/// token, taken only by an operator whose credential acts, and recorded (who, when, what, outcome) in the
+/// store and on the audit topic.
+struct ConsoleActions: Sendable {
+    let pages: PageRenderer
+    let store: EntitlementStore
+    let operations: any ConsoleOperations
+    let metrics: ConsoleMetrics
+    let logger: Logger
+    let now: @Sendable () -> Int64
+
+    // MARK: Dead letters
+
+    func deadLetters(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let letters = try await operating { try await operations.deadLetters() }
+        let row = { (letter: ConsoleDeadLetter) -> [String: Any] in
+            ["position": letter.position, "time": letter.time, "type": letter.type, "subject": letter.subject,
+             "error": String(letter.error.prefix(200)), "replays": letter.replays]
+        }
+        let waiting = letters.filter { $0.replays == 0 }.map(row), replayed = letters.filter { $0.replays > 0 }.map(row)
+        return pages.page("deadLetters", title: "Dead letters", signedIn: signedIn, [
+            "waiting": waiting, "hasWaiting": !waiting.isEmpty, "waitingCount": waiting.count,
+            "replayed": replayed, "hasReplayed": !replayed.isEmpty,
+        ])
+    }
+
+    func deadLetter(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let position = try Self.position(context)
+        let letters = try await operating { try await operations.deadLetters() }
+        guard let letter = letters.first(where: { $0.position == position }) else {
+            throw Rejection(ConsoleReason.notFound, "no dead letter at \(position)")
+        }
+        var values: [String: Any] = [
+            "position": letter.position, "time": letter.time, "eventId": letter.eventId, "type": letter.type, "subject": letter.subject,
+            "error": letter.error, "replays": letter.replays, "body": letter.body,
+            "headers": letter.headers.map { ["name": $0.name, "value": $0.value] },
+        ]
+        if signedIn.canAct {
+            values["preview"] = try await operating { try await operations.replayDeadLetter(at: position, dryRun: true) }.detail
+        }
+        return pages.page("deadLetter", title: "Dead letter", signedIn: signedIn, values)
+    }
+
+    func replayDeadLetter(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let position = try Self.position(context)
+        return try await act(request, context, action: "dead_letter.replay", target: position, heading: "Replay dead letter \(position)",
+                             back: pages.base + "/dead-letters") {
+            try await operations.replayDeadLetter(at: position, dryRun: false)
+        }
+    }
+
+    // MARK: A purchase's refresh
+
+    func confirmRefresh(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try actingOperator(context)
+        let id = try await Self.knownPurchase(context, store: store)
+        return pages.page("confirm", title: "Refresh", signedIn: signedIn, [
+            "heading": "Refresh purchase \(id) from its store",
+            "description": "Tollgate reads this purchase from its store's API now (one call, from the app's share of the store's quota) and applies what changed, as a reported purchase is.",
+            "action": pages.base + "/purchases/\(id)/refresh", "button": "Refresh now", "back": pages.base + "/purchases/\(id)",
+        ])
+    }
+
+    func refresh(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let id = try await Self.knownPurchase(context, store: store)
+        return try await act(request, context, action: "purchase.refresh", target: id, heading: "Refresh purchase \(id)",
+                             back: pages.base + "/purchases/\(id)") {
+            try await operations.refreshPurchase(id)
+        }
+    }
+
+    // MARK: Endpoints
+
+    func endpoints(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let endpoints = try await operating { try await operations.endpoints() }
+        return pages.page("endpoints", title: "Endpoints", signedIn: signedIn, [
+            "hasEndpoints": !endpoints.isEmpty,
+            "endpoints": endpoints.map { ["name": $0.name, "kind": $0.kind, "origin": $0.origin, "state": $0.state, "enabled": $0.enabled,
+                                          "pending": $0.pending, "parked": $0.parked] as [String: Any] },
+        ])
+    }
+
+    func confirmEndpoint(_ request: Request, _ context: ConsoleRequestContext, enable: Bool) async throws -> Response {
+        let signedIn = try actingOperator(context)
+        let name = try await knownEndpoint(context)
+        let verb = enable ? "enable" : "disable"
+        return pages.page("confirm", title: verb.capitalized, signedIn: signedIn, [
+            "heading": "\(verb.capitalized) endpoint \(name)",
+            "description": enable ? "Deliveries to \(name) resume from where they stopped, each lane's oldest waiting message first."
+                                  : "Deliveries to \(name) stop; its messages wait until it is enabled again.",
+            "action": pages.base + "/endpoints/\(name)/\(verb)", "button": "\(verb.capitalized) now", "back": pages.base + "/endpoints",
+        ])
+    }
+
+    func setEndpoint(_ request: Request, _ context: ConsoleRequestContext, enable: Bool) async throws -> Response {
+        let name = try await knownEndpoint(context)
+        return try await act(request, context, action: enable ? "endpoint.enable" : "endpoint.disable", target: name,
+                             heading: "\(enable ? "Enable" : "Disable") endpoint \(name)", back: pages.base + "/endpoints") {
+            try await operations.setEndpoint(name, enabled: enable)
+        }
+    }
+
+    func confirmEndpointReplay(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try actingOperator(context)
+        let name = try await knownEndpoint(context)
+        let purchase = try await Self.purchaseQuery(request, store: store)
+        let preview = try await operating { try await operations.replayToEndpoint(name, purchaseId: purchase, dryRun: true) }
+        return pages.page("confirm", title: "Send again", signedIn: signedIn, [
+            "heading": "Send purchase \(purchase)'s messages to \(name) again",
+            "description": "Each kept message about this purchase that \(name) takes is delivered again, with its own id, from its first attempt, in its lane's order.",
+            "preview": preview.detail,
+            "action": pages.base + "/endpoints/\(name)/replay?purchase=\(purchase)", "button": "Send again now",
+            "back": pages.base + "/purchases/\(purchase)",
+        ])
+    }
+
+    func endpointReplay(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let name = try await knownEndpoint(context)
+        let purchase = try await Self.purchaseQuery(request, store: store)
+        return try await act(request, context, action: "endpoint.replay", target: "\(name) \(purchase)", heading: "Send again to \(name)",
+                             back: pages.base + "/purchases/\(purchase)") {
+            try await operations.replayToEndpoint(name, purchaseId: purchase, dryRun: false)
+        }
+    }
+
+    // MARK: Audit
+
+    func audit(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let entries = try await operating { try await store.audit() }
+        return pages.page("audit", title: "Audit", signedIn: signedIn, [
+            "hasEntries": !entries.isEmpty,
+            "entries": entries.map { ["sequence": $0.sequence, "at": ConsolePages.time($0.atMs), "operatorName": $0.operatorName,
+                                      "action": $0.action, "target": $0.target, "outcome": $0.outcome, "detail": $0.detail] as [String: Any] },
+        ])
+    }
+
+    // MARK: The one way an action is taken
+
+    /// A posted action: the session's CSRF token, an operator who acts, then `perform`, recorded in the
+    /// store's audit and on the audit topic whatever its outcome.
+    private func act(_ request: Request, _ context: ConsoleRequestContext, action: String, target: String, heading: String, back: String,
+                     _ perform: () async throws -> ActionOutcome) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let form = try await ConsolePages.form(request)
+        try OperatorSessions.checkCSRF(form["csrf"], for: signedIn)
+        guard signedIn.canAct else { throw Self.readOnly }
+        let outcome: ActionOutcome
+        do {
+            outcome = try await perform()
+        } catch let refusal as Rejection {
+            outcome = ActionOutcome("refused", refusal.message)
+        } catch {
+            // The cause goes to the log, not the page: it may name internals.
+            logger.error("console action failed", metadata: ["action": .string(action), "error": .string("\(error)")])
+            outcome = ActionOutcome("failed", "the action failed; the workers' log says why")
+        }
+        metrics.action(action, outcome: outcome.outcome)
+        let entry = try await operating {
+            try await store.recordAudit(AuditEntry(atMs: now(), operatorName: signedIn.name, action: action, target: target,
+                                                   outcome: outcome.outcome, detail: outcome.detail))
+        }
+        do {
+            try await operations.publishAudit(entry)
+        } catch {
+            metrics.auditPublishFailed()
+            logger.error("audit record not published; it is in the store", metadata: ["sequence": .stringConvertible(entry.sequence),
+                                                                                     "error": .string("\(error)")])
+        }
+        logger.notice("console action", metadata: ["operator": .string(signedIn.name), "action": .string(action),
+                                                   "outcome": .string(outcome.outcome), "audit": .stringConvertible(entry.sequence)])
+        return pages.page("result", title: heading, signedIn: signedIn, [
+            "heading": heading, "outcome": outcome.outcome, "detail": outcome.detail, "sequence": entry.sequence, "back": back,
+        ])
+    }
+
+    static let readOnly = Rejection(ConsoleReason.actionNotAllowed, "this operator credential reads only (actions: false)")
+
+    private func actingOperator(_ context: ConsoleRequestContext) throws(Rejection) -> ConsoleOperator {
+        let signedIn = try context.signedInOperator()
+        guard signedIn.canAct else { throw Self.readOnly }
+        return signedIn
+    }
+
+    private static func position(_ context: ConsoleRequestContext) throws(Rejection) -> String {
+        guard let position = context.parameters.get("position"), position.utf8.count <= 40,
+              position.split(separator: ":").count == 2, position.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ":") }) else {
+            throw Rejection(ConsoleReason.notFound, "name a dead letter by partition:offset")
+        }
+        return position
+    }
+
+    private static func knownPurchase(_ context: ConsoleRequestContext, store: EntitlementStore) async throws(Rejection) -> String {
+        guard let id = context.parameters.get("purchase"), PurchaseIds.isWellFormed(id) else {
+            throw Rejection(ConsoleReason.notFound, "no such purchase")
+        }
+        let found: Purchase?
+        do { found = try await store.purchase(id: id) } catch {
+            throw Rejection(ConsoleReason.storeUnavailable, "the store cannot answer now; try again shortly", retryAfterSeconds: 5)
+        }
+        guard found != nil else { throw Rejection(ConsoleReason.notFound, "no such purchase") }
+        return id
+    }
+
+    private static func purchaseQuery(_ request: Request, store: EntitlementStore) async throws(Rejection) -> String {
+        guard let id = request.uri.queryParameters.get("purchase").map({ String($0) }), PurchaseIds.isWellFormed(id) else {
+            throw Rejection(ConsoleReason.invalidRequest, "name the purchase: ?purchase=pur_...")
+        }
+        return id
+    }
+
+    private func knownEndpoint(_ context: ConsoleRequestContext) async throws -> String {
+        let name = context.parameters.get("endpoint") ?? ""
+        let endpoints = try await operating { try await operations.endpoints() }
+        guard endpoints.contains(where: { $0.name == name }) else { throw Rejection(ConsoleReason.notFound, "no endpoint named so") }
+        return name
+    }
+
+    /// The operation's answer, or 503 when what it reads cannot answer now.
+    private func operating<T>(_ read: () async throws -> T) async throws(Rejection) -> T {
+        do { return try await read() } catch let refusal as Rejection { throw refusal } catch {
+            logger.warning("console page could not read", metadata: ["error": .string("\(error)")])
+            throw Rejection(ConsoleReason.storeUnavailable, "the store or the broker cannot answer now; try again shortly", retryAfterSeconds: 5)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Config
+import Console
+import Entitlements
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ServiceHost
+import StoreTestSupport
+import TestSupport
+import Testing
+import Toolkit
+import Webhooks
+
+/// The console's actions through its routes, as the workers serve them (docs/console.md): the operator
+/// who acts, the read-only one, the CSRF token, the audit in the store and on `tollgate.audit`.
+@Suite("Operator console actions")
+struct ConsoleActionTests {
+    static let alice = "operator-credential-0123456789-alice"
+    static let bob = "operator-credential-0123456789-bob00"
+
+    static func setup() throws -> ConsoleSetup {
+        try #require(try ConsoleSetup.make(settings: ConsoleSettings(), operators: [
+            APIToken(alice, kind: .operator, name: "alice", actions: true), APIToken(bob, kind: .operator, name: "bob"),
+        ]))
+    }
+
+    static func webhooks() throws -> WebhookSetup {
+        var settings = WebhookSettings()
+        var endpoint = WebhookSettings.Endpoint(name: "crm", url: "https://crm.invalid/hooks")
+        endpoint.secrets = ["whsec_" + Data(repeating: 7, count: 32).base64EncodedString()]
+        settings.endpoints = [endpoint]
+        return try WebhookSetup(settings: settings)
+    }
+
+    /// A browser's visit: the session cookie it holds, and each answer's status and body.
+    struct Browser {
+        let routes: RouteGroup
+        var cookie: String?
+
+        mutating func call(_ method: HTTPRequest.Method, _ path: String, form: [String: String]? = nil) async throws -> (status: Int, body: String, headers: HTTPFields) {
+            var head = HTTPRequest(method: method, scheme: "http", authority: "127.0.0.1", path: path)
+            if let cookie { head.headerFields[.cookie] = "\(OperatorSessions.cookieName)=\(cookie)" }
+            var body = ByteBuffer()
+            if let form {
+                head.headerFields[.contentType] = "application/x-www-form-urlencoded"
+                body = ByteBuffer(string: form.map { "\($0.key)=\(PercentEncoding.encode($0.value))" }.joined(separator: "&"))
+            }
+            let response = try await routes.respond(Request(head: head, body: RequestBody(buffer: body)))
+            let collected = PurchaseCalls.CollectedBody()
+            try await response.body.write(collected)
+            if let set = response.headers[.setCookie], let value = set.split(separator: ";").first?.split(separator: "=", maxSplits: 1).last {
+                cookie = value.isEmpty ? nil : String(value)
+            }
+            return (response.status.code, String(decoding: collected.bytes.withLock { $0 }, as: UTF8.self), response.headers)
+        }
+
+        mutating func signIn(_ credential: String) async throws {
+            let answer = try await call(.post, "/console/sign-in", form: ["credential": credential])
+            #expect(answer.status == 303 && cookie != nil)
+        }
+
+        /// The CSRF token the page's forms carry.
+        mutating func csrf() async throws -> String {
+            let page = try await call(.get, "/console").body
+            return try #require(page.firstMatch(of: /name="csrf" value="([^"]+)"/).map { String($0.1) })
+        }
+    }
+
+    @Test("an operator disables and enables an endpoint after its preview; a read-only one and a forged token are refused; every action is audited in the store and on tollgate.audit",
+          arguments: Backend.allCases)
+    func endpointActions(_ backend: Backend) async throws {
+        try await WorkerHarness.with { harness in
+            try await TestDatabases.withStore(backend) { store in
+                try await harness.withWorkers(store: store, console: try Self.setup(), webhooks: try Self.webhooks()) { workers in
+                    var anonymous = Browser(routes: workers.workers.routes)
+                    #expect(try await anonymous.call(.get, "/console/endpoints").status == 303)
+                    #expect(try await anonymous.call(.post, "/console/endpoints/crm/disable", form: ["csrf": "x"]).status == 401)
+
+                    var bob = Browser(routes: workers.workers.routes)
+                    try await bob.signIn(Self.bob)
+                    let bobToken = try await bob.csrf()
+                    let list = try await bob.call(.get, "/console/endpoints")
+                    #expect(list.status == 200 && list.body.contains("crm") && list.body.contains("enabled") && !list.body.contains("Disable…"))
+                    #expect(list.headers[.contentSecurityPolicy]?.contains("default-src 'none'") == true)
+                    #expect(try await bob.call(.get, "/console/endpoints/crm/disable").status == 403)
+                    let refused = try await bob.call(.post, "/console/endpoints/crm/disable", form: ["csrf": bobToken])
+                    #expect(refused.status == 403 && refused.body.contains("action_not_allowed"))
+
+                    var alice = Browser(routes: workers.workers.routes)
+                    try await alice.signIn(Self.alice)
+                    let token = try await alice.csrf()
+                    #expect(try await alice.call(.get, "/console/endpoints").body.contains("Disable…"))
+                    let preview = try await alice.call(.get, "/console/endpoints/crm/disable")
+                    #expect(preview.status == 200 && preview.body.contains("Disable now"))
+                    #expect(try await alice.call(.post, "/console/endpoints/crm/disable", form: ["csrf": bobToken]).status == 403)
+                    #expect(try await alice.call(.post, "/console/endpoints/nobody/disable", form: ["csrf": token]).status == 404)
+                    let done = try await alice.call(.post, "/console/endpoints/crm/disable", form: ["csrf": token])
+                    #expect(done.status == 200 && done.body.contains("crm disabled"))
+                    #expect(try await alice.call(.get, "/console/endpoints").body.contains("disabled (operator)"))
+                    #expect(try await WebhookStore(store: store).states()["crm"]?.disabled == true)
+                    _ = try await alice.call(.post, "/console/endpoints/crm/enable", form: ["csrf": token])
+                    #expect(try await WebhookStore(store: store).states()["crm"]?.disabled == false)
+                    // A purchase with no message kept for the endpoint: refused, and recorded.
+                    let missing = try await alice.call(.post, "/console/endpoints/crm/replay?purchase=pur_AAAAAAAAAAAAAAAAAAAAAA", form: ["csrf": token])
+                    #expect(missing.status == 200 && missing.body.contains("refused"))
+
+                    let audit = try await store.audit()
+                    #expect(audit.map(\.action) == ["endpoint.replay", "endpoint.enable", "endpoint.disable"])
+                    #expect(audit.map(\.outcome) == ["refused", "done", "done"] && Set(audit.map(\.operatorName)) == ["alice"])
+                    try await waitUntil("the audit records on tollgate.audit", every: .milliseconds(200)) {
+                        let records = try await TopicRecords.read(harness.topics.audit, bootstrap: harness.cluster.bootstrapServers)
+                        let values = records.compactMap { try? JSONSerialization.jsonObject(with: Data($0.value)) as? [String: Any] }
+                        return values.compactMap { $0["action"] as? String }.sorted() == ["endpoint.disable", "endpoint.enable", "endpoint.replay"]
+                            && values.allSatisfy { $0["operator"] as? String == "alice" }
+                    }
+                    // Pages the operator asks for that do not exist.
+                    #expect(try await alice.call(.get, "/console/purchases/pur_AAAAAAAAAAAAAAAAAAAAAA").status == 404)
+                    #expect(try await alice.call(.get, "/console/purchases/not-a-purchase-id").status == 404)
+                    #expect(try await alice.call(.get, "/console/user").status == 400)
+                    #expect(try await alice.call(.get, "/console/dead-letters/nonsense").status == 404)
+                    #expect(try await alice.call(.get, "/console/search?q=" + String(repeating: "a", count: 600)).status == 400)
+                }
+            }
+        }
+    }
+}
