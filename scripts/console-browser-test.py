@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -46,9 +46,13 @@ def check(condition, what):
 
 
 def wait_for(predicate, what, timeout=30.0):
+    """Polls `predicate` until it holds; a page still loading (an element not there yet) is not yet."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except (NoSuchElementException, StaleElementReferenceException):
+            value = None
         if value:
             return value
         time.sleep(0.1)
@@ -139,14 +143,17 @@ def kcat(workdir, *arguments, data=None):
     return subprocess.run(["kcat", "-b", bootstrap, *arguments], input=data, capture_output=True, timeout=60, check=True).stdout
 
 
-def post_form(base, path, fields, cookie):
+def post_form(base, path, fields, cookie, reason=None):
+    """The answer's status; with `reason`, whether the refusal page names that reason code too."""
     request = urllib.request.Request(base + path, data=urllib.parse.urlencode(fields).encode(), method="POST",
                                      headers={"Content-Type": "application/x-www-form-urlencoded",
                                               "Cookie": "tollgate_console=" + cookie})
     try:
-        return urllib.request.urlopen(request, timeout=10).status
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status
     except urllib.error.HTTPError as error:
-        return error.code
+        body = error.read().decode(errors="replace")
+        return error.code if reason is None or ("<code>%s</code>" % reason) in body else "%d without %s" % (error.code, reason)
 
 
 def main():
@@ -248,8 +255,12 @@ def main():
         wait_for(lambda: "Recorded in the audit" in driver.find_element(By.TAG_NAME, "main").text, "the replay's result")
         check("replayed " + position in driver.find_element(By.TAG_NAME, "main").text, "the dead letter is replayed")
         driver.get(base + "/console/dead-letters")
-        section = driver.find_element(By.TAG_NAME, "main").text.split("Replayed")[0]
-        check(position not in section, "the replayed dead letter left the waiting list")
+        waiting_links = [a.get_attribute("href") for a in
+                         driver.find_elements(By.XPATH, "//h2[starts-with(normalize-space(), 'Waiting')]/following-sibling::*[1][self::table]//a")]
+        check(not any(href.endswith("/console/dead-letters/" + position) for href in waiting_links),
+              "the replayed dead letter left the waiting list")
+        check(driver.find_elements(By.XPATH, "//h2[normalize-space()='Replayed']/following-sibling::table[1]//a[substring(@href, string-length(@href) - %d) = '/%s']"
+                                   % (len(position), position)) != [], "it is listed as replayed")
         # Replaying it again is refused (once unless forced), and recorded.
         token = driver.find_element(By.CSS_SELECTOR, "form.signout input[name=csrf]").get_attribute("value")
         session = session_cookie(driver)["value"]
@@ -276,8 +287,11 @@ def main():
 
         # A forged CSRF token is refused; the session's own is taken.
         session = session_cookie(driver)["value"]
-        check(post_form(base, "/console/sign-out", {"csrf": "forged"}, session) == 403, "a forged CSRF token is refused (403)")
-        check(post_form(base, "/console/sign-out", {}, session) == 403, "a form without its CSRF token is refused (403)")
+        check(post_form(base, "/console/sign-out", {"csrf": "forged"}, session, "csrf_token_invalid") == 403,
+              "a forged CSRF token is refused (403 csrf_token_invalid)")
+        check(post_form(base, "/console/sign-out", {}, session, "csrf_token_invalid") == 403, "a form without its CSRF token is refused (403)")
+        check(post_form(base, "/console/dead-letters/%s/replay" % position, {"csrf": "forged"}, session, "csrf_token_invalid") == 403,
+              "an action with a forged CSRF token is refused (403)")
 
         # Keyboard only: from the overview, Tab to the search, type, Enter; Tab to the purchase, Enter.
         driver.get(base + "/console")
@@ -331,9 +345,13 @@ def main():
         purchase_path = urllib.parse.urlparse(driver.current_url).path
         token = driver.find_element(By.CSS_SELECTOR, "form.signout input[name=csrf]").get_attribute("value")
         viewer = session_cookie(driver)["value"]
-        check(post_form(base, purchase_path + "/refresh", {"csrf": token}, viewer) == 403, "a read-only operator's action is refused (403)")
-        check(post_form(base, "/console/dead-letters/%s/replay" % position, {"csrf": token}, viewer) == 403,
-              "a read-only operator's replay is refused (403)")
+        check(post_form(base, purchase_path + "/refresh", {"csrf": token}, viewer, "action_not_allowed") == 403,
+              "a read-only operator's action is refused (403 action_not_allowed)")
+        check(post_form(base, "/console/dead-letters/%s/replay" % position, {"csrf": token}, viewer, "action_not_allowed") == 403,
+              "a read-only operator's replay is refused (403 action_not_allowed)")
+    except Exception as error:  # a wait that timed out, a missing element: say which, with the server's log
+        failures.append("%s: %s" % (type(error).__name__, error))
+        print("FAIL " + failures[-1], flush=True)
     finally:
         if driver is not None:
             driver.quit()

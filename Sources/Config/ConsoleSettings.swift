@@ -29,9 +29,14 @@ extension ConfigLoader {
     static func readConsole(_ s: ConfigReader) throws(ConfigError) -> ConsoleSettings {
         var c = ConsoleSettings()
         c.path = try s.string("path", default: c.path)
-        guard c.path.hasPrefix("/"), c.path.count > 1, !c.path.hasSuffix("/"),
+        guard c.path.hasPrefix("/"), c.path.count > 1, !c.path.hasSuffix("/"), !c.path.contains("//"),
               c.path.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "/-_".contains($0)) }) else {
-            throw ConfigError(key: s.name("path"), message: "expected a path such as /console (letters, digits, / - _; no trailing /)")
+            throw ConfigError(key: s.name("path"), message: "expected a path such as /console (letters, digits, / - _; no // or trailing /)")
+        }
+        // The routes it would share a server with: the merchant APIs, the webhooks, health, Sileo's default.
+        for taken in ["/v1", "/webhooks", "/healthz", "/readyz", "/metrics", "/sileo"]
+        where c.path == taken || c.path.hasPrefix(taken + "/") {
+            throw ConfigError(key: s.name("path"), message: "\(taken) is served by Tollgate already: choose another path")
         }
         c.sessionMinutes = try s.int("sessionMinutes", default: c.sessionMinutes, range: 5...10_080)
         c.historyDays = try s.int("historyDays", default: c.historyDays, range: 1...3_650)

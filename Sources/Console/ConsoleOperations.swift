@@ -16,6 +16,8 @@ public protocol ConsoleOperations: Sendable {
     func setEndpoint(_ name: String, enabled: Bool) async throws -> ActionOutcome
     /// Delivers a purchase's kept messages to an endpoint again; a dry run counts them.
     func replayToEndpoint(_ name: String, purchaseId: String, dryRun: Bool) async throws -> ActionOutcome
+    /// Each outbound endpoint's delivery of the messages these events made.
+    func deliveries(ofEvents eventIds: [String]) async throws -> [ConsoleDelivery]
     /// Publishes an audit record to `tollgate.audit`.
     func publishAudit(_ entry: AuditEntry) async throws
 }
@@ -75,5 +77,29 @@ public struct ActionOutcome: Sendable, Equatable {
     public init(_ outcome: String, _ detail: String) {
         self.outcome = outcome
         self.detail = detail
+    }
+}
+
+/// One endpoint's delivery of a message an event made (the purchase story's outbound deliveries).
+public struct ConsoleDelivery: Sendable {
+    public var eventId: String
+    public var messageId: String
+    public var endpoint: String
+    public var user: String
+    public var product: String
+    public var status: String
+    public var attempts: Int
+    public var updatedAtMs: Int64
+
+    public init(eventId: String, messageId: String, endpoint: String, user: String, product: String, status: String, attempts: Int,
+                updatedAtMs: Int64) {
+        self.eventId = eventId
+        self.messageId = messageId
+        self.endpoint = endpoint
+        self.user = user
+        self.product = product
+        self.status = status
+        self.attempts = attempts
+        self.updatedAtMs = updatedAtMs
     }
 }

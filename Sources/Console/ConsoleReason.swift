@@ -9,7 +9,7 @@ public enum ConsoleReason: String, ReasonCode, CaseIterable {
     case sessionExpired = "session_expired"
     /// The credential given at sign-in is not an operator credential of `api.tokens`.
     case invalidCredential = "invalid_credential"
-    /// More sign-in attempts than the console takes (10 a second, 30 at once, for every address together).
+    /// More failed sign-ins than the console takes (10 a second, 30 at once, for every address together).
     case tooManySignIns = "too_many_sign_ins"
     /// A form posted without its session's CSRF token, or with another one.
     case csrfTokenInvalid = "csrf_token_invalid"

@@ -23,9 +23,10 @@ public struct OperatorSessions: Sendable {
     private let key: [UInt8]
     let lifetimeMs: Int64
     let cookiePath: String
-    /// Sign-in attempts, for every address together: credentials are 32 characters or more, so this
-    /// only keeps a flood from costing the server.
-    private let signIns = RateLimiter(perSecond: 10, burst: 30)
+    /// Failed sign-ins, for every address together: credentials are 32 characters or more, so this only
+    /// bounds a flood of guesses. A right credential is never held back by it (a customer flooding the
+    /// sign-in page cannot lock operators out).
+    private let failedSignIns = RateLimiter(perSecond: 10, burst: 30)
     let now: @Sendable () -> Int64
 
     public init(operators: [APIToken], key: [UInt8], lifetimeMinutes: Int, cookiePath: String,
@@ -39,11 +40,11 @@ public struct OperatorSessions: Sendable {
 
     /// The operator `credential` signs in, and their session's cookie value.
     func signIn(credential: String) throws(Rejection) -> (ConsoleOperator, cookie: String) {
-        if let seconds = signIns.take() {
-            throw Rejection(ConsoleReason.tooManySignIns, "too many sign-in attempts; try again shortly", retryAfterSeconds: seconds)
-        }
         guard credential.utf8.count <= 1_024, let index = ConstantTime.firstMatch(credential, in: operators.map(\.token)),
               let name = operators[index].name else {
+            if let seconds = failedSignIns.take() {
+                throw Rejection(ConsoleReason.tooManySignIns, "too many failed sign-ins; try again shortly", retryAfterSeconds: seconds)
+            }
             throw Rejection(ConsoleReason.invalidCredential, "that is not an operator credential")
         }
         var nonce = [UInt8](repeating: 0, count: 18)

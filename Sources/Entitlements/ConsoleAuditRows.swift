@@ -1,7 +1,7 @@
 import Store
 
 /// What operators did in the console (`console_audit`, migration 20): who, when, which action on what,
-/// and its outcome. Kept as long as the store; the same record goes to `tollgate.audit`.
+/// and its outcome (`started` until it is known). Kept as long as the store; the same record goes to `tollgate.audit`.
 public struct AuditEntry: Sendable, Equatable {
     public var sequence: Int64
     public var atMs: Int64
@@ -23,18 +23,27 @@ public struct AuditEntry: Sendable, Equatable {
 }
 
 extension EntitlementStore {
-    /// Records an action; returns it with its sequence.
+    /// Records an action before it is taken (`outcome` `started`), so a crash or a store that fails
+    /// afterwards still leaves its trace; returns it with its sequence.
     public func recordAudit(_ entry: AuditEntry) async throws(StoreError) -> AuditEntry {
         try await database.transaction { connection throws(StoreError) in
-            try connection.execute("""
+            let row = try connection.query("""
                 INSERT INTO console_audit (at_ms, operator, action, target, outcome, detail) VALUES ($1, $2, $3, $4, $5, $6)
+                RETURNING sequence
                 """, [.int(entry.atMs), .text(entry.operatorName), .text(entry.action), .text(entry.target), .text(entry.outcome),
-                      .text(entry.detail)])
+                      .text(entry.detail)]).first
+            guard let sequence = row?.int("sequence") else { throw StoreError(.invalid, "the audit row has no sequence") }
             var recorded = entry
-            recorded.sequence = try connection.query("""
-                SELECT MAX(sequence) AS s FROM console_audit WHERE at_ms = $1 AND operator = $2 AND action = $3 AND target = $4
-                """, [.int(entry.atMs), .text(entry.operatorName), .text(entry.action), .text(entry.target)]).first?.int("s") ?? 0
+            recorded.sequence = sequence
             return recorded
+        }
+    }
+
+    /// The outcome of an action recorded as started.
+    public func completeAudit(_ entry: AuditEntry) async throws(StoreError) {
+        _ = try await database.transaction { connection throws(StoreError) in
+            try connection.execute("UPDATE console_audit SET outcome = $1, detail = $2 WHERE sequence = $3",
+                                   [.text(entry.outcome), .text(entry.detail), .int(entry.sequence)])
         }
     }
 

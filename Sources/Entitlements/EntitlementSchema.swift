@@ -338,6 +338,7 @@ enum EntitlementSchema {
             CREATE INDEX purchase_history_by_time ON purchase_history (recorded_at_ms);
             CREATE INDEX purchases_by_user_id ON purchases (user_id);
             CREATE INDEX purchases_by_subject ON purchases (subject);
+            CREATE INDEX webhook_messages_by_event ON webhook_messages (event_id);
             CREATE TABLE console_audit (
                 sequence \(serial),
                 at_ms BIGINT NOT NULL, operator TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,

@@ -300,6 +300,18 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// Every dead letter's replay count, by `partition:offset` (the console's list: one query, not one per letter).
+    public func replayCounts() async throws(StoreError) -> [String: Int] {
+        try await database.read { connection throws(StoreError) in
+            var counts: [String: Int] = [:]
+            for row in try connection.query("SELECT dlt_partition, dlt_offset, replays FROM dlq_replays") {
+                guard let partition = row.int("dlt_partition"), let offset = row.int("dlt_offset"), let replays = row.int("replays") else { continue }
+                counts["\(partition):\(offset)"] = Int(replays)
+            }
+            return counts
+        }
+    }
+
     /// Records one more replay of the dead letter at this position; returns the new count.
     @discardableResult
     public func recordReplay(partition: Int32, offset: Int64, eventId: String?, nowMs: Int64) async throws(StoreError) -> Int {

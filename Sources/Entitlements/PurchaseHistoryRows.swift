@@ -29,6 +29,7 @@ public enum PurchaseHistoryRows {
         public var state: String
         public var active: Bool
         public var expiresAtMs: Int64?
+        public var gracePeriodExpiresAtMs: Int64?
         public var transferredFrom: String?
         public var transferredTo: String?
     }
@@ -66,28 +67,51 @@ public enum PurchaseHistoryRows {
             let e = each.entitlement
             left[each.event.id, default: []].append(EntitlementAfter(
                 app: e.app, environment: e.environment, user: e.user, product: e.product, state: e.state.rawValue, active: each.active,
-                expiresAtMs: e.expiresAtMs, transferredFrom: each.transferredFrom, transferredTo: each.transferredTo))
+                expiresAtMs: e.expiresAtMs, gracePeriodExpiresAtMs: e.gracePeriodExpiresAtMs, transferredFrom: each.transferredFrom,
+                transferredTo: each.transferredTo))
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        var rows: [[SQLValue]] = []
         for (index, change) in changes.enumerated() where fresh[index] {
             guard let event = change.event, let history = change.history, outcomes[index] != .duplicate else { continue }
             let outcome = outcomes[index] == .applied ? "applied" : "unchanged"
             let entitlements = (try? encoder.encode(left[event.id] ?? [])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+            rows.append([.text(ids.id(of: change.key)), .text(event.id), .text(event.type.rawValue), .text(change.key.source), .text(event.app),
+                         .text(change.key.environment), Self.searchable(event.user).map(SQLValue.text) ?? .null,
+                         Self.searchable(event.transaction?.id).map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt),
+                         .text(outcome), stateAfter[event.id].map(SQLValue.text) ?? .null,
+                         history.position.map { .text($0.topic) } ?? .null, history.position.map { .int(Int64($0.partition)) } ?? .null,
+                         history.position.map { .int($0.offset) } ?? .null,
+                         .text(String(decoding: EventCoding.encode(event), as: UTF8.self)), .text(entitlements), .int(nowMs)])
+        }
+        // A statement per 100 rows: one round trip on PostgreSQL for a whole batch of the usual size.
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + 100, rows.count)]
+            let width = chunk.first?.count ?? 0
+            let tuples = chunk.indices.map { row in
+                "(" + (0..<width).map { "$\((row - start) * width + $0 + 1)" }.joined(separator: ", ") + ")"
+            }
             try connection.execute("""
                 INSERT INTO purchase_history (purchase_id, event_id, type, source, app, environment, user_id, transaction_id,
                     occurred_at, received_at, outcome, state_after, record_topic, record_partition, record_offset, event_json,
                     entitlements_json, recorded_at_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                VALUES \(tuples.joined(separator: ", "))
                 ON CONFLICT (purchase_id, event_id) DO NOTHING
-                """, [.text(ids.id(of: change.key)), .text(event.id), .text(event.type.rawValue), .text(change.key.source), .text(event.app),
-                      .text(change.key.environment), event.user.map(SQLValue.text) ?? .null,
-                      event.transaction?.id.map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt), .text(outcome),
-                      stateAfter[event.id].map(SQLValue.text) ?? .null,
-                      history.position.map { .text($0.topic) } ?? .null, history.position.map { .int(Int64($0.partition)) } ?? .null,
-                      history.position.map { .int($0.offset) } ?? .null,
-                      .text(String(decoding: EventCoding.encode(event), as: UTF8.self)), .text(entitlements), .int(nowMs)])
+                """, Array(chunk.joined()))
+            start += chunk.count
         }
+    }
+}
+
+extension PurchaseHistoryRows {
+    /// A sender's id as an indexed column keeps it: at most 512 bytes, no control character (PostgreSQL
+    /// refuses NUL, and its index refuses long keys), else not kept, so a hostile id never fails the batch.
+    static func searchable(_ text: String?) -> String? {
+        guard let text, !text.isEmpty, text.utf8.count <= 512, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return text
     }
 }
 

@@ -45,3 +45,16 @@ extension EntitlementStore {
         }
     }
 }
+
+extension EntitlementStore {
+    /// When the purchase was last read back from its store, and what came of it (`purchase_refreshes`).
+    public func lastRefresh(_ key: PurchaseKey) async throws(StoreError) -> (atMs: Int64, outcome: String)? {
+        try await database.read { connection throws(StoreError) in
+            guard let row = try connection.query("""
+                SELECT read_at_ms, outcome FROM purchase_refreshes WHERE source = $1 AND app = $2 AND environment = $3 AND subject = $4
+                """, [.text(key.source), .text(key.app), .text(key.environment), .text(key.subject)]).first,
+                  let at = row.int("read_at_ms"), let outcome = row.text("outcome") else { return nil }
+            return (at, outcome)
+        }
+    }
+}

@@ -156,6 +156,50 @@ public struct WebhookStore: Sendable {
         }
     }
 
+    /// The messages these events made (at most 200 events), oldest first.
+    public func messages(ofEvents eventIds: [String]) async throws(StoreError) -> [WebhookMessage] {
+        let ids = Array(eventIds.prefix(200))
+        guard !ids.isEmpty else { return [] }
+        return try await database.read { connection throws(StoreError) in
+            let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+            return try connection.query("SELECT \(WebhookMessage.listedColumns) FROM webhook_messages m WHERE m.event_id IN (\(placeholders)) ORDER BY m.sequence",
+                                        ids.map { .text($0) }).compactMap(WebhookMessage.decode)
+        }
+    }
+
+    /// One endpoint's delivery of a message, as the console's purchase story shows it.
+    public struct EventDelivery: Sendable, Equatable {
+        public var eventId: String
+        public var messageId: String
+        public var endpoint: String
+        public var user: String
+        public var product: String
+        /// `pending`, `delivered`, `parked`.
+        public var status: String
+        public var attempts: Int
+        public var updatedAtMs: Int64
+    }
+
+    /// Every endpoint's delivery of the messages these events made (at most 200 events), oldest message first.
+    public func deliveries(ofEvents eventIds: [String]) async throws(StoreError) -> [EventDelivery] {
+        let ids = Array(eventIds.prefix(200))
+        guard !ids.isEmpty else { return [] }
+        return try await database.read { connection throws(StoreError) in
+            let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+            return try connection.query("""
+                SELECT m.event_id, m.message_id, m.user_id, m.product, d.endpoint, d.status, d.attempts, d.updated_at_ms
+                FROM webhook_messages m JOIN webhook_deliveries d ON d.message_sequence = m.sequence
+                WHERE m.event_id IN (\(placeholders)) ORDER BY m.sequence, d.endpoint
+                """, ids.map { .text($0) }).compactMap { row in
+                guard let event = row.text("event_id"), let message = row.text("message_id"), let user = row.text("user_id"),
+                      let product = row.text("product"), let endpoint = row.text("endpoint"), let status = row.text("status"),
+                      let attempts = row.int("attempts"), let updated = row.int("updated_at_ms") else { return nil }
+                return EventDelivery(eventId: event, messageId: message, endpoint: endpoint, user: user, product: product, status: status,
+                                     attempts: Int(attempts), updatedAtMs: updated)
+            }
+        }
+    }
+
     /// Delivers these messages to the endpoint again (a new delivery where it had none), each from its
     /// first attempt, with the same message id; returns how many were queued. A message whose lane has an
     /// attempt in flight is left out (it would run beside it): run the replay again once it is answered.

@@ -77,7 +77,7 @@ public struct EntitlementWorkers: Service {
         }
         let store = try await EntitlementStore.open(url: config.store.url, logger: logger)
         logger.info("entitlement store open", metadata: ["store": .string(store.database.redactedURL)])
-        if config.api.tokens.isEmpty {
+        if config.api.tokens.allSatisfy({ $0.kind == .operator }) {
             logger.warning("no api.tokens configured: the entitlement API refuses every call", metadata: ["key": "api.tokens"])
         }
         let enricher = try GooglePlayEnricher(settings: config.sources.google.playApi, fetcher: playAPIFetcher, logger: logger)

@@ -99,6 +99,9 @@ struct CatalogConfigTests {
                             ("api: { tokens: [{ token: \(long), kind: operator, name: a }, { token: \(long)-2, kind: operator, name: a }] }", "api.tokens"),
                             ("console: { path: console }", "console.path"),
                             ("console: { path: \"/a/../b\" }", "console.path"),
+                            ("console: { path: //evil.example }", "console.path"),
+                            ("console: { path: /v1/console }", "console.path"),
+                            ("console: { path: /webhooks }", "console.path"),
                             ("console: { sessionMinutes: 1 }", "console.sessionMinutes")] {
             do {
                 _ = try SenderCatalog.standard.parseConfig(yaml: yaml)

@@ -53,6 +53,7 @@ struct NormalizedEventTests {
         #expect(names.deadLetter == "acme.events-dlt")
         #expect(names.all.filter(\.compacted).map(\.name) == ["acme.entitlements"])
         #expect(names.all.map(\.name).prefix(2) == ["acme.raw.one", "acme.raw.two"])
-        #expect(names.all.count == 2 + 1 + 3 + 3)
+        #expect(names.audit == "acme.audit")
+        #expect(names.all.count == 2 + 1 + 3 + 4)
     }
 }

@@ -1,3 +1,4 @@
+@testable import Console
 import Entitlements
 import Prometheus
 import ServiceHost
@@ -68,6 +69,12 @@ struct WorkerMetricFamiliesTests {
         webhooks.parked(endpoint: "backend")
         webhooks.disabledForFailing(endpoint: "backend")
         webhooks.state(endpoint: "backend", pending: 1, parked: 1, oldestPendingSeconds: 3, enabled: true)
+        let console = ConsoleMetrics(factory: factory)
+        console.rejected(reason: "csrf_token_invalid")
+        console.signIn(outcome: "signed_in")
+        console.historyPruned(2)
+        console.action("dead_letter.replay", outcome: "done")
+        console.auditPublishFailed()
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.all.map { ($0.name, $0.kind) }))

@@ -158,6 +158,11 @@ struct ConsoleActions: Sendable {
         let form = try await ConsolePages.form(request)
         try OperatorSessions.checkCSRF(form["csrf"], for: signedIn)
         guard signedIn.canAct else { throw Self.readOnly }
+        // Recorded before it is taken: whatever happens next, the audit shows who started what.
+        var entry = try await operating {
+            try await store.recordAudit(AuditEntry(atMs: now(), operatorName: signedIn.name, action: action, target: target,
+                                                   outcome: "started", detail: ""))
+        }
         let outcome: ActionOutcome
         do {
             outcome = try await perform()
@@ -169,9 +174,13 @@ struct ConsoleActions: Sendable {
             outcome = ActionOutcome("failed", "the action failed; the workers' log says why")
         }
         metrics.action(action, outcome: outcome.outcome)
-        let entry = try await operating {
-            try await store.recordAudit(AuditEntry(atMs: now(), operatorName: signedIn.name, action: action, target: target,
-                                                   outcome: outcome.outcome, detail: outcome.detail))
+        entry.outcome = outcome.outcome
+        entry.detail = outcome.detail
+        do {
+            try await store.completeAudit(entry)
+        } catch {
+            logger.error("audit outcome not kept; the audit shows the action as started", metadata: [
+                "sequence": .stringConvertible(entry.sequence), "outcome": .string(outcome.outcome), "error": .string("\(error)")])
         }
         do {
             try await operations.publishAudit(entry)

@@ -62,7 +62,9 @@ struct ConsolePages: Sendable {
         let signedIn = try context.signedInOperator()
         let query = String(request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
         guard !query.isEmpty else { return pages.redirect(to: pages.base) }
-        guard query.utf8.count <= 512 else { throw Rejection(ConsoleReason.invalidRequest, "search for at most 512 bytes") }
+        guard query.utf8.count <= 512, !Self.hasControl(query) else {
+            throw Rejection(ConsoleReason.invalidRequest, "search for at most 512 bytes, without control characters")
+        }
         var results: [[String: String]] = []
         // Events name transactions and purchases with their store's prefix (`apple:`, `google:`); people paste them bare.
         let ids = query.contains(":") ? [query] : [query] + Self.storePrefixes.map { $0 + query }
@@ -85,8 +87,9 @@ struct ConsolePages: Sendable {
     /// A user's entitlements and purchases, per app and environment.
     func user(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
         let signedIn = try context.signedInOperator()
-        guard let user = request.uri.queryParameters.get("id").map({ String($0) }), !user.isEmpty, user.utf8.count <= 512 else {
-            throw Rejection(ConsoleReason.invalidRequest, "name the user: ?id=<user id>")
+        guard let user = request.uri.queryParameters.get("id").map({ String($0) }), !user.isEmpty, user.utf8.count <= 512,
+              !Self.hasControl(user) else {
+            throw Rejection(ConsoleReason.invalidRequest, "name the user: ?id=<user id> (at most 512 bytes, no control characters)")
         }
         let nowMs = now()
         let groups: [[String: Any]] = try await reading {
@@ -124,23 +127,34 @@ struct ConsolePages: Sendable {
         }
         let (found, history) = try await reading { (try await store.purchase(id: id), try await store.history(ofPurchase: id)) }
         guard let purchase = found else { throw Rejection(ConsoleReason.notFound, "no such purchase") }
+        // What the workers did for it beyond the projection: the messages its events made for each endpoint,
+        // and its last read from its store. Shown as "unknown" when they cannot be read now.
+        let deliveries = try? await operations.deliveries(ofEvents: history.map(\.eventId))
+        let refreshed = try? await store.lastRefresh(purchase.key)
         let nowMs = now()
         let steps: [[String: Any]] = history.enumerated().map { index, entry in
             var step: [String: Any] = [
                 "index": index + 1, "type": entry.type, "outcome": entry.outcome, "occurredAt": entry.occurredAt,
-                "receivedAt": entry.receivedAt, "eventId": entry.eventId, "eventJSON": Self.pretty(entry.eventJSON),
+                "receivedAt": entry.receivedAt, "eventId": entry.source == "google" ? store.purchaseIds.eventId(entry.eventId) : entry.eventId,
+                "eventJSON": EventRedaction.prettyEvent(entry.eventJSON, ids: store.purchaseIds),
                 "hasEntitlements": !entry.entitlements.isEmpty,
                 "entitlements": entry.entitlements.map { e -> [String: Any] in
                     var transfer: String?
                     if let from = e.transferredFrom { transfer = "moved from \(from)" }
                     if let to = e.transferredTo { transfer = "moved to \(to)" }
-                    let active = e.active && (e.expiresAtMs.map { $0 > nowMs } ?? true)
+                    let active = e.active && ((e.gracePeriodExpiresAtMs ?? e.expiresAtMs).map { $0 > nowMs } ?? true)
                     var shown: [String: Any] = ["user": e.user, "userHref": userHref(e.user), "product": e.product, "state": e.state,
                                                 "access": e.active ? (active ? "granted" : "granted then, ended since") : "none"]
                     if let transfer { shown["transfer"] = transfer }
                     return shown
                 },
             ]
+            let sent = (deliveries ?? []).filter { $0.eventId.isExactly(entry.eventId) }
+            step["hasDeliveries"] = !sent.isEmpty
+            step["deliveries"] = sent.map { d -> [String: Any] in
+                ["endpoint": d.endpoint, "messageId": d.messageId, "user": d.user, "product": d.product, "status": d.status,
+                 "attempts": d.attempts, "updatedAt": Self.time(d.updatedAtMs)]
+            }
             if let transaction = entry.transactionId { step["transactionId"] = transaction }
             if let state = entry.stateAfter { step["stateAfter"] = state }
             if let position = entry.position { step["position"] = "\(position.topic) partition \(position.partition) offset \(position.offset)" }
@@ -155,7 +169,15 @@ struct ConsolePages: Sendable {
         if signedIn.canAct, let endpoints = try? await operations.endpoints() {
             values["endpoints"] = endpoints.filter { $0.kind == "events" }.map { ["name": $0.name] }
         }
-        if let superseded = purchase.supersededBy { values["supersededBy"] = superseded }
+        if let superseded = purchase.supersededBy {
+            // The replacing purchase by its id (a Google subject is a purchase token), linked.
+            let replacing = store.purchaseIds.id(source: purchase.key.source, app: purchase.key.app, environment: purchase.key.environment,
+                                                 subject: superseded)
+            values["supersededBy"] = replacing
+            values["supersededHref"] = purchaseHref(replacing)
+        }
+        if deliveries == nil { values["deliveriesUnknown"] = true }
+        if let refreshed { values["lastRefresh"] = "\(Self.time(refreshed.atMs)): \(refreshed.outcome)" }
         return pages.page("purchase", title: "Purchase", signedIn: signedIn, values)
     }
 
@@ -171,17 +193,12 @@ struct ConsolePages: Sendable {
         }
     }
 
+    static func hasControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     static func time(_ ms: Int64?) -> String {
         guard let ms, let stamp = Timestamp(representableMillisecondsSince1970: ms) else { return "" }
         return stamp.rfc3339
-    }
-
-    /// The event's JSON, indented for reading (as stored when it cannot be parsed).
-    static func pretty(_ json: String) -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
-            return json
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

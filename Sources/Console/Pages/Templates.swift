@@ -143,8 +143,10 @@ enum Templates {
     <dt>State</dt><dd>{{state}}</dd>
     <dt>Expires</dt><dd>{{expires}}</dd>
     <dt>User</dt><dd>{{#userHref}}<a href="{{userHref}}">{{user}}</a>{{/userHref}}{{^userHref}}none{{/userHref}}</dd>
-    {{#supersededBy}}<dt>Superseded by</dt><dd>{{supersededBy}}</dd>{{/supersededBy}}
+    {{#supersededBy}}<dt>Superseded by</dt><dd><a href="{{supersededHref}}">{{supersededBy}}</a></dd>{{/supersededBy}}
+    <dt>Last read from its store</dt><dd>{{#lastRefresh}}{{lastRefresh}}{{/lastRefresh}}{{^lastRefresh}}never{{/lastRefresh}}</dd>
     </dl>
+    {{#deliveriesUnknown}}<p class="refusal">The outbound deliveries cannot be read now.</p>{{/deliveriesUnknown}}
     {{#canAct}}
     <p class="actions"><a class="button" href="{{base}}/purchases/{{purchaseId}}/refresh">Refresh from its store…</a>
     {{#endpoints}}<a class="button" href="{{base}}/endpoints/{{name}}/replay?purchase={{purchaseId}}">Send again to {{name}}…</a>{{/endpoints}}</p>
@@ -169,6 +171,12 @@ enum Templates {
     {{#entitlements}}<li><a href="{{userHref}}">{{user}}</a> · {{product}}: {{state}}, {{access}}{{#transfer}} ({{transfer}}){{/transfer}}</li>{{/entitlements}}
     </ul>
     {{/hasEntitlements}}
+    {{#hasDeliveries}}
+    <h4>Sent to endpoints</h4>
+    <ul>
+    {{#deliveries}}<li>{{endpoint}}: {{status}} after {{attempts}} attempt(s), {{updatedAt}} <span class="id">{{messageId}}</span> ({{user}} · {{product}})</li>{{/deliveries}}
+    </ul>
+    {{/hasDeliveries}}
     <details><summary>Normalized event</summary><pre>{{eventJSON}}</pre></details>
     </li>
     {{/steps}}
@@ -334,6 +342,6 @@ enum Templates {
     .granted { color: var(--ok); } .denied { color: var(--bad); }
     svg.bar rect.applied { fill: var(--ok); } svg.bar rect.unchanged { fill: var(--warn); }
     .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
-    @media (max-width: 40rem) { header { flex-direction: column; align-items: stretch; } .facts { grid-template-columns: 1fr; } }
+    @media (max-width: 40rem) { header { flex-direction: column; align-items: stretch; } form.search { flex: none; } .facts { grid-template-columns: 1fr; } }
     """
 }

@@ -4,6 +4,7 @@ import Events
 import Foundation
 import Kafka
 import Merchant
+import Synchronization
 import Webhooks
 
 /// What the operator console's actions reach, from the workers: the dead-letter topic (read as `tollgate
@@ -18,16 +19,33 @@ struct WorkerConsoleOperations: ConsoleOperations {
     let endpointList: [WebhookEndpoint]
     let now: @Sendable () -> Int64
 
+    /// The dead-letter topic read for pages, at most once every `listingSeconds` (pages and the overview share
+    /// one read; an action reads afresh).
+    let listing = DeadLetterListing()
+    static let listingSeconds: Int64 = 10
+    /// The newest dead letters a page lists.
+    static let listed = 500
+
     func deadLetters() async throws -> [ConsoleDeadLetter] {
-        let letters = try await TopicScan.records(client: client, topic: topics.deadLetter).records.map { DeadLetter(record: $0) }
-        var shown: [ConsoleDeadLetter] = []
-        for letter in letters {
-            let replays = try await store.replayCount(partition: letter.record.partition, offset: letter.record.offset)
-            shown.append(ConsoleDeadLetter(position: letter.position, time: letter.time, eventId: letter.eventId ?? "-", type: letter.type ?? "-",
-                                           subject: letter.subject ?? "-", error: letter.error, replays: replays,
-                                           headers: letter.decodedHeaders, body: letter.prettyBody))
+        let letters = try await listing.letters(nowMs: now(), maxAgeMs: Self.listingSeconds * 1_000) {
+            try await TopicScan.records(client: client, topic: topics.deadLetter).records.suffix(Self.listed).map { DeadLetter(record: $0) }
         }
-        return shown
+        let counts = try await store.replayCounts()
+        return letters.map { letter in
+            let source = letter.record.headers.string(CloudEventHeaders.source) ?? ""
+            let byToken = EventRedaction.namesPurchaseByToken(source: source)
+            let withheld = "(withheld: a Google purchase token)"
+            return ConsoleDeadLetter(
+                position: letter.position, time: letter.time,
+                eventId: letter.eventId.map { EventRedaction.eventId($0, source: source, ids: store.purchaseIds) } ?? "-",
+                type: letter.type ?? "-", subject: byToken ? withheld : letter.subject ?? "-", error: letter.error,
+                replays: counts[letter.position] ?? 0,
+                headers: letter.decodedHeaders.map { header in
+                    byToken && [CloudEventHeaders.id, CloudEventHeaders.subject].contains(header.name) ? (header.name, withheld) : header
+                },
+                body: byToken ? EventRedaction.prettyEvent(String(decoding: letter.record.value, as: UTF8.self), ids: store.purchaseIds)
+                              : letter.prettyBody)
+        }
     }
 
     func replayDeadLetter(at position: String, dryRun: Bool) async throws -> ActionOutcome {
@@ -37,8 +55,9 @@ struct WorkerConsoleOperations: ConsoleOperations {
         }
         let replay = DeadLetterReplay(store: store, producer: dryRun ? nil : producer, eventsTopic: topics.events)
         switch try await replay.replay(letter, force: false, nowMs: now()) {
-        case .replayed(let target): return ActionOutcome("done", "replayed \(position) (\(letter.eventId ?? "-")) to \(target)")
-        case .wouldReplay(let target): return ActionOutcome("dry_run", "\(position) (\(letter.eventId ?? "-")) would be published again to \(target)")
+        // The position names it; its event id may hold a purchase token, and this sentence goes to the audit.
+        case .replayed(let target): return ActionOutcome("done", "replayed \(position) to \(target)")
+        case .wouldReplay(let target): return ActionOutcome("dry_run", "\(position) would be published again to \(target)")
         case .replayedBefore(let count):
             return ActionOutcome("refused", "\(position) was replayed \(count) time(s) already; `tollgate dlq replay --force` replays it again")
         }
@@ -76,7 +95,9 @@ struct WorkerConsoleOperations: ConsoleOperations {
     func replayToEndpoint(_ name: String, purchaseId: String, dryRun: Bool) async throws -> ActionOutcome {
         guard let endpoint = endpointList.first(where: { $0.name == name }) else { return ActionOutcome("refused", "no endpoint \(name)") }
         let webhooks = WebhookStore(store: store)
-        let messages = try await webhooks.messages(for: endpoint, sinceMs: 0, purchaseId: purchaseId, messageId: nil, ids: store.purchaseIds)
+        // The purchase's messages are those its events made: found through its history, not a scan of every message.
+        let events = try await store.history(ofPurchase: purchaseId).map(\.eventId)
+        let messages = try await webhooks.messages(ofEvents: events).filter { endpoint.takes($0) }
         guard !messages.isEmpty else { return ActionOutcome("refused", "\(name) keeps no message about this purchase (webhooks.retentionDays)") }
         if dryRun { return ActionOutcome("dry_run", "\(messages.count) message(s) would be sent to \(name) again") }
         let queued = try await webhooks.replay(endpoint: name, sequences: messages.map(\.sequence), nowMs: now())
@@ -84,6 +105,13 @@ struct WorkerConsoleOperations: ConsoleOperations {
             return ActionOutcome("done", "queued \(queued) of \(messages.count) message(s); the others' lane has an attempt in flight: send again once it is answered")
         }
         return ActionOutcome("done", "queued \(queued) message(s) for \(name)")
+    }
+
+    func deliveries(ofEvents eventIds: [String]) async throws -> [ConsoleDelivery] {
+        try await WebhookStore(store: store).deliveries(ofEvents: eventIds).map {
+            ConsoleDelivery(eventId: $0.eventId, messageId: $0.messageId, endpoint: $0.endpoint, user: $0.user, product: $0.product,
+                            status: $0.status, attempts: $0.attempts, updatedAtMs: $0.updatedAtMs)
+        }
     }
 
     func publishAudit(_ entry: AuditEntry) async throws {
@@ -110,5 +138,17 @@ enum AuditRecord {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(value)).map(Array.init) ?? []
+    }
+}
+
+/// The last read of the dead-letter topic, and when it was made.
+final class DeadLetterListing: Sendable {
+    private let last = Mutex<(atMs: Int64, letters: [DeadLetter])?>(nil)
+
+    func letters(nowMs: Int64, maxAgeMs: Int64, read: () async throws -> [DeadLetter]) async throws -> [DeadLetter] {
+        if let last = last.withLock({ $0 }), nowMs - last.atMs < maxAgeMs { return last.letters }
+        let letters = try await read()
+        last.withLock { $0 = (nowMs, letters) }
+        return letters
     }
 }

@@ -1,6 +1,7 @@
 import Config
 import Console
 import Entitlements
+import Events
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -113,6 +114,26 @@ struct ConsoleActionTests {
                         return values.compactMap { $0["action"] as? String }.sorted() == ["endpoint.disable", "endpoint.enable", "endpoint.replay"]
                             && values.allSatisfy { $0["operator"] as? String == "alice" }
                     }
+                    // A purchase's story: its event, the entitlement it left, and the message it made for the endpoint.
+                    let event = NormalizedEvent(id: "apple:console-1", type: .subscriptionRenewed, source: "/apple/com.example.app",
+                                                environment: .production, app: "com.example.app", subject: "apple:5000",
+                                                occurredAt: "2030-01-01T00:00:00.000Z", receivedAt: "2030-01-01T00:00:00.000Z", user: "carol",
+                                                product: "pro.monthly",
+                                                transaction: .init(id: "apple:5001", originalId: "apple:5000", expiresAt: "2031-01-01T00:00:00.000Z"),
+                                                sourceType: "test")
+                    _ = try await harness.publish(event)
+                    let id = store.purchaseIds.id(source: "apple", app: "com.example.app", environment: "production", subject: "apple:5000")
+                    try await waitUntil("the story shows the message made for crm", every: .milliseconds(200)) {
+                        let page = try await alice.call(.get, "/console/purchases/\(id)").body
+                        return page.contains("subscription.renewed") && page.contains("Sent to endpoints") && page.contains("crm: ")
+                    }
+                    let story = try await alice.call(.get, "/console/purchases/\(id)").body
+                    #expect(story.contains("apple:5001") && story.contains("carol") && story.contains("never"))
+                    #expect(try await alice.call(.get, "/console/search?q=5001").headers[.location] == "/console/purchases/\(id)")
+                    #expect(try await alice.call(.get, "/console/search?q=carol").headers[.location] == "/console/user?id=carol")
+                    let again = try await alice.call(.get, "/console/endpoints/crm/replay?purchase=\(id)")
+                    #expect(again.status == 200 && again.body.contains("1 message(s) would be sent to crm again"))
+
                     // Pages the operator asks for that do not exist.
                     #expect(try await alice.call(.get, "/console/purchases/pur_AAAAAAAAAAAAAAAAAAAAAA").status == 404)
                     #expect(try await alice.call(.get, "/console/purchases/not-a-purchase-id").status == 404)

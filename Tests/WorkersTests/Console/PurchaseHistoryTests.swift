@@ -54,6 +54,39 @@ struct PurchaseHistoryTests {
         }
     }
 
+    @Test("a hostile transaction id (a NUL, 5,000 bytes) is kept out of the searchable columns and never fails the batch",
+          arguments: Backend.allCases)
+    func hostileIds(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            for (index, hostile) in ["apple:\u{0}1", "apple:" + String(repeating: "9", count: 5_000)].enumerated() {
+                var event = Self.event("hostile-\(index)", .subscriptionRenewed, user: "eve", occurredAt: "2030-01-01T00:00:00.000Z",
+                                       expiresAt: "2030-02-01T00:00:00.000Z", transaction: hostile)
+                event.subject = "apple:\(7000 + index)"
+                #expect(try await store.apply([try Self.change(event, offset: Int64(index))], nowMs: 1_000) == [.applied])
+                let id = store.purchaseIds.id(source: "apple", app: "com.example.app", environment: "production", subject: event.subject)
+                let history = try await store.history(ofPurchase: id)
+                #expect(history.map(\.outcome) == ["applied"] && history.first?.transactionId == nil)
+            }
+        }
+    }
+
+    @Test("a batch of 250 events is kept whole, in statements of 100 rows", arguments: Backend.allCases)
+    func largeBatch(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            var changes: [PurchaseChange] = []
+            for n in 0..<250 {
+                var event = Self.event("bulk-\(n)", .subscriptionRenewed, user: "user-\(n)", occurredAt: "2030-01-01T00:00:00.000Z",
+                                       expiresAt: "2030-02-01T00:00:00.000Z", transaction: "apple:t\(n)")
+                event.subject = "apple:bulk-\(n)"
+                changes.append(try Self.change(event, offset: Int64(n)))
+            }
+            _ = try await store.apply(changes, nowMs: 1_000)
+            #expect(try await store.historyCounts(sinceMs: 0).map(\.count) == [250])
+            let last = store.purchaseIds.id(source: "apple", app: "com.example.app", environment: "production", subject: "apple:bulk-249")
+            #expect(try await store.history(ofPurchase: last).map { $0.position?.offset } == [249])
+        }
+    }
+
     @Test("without a history note (no console), nothing is kept", arguments: Backend.allCases)
     func notKeptWithoutConsole(_ backend: Backend) async throws {
         try await TestDatabases.withStore(backend) { store in
