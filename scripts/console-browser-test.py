@@ -101,6 +101,18 @@ def hostile_delivery(sample):
     return body
 
 
+def user_43_delivery(sample, reason, notification):
+    body = copy.deepcopy(sample)
+    body["applicationUsername"] = "user-43"
+    body["notification"].update({"id": notification, "reason": reason, "purchaseId": "apple:3000000000000043"})
+    purchase = body["purchases"]["apple:pro_monthly"]
+    purchase.update({"purchaseId": "apple:3000000000000043", "transactionId": "apple:3000000000000044"})
+    if reason == "REFUNDED":
+        body["notification"]["date"] = "2026-11-21T10:15:00.000Z"
+        purchase["cancelationReason"] = "Customer"
+    return body
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
@@ -165,6 +177,9 @@ def main():
         sample = json.load(open(os.path.join(ROOT, "examples", "iaptic-renewed.json")))
         check(post_delivery(base, sample) == 200, "the sample delivery is accepted through the webhook route")
         check(post_delivery(base, hostile_delivery(sample)) == 200, "the hostile delivery is accepted (its fields are data)")
+        # user-43 paid, then was refunded: the user the operator is asked about ("she paid and has no access").
+        for reason, notification in (("RENEWED", "ntf_43_renewed"), ("REFUNDED", "ntf_43_refunded")):
+            check(post_delivery(base, user_43_delivery(sample, reason, notification)) == 200, "user-43's %s delivery is accepted" % reason)
 
         driver = browser()
         driver.get(base + "/console")
@@ -207,6 +222,25 @@ def main():
         # Back to the user, by the link on the purchase's page.
         driver.find_element(By.CSS_SELECTOR, "dl.facts a[href*='/console/user']").click()
         wait_for(lambda: "/console/user" in driver.current_url, "the user's page from the purchase")
+
+        # Why user-43 has no access, from the overview: search (1), the purchase (2), its story says.
+        driver.get(base + "/console")
+        search = driver.find_element(By.ID, "q")
+        search.send_keys("user-43" + Keys.ENTER)
+        wait_for(lambda: "/console/user" in driver.current_url, "user-43's page")
+        wait_for(lambda: (driver.refresh() or True) and "refunded" in driver.find_element(By.TAG_NAME, "main").text,
+                 "user-43's refund applied", 60)
+        check(" none" in driver.find_element(By.TAG_NAME, "table").text.lower() or "None:" in driver.find_element(By.TAG_NAME, "main").text,
+              "user-43's page shows no access")
+        driver.set_window_size(1280, 900)
+        shot(driver, "user-without-access")
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        wait_for(lambda: "/console/purchases/" in driver.current_url, "user-43's purchase")
+        story = driver.find_element(By.CSS_SELECTOR, "ol.story").text
+        check(story.index("subscription.renewed") < story.index("purchase.refunded"),
+              "two clicks from the overview, the story shows the renewal and then the refund that ended access")
+        driver.set_window_size(1280, 900)
+        shot(driver, "purchase-refunded")
 
         # The hostile delivery: every page renders its fields as text.
         driver.get(base + "/console/search?q=" + urllib.parse.quote(HOSTILE))
@@ -281,6 +315,8 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
         driver.find_element(By.PARTIAL_LINK_TEXT, "Refresh from its store").click()
         wait_for(lambda: "Refresh now" in driver.page_source, "the refresh's confirmation")
+        driver.set_window_size(1280, 900)
+        shot(driver, "confirm")
         driver.find_element(By.XPATH, "//button[normalize-space()='Refresh now']").click()
         wait_for(lambda: "Recorded in the audit" in driver.find_element(By.TAG_NAME, "main").text, "the refresh's result")
         check("refused" in driver.find_element(By.TAG_NAME, "main").text, "refreshing an Iaptic purchase is refused, and recorded")
@@ -319,9 +355,30 @@ def main():
                 check("subscription.renewed" in driver.find_element(By.CSS_SELECTOR, "ol.story").text,
                       "the purchase's story is reached by keyboard alone")
 
+        # Keyboard only, through the other pages: the header's links to the dead letters and the audit.
+        driver.get(base + "/console")
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+        link = focus_on("nav a[href$='/console/dead-letters']")
+        check(link is not None, "the dead letters' link is reached with Tab")
+        if link is not None:
+            link.send_keys(Keys.ENTER)
+            wait_for(lambda: driver.current_url.endswith("/console/dead-letters"), "the dead letters' page by keyboard")
+            driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+            link = focus_on("nav a[href$='/console/audit']")
+            check(link is not None, "the audit's link is reached with Tab")
+            if link is not None:
+                link.send_keys(Keys.ENTER)
+                wait_for(lambda: driver.current_url.endswith("/console/audit"), "the audit page by keyboard")
+                check("dead_letter.replay" in driver.find_element(By.TAG_NAME, "main").text, "the audit is read by keyboard alone")
+
         # A phone: the purchase page at 390 px wide, nothing wider than the screen.
+        driver.get(base + "/console/search?q=user-42")
+        driver.find_element(By.CSS_SELECTOR, "td a[href*='/console/purchases/']").click()
+        wait_for(lambda: "/console/purchases/" in driver.current_url, "the purchase's page")
         driver.set_window_size(390, 844)
         overflow = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
+        header = driver.execute_script("return document.querySelector('header').getBoundingClientRect().height")
+        check(header < 844 / 3, "on a phone the header takes less than a third of the screen")
         check(not overflow, "the purchase page fits a phone's width")
         shot(driver, "purchase-phone")
 
@@ -344,6 +401,10 @@ def main():
         check(driver.find_elements(By.PARTIAL_LINK_TEXT, "Refresh from its store") == [], "a read-only operator is shown no refresh")
         purchase_path = urllib.parse.urlparse(driver.current_url).path
         token = driver.find_element(By.CSS_SELECTOR, "form.signout input[name=csrf]").get_attribute("value")
+        driver.get(base + purchase_path + "/refresh")
+        check("action_not_allowed" in driver.find_element(By.TAG_NAME, "main").text, "a read-only operator's preview is a refusal page")
+        driver.set_window_size(1280, 900)
+        shot(driver, "refusal")
         viewer = session_cookie(driver)["value"]
         check(post_form(base, purchase_path + "/refresh", {"csrf": token}, viewer, "action_not_allowed") == 403,
               "a read-only operator's action is refused (403 action_not_allowed)")
