@@ -355,21 +355,18 @@ def main():
                 check("subscription.renewed" in driver.find_element(By.CSS_SELECTOR, "ol.story").text,
                       "the purchase's story is reached by keyboard alone")
 
-        # Keyboard only, through the other pages: the header's links to the dead letters and the audit.
+        # Keyboard only, through the other pages: the header's links to the dead letters, then the audit.
         driver.get(base + "/console")
-        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
-        link = focus_on("nav a[href$='/console/dead-letters']")
-        check(link is not None, "the dead letters' link is reached with Tab")
-        if link is not None:
-            link.send_keys(Keys.ENTER)
-            wait_for(lambda: driver.current_url.endswith("/console/dead-letters"), "the dead letters' page by keyboard")
+        for page in ("dead-letters", "audit"):
             driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
-            link = focus_on("nav a[href$='/console/audit']")
-            check(link is not None, "the audit's link is reached with Tab")
-            if link is not None:
-                link.send_keys(Keys.ENTER)
-                wait_for(lambda: driver.current_url.endswith("/console/audit"), "the audit page by keyboard")
-                check("dead_letter.replay" in driver.find_element(By.TAG_NAME, "main").text, "the audit is read by keyboard alone")
+            link = focus_on("nav a[href$='/console/%s']" % page)
+            check(link is not None, "the header's link to %s is reached with Tab" % page)
+            if link is None:
+                break
+            link.send_keys(Keys.ENTER)
+            wait_for(lambda: driver.current_url.endswith("/console/" + page), "the %s page by keyboard" % page)
+        check(driver.current_url.endswith("/console/audit") and "dead_letter.replay" in driver.find_element(By.TAG_NAME, "main").text,
+              "the audit is read by keyboard alone")
 
         # A phone: the purchase page at 390 px wide, nothing wider than the screen.
         driver.get(base + "/console/search?q=user-42")

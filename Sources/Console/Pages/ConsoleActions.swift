@@ -54,8 +54,9 @@ struct ConsoleActions: Sendable {
     }
 
     func replayDeadLetter(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try await postedBy(request, context)
         let position = try Self.position(context)
-        return try await act(request, context, action: "dead_letter.replay", target: position, heading: "Replay dead letter \(position)",
+        return try await act(signedIn, action: "dead_letter.replay", target: position, heading: "Replay dead letter \(position)",
                              back: pages.base + "/dead-letters") {
             try await operations.replayDeadLetter(at: position, dryRun: false)
         }
@@ -74,8 +75,9 @@ struct ConsoleActions: Sendable {
     }
 
     func refresh(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try await postedBy(request, context)
         let id = try await Self.knownPurchase(context, store: store)
-        return try await act(request, context, action: "purchase.refresh", target: id, heading: "Refresh purchase \(id)",
+        return try await act(signedIn, action: "purchase.refresh", target: id, heading: "Refresh purchase \(id)",
                              back: pages.base + "/purchases/\(id)") {
             try await operations.refreshPurchase(id)
         }
@@ -106,8 +108,9 @@ struct ConsoleActions: Sendable {
     }
 
     func setEndpoint(_ request: Request, _ context: ConsoleRequestContext, enable: Bool) async throws -> Response {
+        let signedIn = try await postedBy(request, context)
         let name = try await knownEndpoint(context)
-        return try await act(request, context, action: enable ? "endpoint.enable" : "endpoint.disable", target: name,
+        return try await act(signedIn, action: enable ? "endpoint.enable" : "endpoint.disable", target: name,
                              heading: "\(enable ? "Enable" : "Disable") endpoint \(name)", back: pages.base + "/endpoints") {
             try await operations.setEndpoint(name, enabled: enable)
         }
@@ -128,9 +131,10 @@ struct ConsoleActions: Sendable {
     }
 
     func endpointReplay(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try await postedBy(request, context)
         let name = try await knownEndpoint(context)
         let purchase = try await Self.purchaseQuery(request, store: store)
-        return try await act(request, context, action: "endpoint.replay", target: "\(name) \(purchase)", heading: "Send again to \(name)",
+        return try await act(signedIn, action: "endpoint.replay", target: "\(name) \(purchase)", heading: "Send again to \(name)",
                              back: pages.base + "/purchases/\(purchase)") {
             try await operations.replayToEndpoint(name, purchaseId: purchase, dryRun: false)
         }
@@ -150,14 +154,19 @@ struct ConsoleActions: Sendable {
 
     // MARK: The one way an action is taken
 
-    /// A posted action: the session's CSRF token, an operator who acts, then `perform`, recorded in the
-    /// store's audit and on the audit topic whatever its outcome.
-    private func act(_ request: Request, _ context: ConsoleRequestContext, action: String, target: String, heading: String, back: String,
-                     _ perform: () async throws -> ActionOutcome) async throws -> Response {
+    /// Who posted an action: the session's CSRF token and an operator who acts, checked before anything
+    /// the post names is looked at.
+    private func postedBy(_ request: Request, _ context: ConsoleRequestContext) async throws(Rejection) -> ConsoleOperator {
         let signedIn = try context.signedInOperator()
         let form = try await ConsolePages.form(request)
         try OperatorSessions.checkCSRF(form["csrf"], for: signedIn)
         guard signedIn.canAct else { throw Self.readOnly }
+        return signedIn
+    }
+
+    /// An action `postedBy` admitted: `perform`, recorded in the store's audit before and after, and on the audit topic.
+    private func act(_ signedIn: ConsoleOperator, action: String, target: String, heading: String, back: String,
+                     _ perform: () async throws -> ActionOutcome) async throws -> Response {
         // Recorded before it is taken: whatever happens next, the audit shows who started what.
         var entry = try await operating {
             try await store.recordAudit(AuditEntry(atMs: now(), operatorName: signedIn.name, action: action, target: target,

@@ -86,6 +86,9 @@ struct ConsoleActionTests {
                     #expect(try await bob.call(.get, "/console/endpoints/crm/disable").status == 403)
                     let refused = try await bob.call(.post, "/console/endpoints/crm/disable", form: ["csrf": bobToken])
                     #expect(refused.status == 403 && refused.body.contains("action_not_allowed"))
+                    // Refused before anything the post names is looked at: no answer tells which endpoints exist.
+                    #expect(try await bob.call(.post, "/console/endpoints/nobody/disable", form: ["csrf": bobToken]).status == 403)
+                    #expect(try await bob.call(.post, "/console/endpoints/nobody/disable", form: [:]).body.contains("csrf_token_invalid"))
 
                     var alice = Browser(routes: workers.workers.routes)
                     try await alice.signIn(Self.alice)
