@@ -150,6 +150,18 @@ extension EntitlementStore {
         }
     }
 
+    /// The purchase a checkout's payment made: the provider's notifications (their sender is the checkout's
+    /// provider) name it by the checkout's reference (their subject) in the checkout's environment (checkouts, migration 6).
+    public func purchaseIds(forCheckout checkoutId: String, limit: Int = 20) async throws(StoreError) -> [String] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT p.purchase_id FROM checkouts c
+                JOIN purchases p ON p.source = c.provider AND p.subject = c.reference AND p.environment = c.environment
+                WHERE c.id = $1 AND p.purchase_id IS NOT NULL LIMIT $2
+                """, [.text(checkoutId), .int(Int64(limit))]).compactMap { $0.text("purchase_id") }
+        }
+    }
+
     /// The history recorded since `sinceMs`, per source and outcome: the console's overview.
     public func historyCounts(sinceMs: Int64) async throws(StoreError) -> [(source: String, outcome: String, count: Int64)] {
         try await database.read { connection throws(StoreError) in

@@ -57,7 +57,7 @@ struct ConsolePages: Sendable {
         return ["label": label, "rows": rows, "hasRows": !rows.isEmpty]
     }
 
-    /// A purchase id, a transaction or order id, or a user id: one match opens its page, several are listed.
+    /// A purchase id, a transaction or order id, a checkout id, or a user id: one match opens its page, several are listed.
     func search(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
         let signedIn = try context.signedInOperator()
         let query = String(request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
@@ -68,14 +68,16 @@ struct ConsolePages: Sendable {
         var results: [[String: String]] = []
         // Events name transactions and purchases with their store's prefix (`apple:`, `google:`); people paste them bare.
         let ids = query.contains(":") ? [query] : [query] + Self.storePrefixes.map { $0 + query }
-        let (purchase, byTransaction, userApps) = try await reading {
+        let (purchase, byTransaction, byCheckout, userApps) = try await reading {
             (PurchaseIds.isWellFormed(query) ? try await store.purchase(id: query) : nil,
-             try await store.purchaseIds(withTransactionOrSubject: ids), try await store.appsAndEnvironments(ofUser: query))
+             try await store.purchaseIds(withTransactionOrSubject: ids), try await store.purchaseIds(forCheckout: query),
+             try await store.appsAndEnvironments(ofUser: query))
         }
         if purchase != nil { results.append(["href": purchaseHref(query), "label": "Purchase \(query)"]) }
         for id in byTransaction where !id.isExactly(query) {
             results.append(["href": purchaseHref(id), "label": "Purchase \(id) (transaction, order or original transaction \(query))"])
         }
+        for id in byCheckout { results.append(["href": purchaseHref(id), "label": "Purchase \(id) (paid through checkout \(query))"]) }
         if !userApps.isEmpty {
             results.append(["href": userHref(query), "label": "User \(query) (\(userApps.map { "\($0.app) \($0.environment)" }.joined(separator: ", ")))"])
         }

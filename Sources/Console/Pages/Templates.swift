@@ -29,7 +29,7 @@ enum Templates {
     </nav>
     <form class="search" method="get" action="{{base}}/search" role="search">
     <label for="q">Find</label>
-    <input id="q" name="q" type="search" value="{{query}}" placeholder="user, purchase, transaction or order id" maxlength="512">
+    <input id="q" name="q" type="search" value="{{query}}" placeholder="user, purchase, transaction, order or checkout id" maxlength="512">
     <button type="submit">Search</button>
     </form>
     <form class="signout" method="post" action="{{base}}/sign-out">
@@ -92,7 +92,7 @@ enum Templates {
     static let search = """
     {{> head}}
     <h1>Search</h1>
-    {{^results}}<p>Nothing matches “{{query}}”: try a user id, a purchase id, an Apple transaction id or a Google order id.</p>{{/results}}
+    {{^results}}<p>Nothing matches “{{query}}”: try a user id, a purchase id, an Apple transaction id, a Google order id or a checkout id.</p>{{/results}}
     {{#hasResults}}
     <ul class="results">
     {{#results}}<li><a href="{{href}}">{{label}}</a></li>{{/results}}

@@ -87,6 +87,32 @@ struct PurchaseHistoryTests {
         }
     }
 
+    @Test("a checkout id finds the purchase its payment made (its provider names it by the checkout's reference); another checkout's does not",
+          arguments: Backend.allCases)
+    func checkoutSearch(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store in
+            let paid = NormalizedEvent(id: "citcon:pay-1", type: .purchaseCompleted, source: "/citcon/acct", environment: .sandbox, app: "acct",
+                                       subject: "ref-77", occurredAt: "2030-01-01T00:00:00.000Z", receivedAt: "2030-01-01T00:00:00.000Z",
+                                       user: "dana", product: "tweak.lifetime", sourceType: "test")
+            _ = try await store.apply([try Self.change(paid, offset: 1)], nowMs: 1_000)
+            _ = try await store.database.transaction { connection throws(StoreError) in
+                for (id, reference, provider) in [("chk_paid", "ref-77", "citcon"), ("chk_unpaid", "ref-78", "citcon"), ("chk_other", "ref-77", "alipayplus")] {
+                    try connection.execute("""
+                        INSERT INTO checkouts (id, app, user_id, product, amount_minor, currency, provider, account, reference, environment, state,
+                                               created_at_ms, expires_at_ms, updated_at_ms)
+                        VALUES ($1, 'acct', 'dana', 'tweak.lifetime', 199, 'USD', $3, 'acct', $2, 'sandbox', 'paid', 0, 1, 0)
+                        """, [.text(id), .text(reference), .text(provider)])
+                }
+            }
+            let id = store.purchaseIds.id(source: "citcon", app: "acct", environment: "sandbox", subject: "ref-77")
+            #expect(try await store.purchaseIds(forCheckout: "chk_paid") == [id])
+            #expect(try await store.purchaseIds(forCheckout: "chk_unpaid").isEmpty)
+            // Another provider's checkout with the same reference is not this purchase's.
+            #expect(try await store.purchaseIds(forCheckout: "chk_other").isEmpty)
+            #expect(try await store.purchaseIds(forCheckout: "chk_unknown").isEmpty)
+        }
+    }
+
     @Test("without a history note (no console), nothing is kept", arguments: Backend.allCases)
     func notKeptWithoutConsole(_ backend: Backend) async throws {
         try await TestDatabases.withStore(backend) { store in
