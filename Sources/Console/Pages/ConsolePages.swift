@@ -137,7 +137,7 @@ struct ConsolePages: Sendable {
         let steps: [[String: Any]] = history.enumerated().map { index, entry in
             var step: [String: Any] = [
                 "index": index + 1, "type": entry.type, "outcome": entry.outcome, "occurredAt": entry.occurredAt,
-                "receivedAt": entry.receivedAt, "eventId": entry.source == "google" ? store.purchaseIds.eventId(entry.eventId) : entry.eventId,
+                "receivedAt": entry.receivedAt, "eventId": EventRedaction.eventId(entry.eventId, source: entry.source, ids: store.purchaseIds),
                 "eventJSON": EventRedaction.prettyEvent(entry.eventJSON, ids: store.purchaseIds),
                 "hasEntitlements": !entry.entitlements.isEmpty,
                 "entitlements": entry.entitlements.map { e -> [String: Any] in

@@ -121,6 +121,7 @@ struct OperatorSessionTests {
         #expect(shown.contains(ids.id(source: "google", app: "com.example", environment: "production", subject: "TOKEN-abc")))
         #expect(shown.contains(ids.eventId("google:voided:TOKEN-abc")))
         #expect(EventRedaction.eventId("google:voided:TOKEN-abc", source: "/google/com.example", ids: ids).hasPrefix("evt_"))
+        #expect(EventRedaction.eventId("google:voided:TOKEN-abc", source: "google", ids: ids) == ids.eventId("google:voided:TOKEN-abc"))
         let apple = #"{"id":"apple:1","source":"/apple/com.example","subject":"apple:1000"}"#
         #expect(EventRedaction.prettyEvent(apple, ids: ids).contains("apple:1000"))
         #expect(EventRedaction.eventId("apple:1", source: "/apple/com.example", ids: ids) == "apple:1")
