@@ -18,7 +18,7 @@ public struct ConsoleMetrics: Sendable {
         Counter(label: "tollgate_console_sign_ins_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
-    /// History rows pruned after `console.historyDays`.
+    /// History and raw-delivery index rows pruned after `console.historyDays`.
     func historyPruned(_ count: Int) {
         Counter(label: "tollgate_console_history_pruned_total", factory: factory).increment(by: count)
     }
@@ -43,6 +43,6 @@ public struct ConsoleMetrics: Sendable {
         MetricFamily("tollgate_console_sign_ins_total", .counter, labels: ["outcome"],
                      help: "Operator console sign-ins, by outcome (signed_in, refused)."),
         MetricFamily("tollgate_console_history_pruned_total", .counter,
-                     help: "Purchase history rows deleted after console.historyDays."),
+                     help: "Purchase history and raw delivery index rows deleted after console.historyDays."),
     ]
 }

@@ -20,6 +20,24 @@ public protocol ConsoleOperations: Sendable {
     func deliveries(ofEvents eventIds: [String]) async throws -> [ConsoleDelivery]
     /// Publishes an audit record to `tollgate.audit`.
     func publishAudit(_ entry: AuditEntry) async throws
+    /// The raw record a sender's delivery was written to (`raw.<source>`, by position); nil when the topic no longer keeps it.
+    func rawRecord(source: String, partition: Int32, offset: Int64) async throws -> ConsoleRawRecord?
+    /// Verifies that delivery again with its sender's code, offline, as `tollgate replay` does, and publishes its
+    /// events to the events topic again (same ids: the projection applies each once); a dry run says what it would publish.
+    func reverify(source: String, partition: Int32, offset: Int64, dryRun: Bool) async throws -> ActionOutcome
+}
+
+/// A raw record as the gateway wrote it: the kept request headers (never a credential) and the body.
+public struct ConsoleRawRecord: Sendable {
+    public var timestampMs: Int64?
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(timestampMs: Int64?, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.timestampMs = timestampMs
+        self.headers = headers
+        self.body = body
+    }
 }
 
 public struct ConsoleDeadLetter: Sendable {

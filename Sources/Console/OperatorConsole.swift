@@ -87,6 +87,8 @@ public struct OperatorConsole: Sendable {
             Route(.post, base + "/endpoints/:endpoint/disable") { request, context in try await actions.setEndpoint(request, context, enable: false) },
             Route(.get, base + "/endpoints/:endpoint/replay") { request, context in try await actions.confirmEndpointReplay(request, context) },
             Route(.post, base + "/endpoints/:endpoint/replay") { request, context in try await actions.endpointReplay(request, context) },
+            Route(.get, base + "/deliveries/:source/:position") { request, context in try await actions.rawDelivery(request, context) },
+            Route(.post, base + "/deliveries/:source/:position/reverify") { request, context in try await actions.reverify(request, context) },
             Route(.get, base + "/audit") { request, context in try await actions.audit(request, context) },
             Route(.post, base + "/sign-out") { request, context in
                 let form = try await ConsolePages.form(request)
@@ -98,8 +100,9 @@ public struct OperatorConsole: Sendable {
         let retentionMs = Int64(settings.historyDays) * 86_400_000
         historyPruning = PeriodicJob(name: "purchase history pruning", interval: .seconds(600), logger: logger) {
             let pruned = try await store.pruneHistory(beforeMs: now() - retentionMs)
-            if pruned > 0 { metrics.historyPruned(pruned) }
-            return pruned >= 5_000 ? .moreWaiting : .idle
+            let deliveries = try await store.pruneRawDeliveries(beforeMs: now() - retentionMs)
+            if pruned + deliveries > 0 { metrics.historyPruned(pruned + deliveries) }
+            return pruned >= 5_000 || deliveries >= 5_000 ? .moreWaiting : .idle
         }
     }
 }

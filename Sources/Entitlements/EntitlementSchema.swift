@@ -346,5 +346,22 @@ enum EntitlementSchema {
             CREATE INDEX console_audit_by_time ON console_audit (at_ms);
             """
         },
+        // The raw deliveries behind each event, by the position of their raw record, so a purchase's story
+        // shows every delivery that carried its events (Sources/Entitlements/RawDeliveryRows.swift); kept,
+        // as the history, for `console.historyDays`. One row per event a delivery carried. The history by event:
+        // where a delivery's events went.
+        Migration(version: 21, name: "raw deliveries by event") { _ in
+            """
+            CREATE TABLE raw_deliveries (
+                event_id TEXT NOT NULL, source TEXT NOT NULL, record_topic TEXT NOT NULL, record_partition INTEGER NOT NULL,
+                record_offset BIGINT NOT NULL, received_at TEXT, path TEXT, scope TEXT, body_bytes BIGINT NOT NULL,
+                recorded_at_ms BIGINT NOT NULL,
+                PRIMARY KEY (record_topic, record_partition, record_offset, event_id));
+            CREATE INDEX raw_deliveries_by_event ON raw_deliveries (event_id);
+            CREATE INDEX raw_deliveries_by_time ON raw_deliveries (recorded_at_ms);
+            CREATE INDEX raw_deliveries_by_position ON raw_deliveries (source, record_partition, record_offset);
+            CREATE INDEX purchase_history_by_event ON purchase_history (event_id);
+            """
+        },
     ]
 }

@@ -26,3 +26,16 @@ public enum JSONText {
         bytes.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSONText {
+    /// A JSON array of strings.
+    public static func array(_ texts: [String]) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, text) in texts.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendString(text, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -10,4 +10,7 @@ public enum RawRecordHeaders {
     /// The app and environment of the delivery's first event (none when it carried no event).
     public static let app = "tollgate_app"
     public static let environment = "tollgate_environment"
+    /// Every event's `ce_id` as a JSON array, written only when the delivery carried more than one (the
+    /// CloudEvents headers name the first): what the console's index of raw deliveries reads.
+    public static let eventIds = "tollgate_event_ids"
 }

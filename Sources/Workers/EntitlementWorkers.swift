@@ -116,7 +116,7 @@ public struct EntitlementWorkers: Service {
                                           : RefundReviewSetup(policies: config.sources.google.refundReviews, retryDelaysMs: config.topicNames.retryDelaysMs),
                                       appAccountTokens: AppAccountTokenSetup(settings: config.sources.apple, clients: appStoreClients,
                                                                              retryDelaysMs: config.topicNames.retryDelaysMs),
-                                      console: console, metrics: metrics, logger: logger)
+                                      console: console, senderSettings: config.sources, metrics: metrics, logger: logger)
     }
 
     static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient], startsNow: Bool) throws -> AppleBackfillSetup? {
@@ -135,6 +135,7 @@ public struct EntitlementWorkers: Service {
     /// of `checkouts` (none: purchases answer 503). `checkouts`: `POST /v1/checkouts`, the matching of
     /// provider notifications to checkouts and their expiry (nil: none served).
     /// `playAcknowledgementRetry`: the loop that retries the Play acknowledgements `purchases`' acknowledger queued (`GooglePurchases`).
+    /// `senderSettings`: what the console verifies a raw delivery again with (nil: it refuses to).
     public init(client: KafkaClientConfig, topics: TopicNames, consumerGroup: String, ackTimeoutMs: Int = 5_000,
                 store: EntitlementStore, closesStore: Bool = false, playAPI: GooglePlayEnricher? = nil,
                 consumption: ConsumptionAnswering? = nil,
@@ -147,6 +148,7 @@ public struct EntitlementWorkers: Service {
                 checkouts: CheckoutSetup? = nil, merchantAPI: MerchantAPISetup = MerchantAPISetup(),
                 webhooks: WebhookSetup? = nil, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
                 appAccountTokens: AppAccountTokenSetup? = nil, console consoleSetup: ConsoleSetup? = nil,
+                senderSettings: SourcesSettings? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
@@ -169,7 +171,8 @@ public struct EntitlementWorkers: Service {
         let console = consoleSetup.map { setup in
             OperatorConsole(setup: setup, store: store,
                             operations: WorkerConsoleOperations(client: client, topics: topics, store: store, producer: producer, refresh: merchant.refresh,
-                                                                endpointList: webhooks?.endpoints ?? [], now: clock),
+                                                                endpointList: webhooks?.endpoints ?? [], senderSettings: senderSettings,
+                                                                now: clock),
                             metrics: ConsoleMetrics(factory: metrics.factory), logger: logger, now: clock)
         }
         processor.keepsHistory = console != nil
@@ -216,6 +219,13 @@ public struct EntitlementWorkers: Service {
                 config: ConsumerConfig(client: client, groupId: consumerGroup + ".webhook-forwarding"),
                 senders: Dictionary(uniqueKeysWithValues: topics.sources.map { (topics.raw($0), $0) }),
                 forwarding: forwarding, metrics: metrics, logger: logger, clock: clock)))
+        }
+        if console != nil {
+            // A group of its own: where each raw delivery is, by its events, for the purchases' stories.
+            steps.append(.stop("raw delivery index", RawDeliveryIndex(
+                config: ConsumerConfig(client: client, groupId: consumerGroup + ".console-raw-index"),
+                senders: Dictionary(uniqueKeysWithValues: topics.sources.map { (topics.raw($0), $0) }),
+                store: store, metrics: metrics, logger: logger, clock: clock)))
         }
         steps += [
             // Flushes what the consumers sent to the retry and dead-letter topics and the relay to the entitlements topic.

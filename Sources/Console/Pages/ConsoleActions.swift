@@ -140,6 +140,77 @@ struct ConsoleActions: Sendable {
         }
     }
 
+    // MARK: Raw deliveries
+
+    /// A delivery as the gateway wrote it to its raw topic: where and when it arrived, the events it carried
+    /// and the purchases they touched, its kept headers and its body with every credential withheld.
+    func rawDelivery(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        let (source, partition, offset) = try Self.rawPosition(context)
+        let (indexed, purchases) = try await operating {
+            let indexed = try await store.rawDeliveries(source: source, partition: partition, offset: offset)
+            return (indexed, try await store.purchaseIds(ofEvents: indexed.map(\.eventId)))
+        }
+        // The record itself, from its topic: nil when retention removed it, unknown when the broker cannot answer now.
+        let read: Result<ConsoleRawRecord?, any Error>
+        do { read = .success(try await operations.rawRecord(source: source, partition: partition, offset: offset)) } catch { read = .failure(error) }
+        let record = try? read.get()
+        if indexed.isEmpty, case .success(nil) = read { throw Rejection(ConsoleReason.notFound, "no delivery of \(source) at \(partition):\(offset)") }
+        let first = indexed.first
+        var values: [String: Any] = [
+            "source": source, "position": "\(partition):\(offset)",
+            "receivedAt": first?.receivedAt ?? record?.headers.first { $0.name == RawRecordHeaders.receivedAt }?.value ?? "",
+            "bytes": first?.bodyBytes ?? Int64(record?.body.count ?? 0),
+            "events": indexed.map { delivery -> [String: Any] in
+                ["eventId": EventRedaction.eventId(delivery.eventId, source: source, ids: store.purchaseIds),
+                 "purchases": purchases.filter { $0.eventId.isExactly(delivery.eventId) }.map { ["href": pages.base + "/purchases/" + $0.purchaseId, "id": $0.purchaseId] }]
+            },
+            "hasEvents": !indexed.isEmpty,
+        ]
+        if let path = first?.path { values["path"] = path }
+        if let scope = first?.scope { values["scope"] = scope }
+        switch read {
+        case .success(let record?):
+            values["headers"] = record.headers.map { header -> [String: String] in
+                let name = header.name.hasPrefix("http_") ? String(header.name.dropFirst(5)) : header.name
+                // A Google event's subject is its purchase token.
+                let token = source == EventRedaction.tokenSender && header.name == CloudEventHeaders.subject
+                return ["name": header.name, "value": DeliveryRedaction.withholds(name) || token ? DeliveryRedaction.withheld : header.value]
+            }
+            values["body"] = DeliveryRedaction.pretty(record.body)
+        case .success(nil): values["gone"] = true
+        case .failure: values["unreadable"] = true
+        }
+        if signedIn.canAct, record != nil {
+            values["preview"] = try await operating {
+                try await operations.reverify(source: source, partition: partition, offset: offset, dryRun: true)
+            }.detail
+        }
+        return pages.page("rawDelivery", title: "Delivery", signedIn: signedIn, values)
+    }
+
+    func reverify(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try await postedBy(request, context)
+        let (source, partition, offset) = try Self.rawPosition(context)
+        return try await act(signedIn, action: "delivery.reverify", target: "\(source) \(partition):\(offset)",
+                             heading: "Verify again \(source) \(partition):\(offset)",
+                             back: pages.base + "/deliveries/\(source)/\(partition):\(offset)") {
+            try await operations.reverify(source: source, partition: partition, offset: offset, dryRun: false)
+        }
+    }
+
+    /// A raw delivery's sender and `partition:offset` from the path.
+    private static func rawPosition(_ context: ConsoleRequestContext) throws(Rejection) -> (String, Int32, Int64) {
+        let position = try Self.position(context)
+        let parts = position.split(separator: ":")
+        guard let source = context.parameters.get("source"), !source.isEmpty, source.utf8.count <= 40,
+              source.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }),
+              parts.count == 2, let partition = Int32(parts[0]), let offset = Int64(parts[1]) else {
+            throw Rejection(ConsoleReason.notFound, "name a delivery by its sender and partition:offset")
+        }
+        return (source, partition, offset)
+    }
+
     // MARK: Audit
 
     func audit(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
@@ -216,7 +287,7 @@ struct ConsoleActions: Sendable {
     private static func position(_ context: ConsoleRequestContext) throws(Rejection) -> String {
         guard let position = context.parameters.get("position"), position.utf8.count <= 40,
               position.split(separator: ":").count == 2, position.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ":") }) else {
-            throw Rejection(ConsoleReason.notFound, "name a dead letter by partition:offset")
+            throw Rejection(ConsoleReason.notFound, "name a record by partition:offset")
         }
         return position
     }

@@ -129,6 +129,8 @@ struct ConsolePages: Sendable {
         }
         let (found, history) = try await reading { (try await store.purchase(id: id), try await store.history(ofPurchase: id)) }
         guard let purchase = found else { throw Rejection(ConsoleReason.notFound, "no such purchase") }
+        // The deliveries that carried its events (a webhook redelivered carried its event more than once).
+        let arrivals = try await reading { try await store.rawDeliveries(ofEvents: history.map(\.eventId)) }
         // What the workers did for it beyond the projection: the messages its events made for each endpoint,
         // and its last read from its store. Shown as "unknown" when they cannot be read now.
         let deliveries = try? await operations.deliveries(ofEvents: history.map(\.eventId))
@@ -151,6 +153,15 @@ struct ConsolePages: Sendable {
                     return shown
                 },
             ]
+            let carried = arrivals.filter { $0.eventId.isExactly(entry.eventId) }
+            step["hasArrivals"] = !carried.isEmpty
+            step["arrivals"] = carried.map { a -> [String: Any] in
+                var arrival: [String: Any] = ["source": a.source, "receivedAt": a.receivedAt ?? "", "bytes": a.bodyBytes,
+                                              "position": "\(a.position.partition):\(a.position.offset)",
+                                              "href": pages.base + "/deliveries/\(a.source)/\(a.position.partition):\(a.position.offset)"]
+                if let scope = a.scope { arrival["scope"] = scope }
+                return arrival
+            }
             let sent = (deliveries ?? []).filter { $0.eventId.isExactly(entry.eventId) }
             step["hasDeliveries"] = !sent.isEmpty
             step["deliveries"] = sent.map { d -> [String: Any] in

@@ -5,7 +5,7 @@ enum Templates {
     static let all: [String: String] = [
         "head": head, "foot": foot, "signIn": signIn, "overview": overview, "search": search, "user": user,
         "purchase": purchase, "refusal": refusal, "deadLetters": deadLetters, "deadLetter": deadLetter, "confirm": confirm,
-        "result": result, "endpoints": endpoints, "audit": audit,
+        "result": result, "endpoints": endpoints, "audit": audit, "rawDelivery": rawDelivery,
     ]
 
     static let head = """
@@ -165,6 +165,12 @@ enum Templates {
     {{#position}}<dt>Record</dt><dd>{{position}}</dd>{{/position}}
     {{#stateAfter}}<dt>Purchase after</dt><dd>{{stateAfter}}</dd>{{/stateAfter}}
     </dl>
+    {{#hasArrivals}}
+    <h4>Delivered by the sender</h4>
+    <ul>
+    {{#arrivals}}<li><a href="{{href}}">{{source}} {{position}}</a>: received {{receivedAt}}, verified by the gateway{{#scope}} ({{scope}}){{/scope}}, {{bytes}} bytes</li>{{/arrivals}}
+    </ul>
+    {{/hasArrivals}}
     {{#hasEntitlements}}
     <h4>Entitlements it left</h4>
     <ul>
@@ -244,6 +250,44 @@ enum Templates {
     <table><tbody>{{#headers}}<tr><th scope="row">{{name}}</th><td class="id">{{value}}</td></tr>{{/headers}}</tbody></table>
     <h2>Body</h2>
     <pre>{{body}}</pre>
+    {{> foot}}
+    """
+
+    static let rawDelivery = """
+    {{> head}}
+    <h1>Delivery {{source}} {{position}}</h1>
+    <p>A delivery the gateway verified and wrote to its raw topic, as it arrived. Fields that may be credentials are withheld here.</p>
+    <dl class="facts">
+    <dt>Sender</dt><dd>{{source}}</dd>
+    <dt>Received</dt><dd>{{receivedAt}}</dd>
+    <dt>Verification</dt><dd>verified by the gateway{{#scope}} ({{scope}}){{/scope}}</dd>
+    {{#path}}<dt>Path</dt><dd>{{path}}</dd>{{/path}}
+    <dt>Raw record</dt><dd>partition:offset {{position}}, {{bytes}} bytes</dd>
+    </dl>
+    <h2>Events it carried</h2>
+    {{^hasEvents}}<p>None recorded (the index keeps deliveries for console.historyDays).</p>{{/hasEvents}}
+    <ul>
+    {{#events}}<li><span class="id">{{eventId}}</span>{{#purchases}} · <a href="{{href}}">{{id}}</a>{{/purchases}}</li>{{/events}}
+    </ul>
+    {{#gone}}<p class="refusal">The raw topic no longer keeps this record (its retention).</p>{{/gone}}
+    {{#unreadable}}<p class="refusal">The raw topic cannot be read now; try again shortly.</p>{{/unreadable}}
+    {{#preview}}
+    <section class="card">
+    <h2>Verify again</h2>
+    <p>Verifies this delivery again with its sender's code, offline, and publishes its events again (same ids: each is applied once).</p>
+    <p>Dry run: {{preview}}</p>
+    <form method="post" action="{{base}}/deliveries/{{source}}/{{position}}/reverify">
+    <input type="hidden" name="csrf" value="{{csrf}}">
+    <button type="submit">Verify again and publish</button>
+    </form>
+    </section>
+    {{/preview}}
+    {{#body}}
+    <h2>Headers</h2>
+    <table><tbody>{{#headers}}<tr><th scope="row">{{name}}</th><td class="id">{{value}}</td></tr>{{/headers}}</tbody></table>
+    <h2>Body</h2>
+    <pre>{{body}}</pre>
+    {{/body}}
     {{> foot}}
     """
 

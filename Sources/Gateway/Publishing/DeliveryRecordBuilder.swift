@@ -21,7 +21,7 @@ public struct DeliveryRecordBuilder: Sendable {
         })
     }
 
-    func records(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
+    public func records(for delivery: AcceptedDelivery, source: SourceName, request: WebhookRequest) -> [KafkaMessage] {
         if let quarantine = delivery.quarantine {
             // No key: nothing downstream groups quarantined deliveries by purchase.
             let headers = [KafkaHeader(name: "tollgate_source", string: source.rawValue),
@@ -39,6 +39,9 @@ public struct DeliveryRecordBuilder: Sendable {
             // What forward webhook endpoints are routed by (docs/outbound-webhooks.md).
             rawHeaders += [KafkaHeader(name: RawRecordHeaders.app, string: first.app),
                            KafkaHeader(name: RawRecordHeaders.environment, string: first.environment.rawValue)]
+            if delivery.events.count > 1 {
+                rawHeaders.append(KafkaHeader(name: RawRecordHeaders.eventIds, string: JSONText.array(delivery.events.map(\.id))))
+            }
         }
         rawHeaders += requestHeaders(request, source: source)
         if let scope = delivery.authenticatedScope {

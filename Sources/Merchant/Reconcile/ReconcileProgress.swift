@@ -60,7 +60,7 @@ struct ReconcileStopped: Error {
 
 extension CloudEventRecord {
     /// The record the gateway would have written for `event` (`DeliveryRecordBuilder.eventRecord`).
-    static func message(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
+    public static func message(_ event: NormalizedEvent, topic: String) -> KafkaMessage {
         let record = CloudEventRecord(event)
         return KafkaMessage(topic: topic, key: record.key, value: record.value,
                             headers: record.headers.map { KafkaHeader(name: $0.name, string: $0.value) })

@@ -54,6 +54,39 @@ public enum TopicScan {
     }
 }
 
+extension TopicScan {
+    /// The one record at `partition:offset`, nil when the topic no longer keeps it (retention) or never
+    /// held it. Reads that partition from the offset and no other: a fetch, not a scan.
+    public static func record(client: KafkaClientConfig, topic: String, partition: Int32, offset: Int64) async throws -> KafkaRecord? {
+        let reader = try TopicReader(client: client, topic: topic)
+        let partitions = try await reader.partitions()
+        guard partitions.contains(partition), offset >= 0 else {
+            await reader.close()
+            return nil
+        }
+        let (low, high) = try await reader.watermarks(partition: partition)
+        guard offset >= low, offset < high else {
+            await reader.close()
+            return nil
+        }
+        var start: [Int32: Int64] = [:]
+        for each in partitions { start[each] = each == partition ? offset : -1 }
+        let collector = RecordCollector()
+        do {
+            try await reader.read(from: start) { record in
+                guard record.partition == partition else { return true }
+                if record.offset == offset { collector.append(record) }
+                return false
+            }
+        } catch {
+            await reader.close()
+            throw error
+        }
+        await reader.close()
+        return collector.all.first
+    }
+}
+
 /// Gathers records from a reader's handler (which may run on another thread).
 final class RecordCollector: Sendable {
     private let records = Mutex<[KafkaRecord]>([])

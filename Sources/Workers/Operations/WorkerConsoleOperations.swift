@@ -3,8 +3,11 @@ import Entitlements
 import Events
 import Foundation
 import Kafka
+import Config
 import Merchant
+import Rejections
 import Synchronization
+import Verifiers
 import Webhooks
 
 /// What the operator console's actions reach, from the workers: the dead-letter topic (read as `tollgate
@@ -17,6 +20,9 @@ struct WorkerConsoleOperations: ConsoleOperations {
     let producer: KafkaProducer
     let refresh: RefreshAPI
     let endpointList: [WebhookEndpoint]
+    /// The senders' settings a raw delivery is verified again with (offline, as `tollgate replay` verifies);
+    /// nil: re-verifying is refused.
+    let senderSettings: SourcesSettings?
     let now: @Sendable () -> Int64
 
     /// The dead-letter topic read for pages, at most once every `listingSeconds` (pages and the overview share
@@ -112,6 +118,50 @@ struct WorkerConsoleOperations: ConsoleOperations {
             ConsoleDelivery(eventId: $0.eventId, messageId: $0.messageId, endpoint: $0.endpoint, user: $0.user, product: $0.product,
                             status: $0.status, attempts: $0.attempts, updatedAtMs: $0.updatedAtMs)
         }
+    }
+
+    func rawRecord(source: String, partition: Int32, offset: Int64) async throws -> ConsoleRawRecord? {
+        guard let sender = topics.sources.first(where: { $0.rawValue == source }) else { return nil }
+        guard let record = try await TopicScan.record(client: client, topic: topics.raw(sender), partition: partition, offset: offset) else {
+            return nil
+        }
+        return ConsoleRawRecord(timestampMs: record.timestampMs, headers: record.headers.map { ($0.name, $0.stringValue ?? "") },
+                                body: record.value)
+    }
+
+    func reverify(source: String, partition: Int32, offset: Int64, dryRun: Bool) async throws -> ActionOutcome {
+        guard let sender = topics.sources.first(where: { $0.rawValue == source }) else { return ActionOutcome("refused", "no sender \(source)") }
+        guard let senderSettings else { return ActionOutcome("refused", "these workers hold no sender settings to verify with") }
+        let position = "\(topics.raw(sender)) \(partition):\(offset)"
+        guard let record = try await TopicScan.record(client: client, topic: topics.raw(sender), partition: partition, offset: offset) else {
+            return ActionOutcome("refused", "\(position) is no longer on its topic (its retention)")
+        }
+        let verifier: any WebhookSource
+        do {
+            verifier = try SenderCatalog.standard.offlineSource(named: source, settings: senderSettings)
+        } catch {
+            return ActionOutcome("refused", "\(source) cannot be verified offline with these settings")
+        }
+        let request = RawDeliveryHeaders.request(body: record.value, headers: record.headers.map { ($0.name, $0.stringValue) },
+                                                 timestampMs: record.timestampMs, source: sender)
+        let events: [NormalizedEvent]
+        do throws(Rejection) {
+            events = try await verifier.reverify(request).events
+        } catch {
+            // The reason code, not the message: a sender's message may quote what it refused.
+            return ActionOutcome("refused", "\(position) does not verify now: \(error.code)")
+        }
+        guard !events.isEmpty else { return ActionOutcome("refused", "\(position) verifies and carries no event") }
+        let recorded = record.headers.string(CloudEventHeaders.id)
+        let sameIds = recorded.map { events[0].id.isExactly($0) } ?? true
+        let shown = events.map { "\(EventRedaction.eventId($0.id, source: source, ids: store.purchaseIds)) (\($0.type.rawValue))" }
+            .joined(separator: ", ")
+        let idNote = sameIds ? "" : "; its first event's id differs from the one recorded when it arrived"
+        if dryRun { return ActionOutcome("dry_run", "\(position) verifies: \(events.count) event(s) would be published again: \(shown)\(idNote)") }
+        for event in events {
+            _ = try await producer.send(CloudEventRecord.message(event, topic: topics.events))
+        }
+        return ActionOutcome("done", "\(position) verified; \(events.count) event(s) published again: \(shown)\(idNote)")
     }
 
     func publishAudit(_ entry: AuditEntry) async throws {

@@ -30,7 +30,8 @@ final class RunningWorkers: Sendable {
          purchases: EntitlementWorkers.PurchasesSetup = .init(verifiers: []), apiTokens: [APIToken] = [],
          sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
          merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
-         appAccountTokens: AppAccountTokenSetup? = nil, console: ConsoleSetup? = nil, webhooks: WebhookSetup? = nil) throws {
+         appAccountTokens: AppAccountTokenSetup? = nil, console: ConsoleSetup? = nil, webhooks: WebhookSetup? = nil,
+         senderSettings: SourcesSettings? = nil) throws {
         let listening = ListeningPort()
         self.listening = listening
         // With `ownServer`, the workers' own HTTP server on a free loopback port, as `tollgate work` runs it.
@@ -41,7 +42,7 @@ final class RunningWorkers: Sendable {
                                          store: store, playAPI: playAPI, consumption: consumption, apiTokens: apiTokens, listener: listener,
                                          expiryPublishDelayMs: expiryPublishDelayMs, purchases: purchases, sileo: sileo, sileoCheckouts: sileoCheckouts, clock: clock, checkouts: checkouts,
                                          merchantAPI: merchantAPI, webhooks: webhooks, refundReviews: refundReviews, appAccountTokens: appAccountTokens,
-                                         console: console, metrics: WorkerMetrics(factory: metrics),
+                                         console: console, senderSettings: senderSettings, metrics: WorkerMetrics(factory: metrics),
                                          logger: harness.logger)
         group = ServiceGroup(services: [workers], logger: harness.logger)
         running = Task { [group] in try await group.run() }

@@ -60,12 +60,13 @@ final class WorkerHarness: Sendable {
                                   sileo: [SileoVendor] = [], sileoCheckouts: (any CheckoutStarting)? = nil, checkouts: CheckoutSetup? = nil, ownServer: Bool = false, serverPort: Int = 0,
                                   merchantAPI: MerchantAPISetup = MerchantAPISetup(), refundReviews: RefundReviewSetup? = nil,
                                   appAccountTokens: AppAccountTokenSetup? = nil, console: ConsoleSetup? = nil, webhooks: WebhookSetup? = nil,
+                                  senderSettings: SourcesSettings? = nil,
                                   _ body: (RunningWorkers) async throws -> T) async throws -> T {
         let workers = try RunningWorkers(harness: self, store: store, expiryPublishDelayMs: expiryPublishDelayMs, clock: clock,
                                          consumption: consumption, playAPI: playAPI, purchases: purchases, apiTokens: apiTokens,
                                          sileo: sileo, sileoCheckouts: sileoCheckouts, checkouts: checkouts, ownServer: ownServer, serverPort: serverPort,
                                          merchantAPI: merchantAPI, refundReviews: refundReviews, appAccountTokens: appAccountTokens,
-                                         console: console, webhooks: webhooks)
+                                         console: console, webhooks: webhooks, senderSettings: senderSettings)
         let result: Result<T, any Error>
         do { result = .success(try await body(workers)) } catch { result = .failure(error) }
         let stopped: Result<Void, any Error>

@@ -1,9 +1,8 @@
 import Events
 import Toolkit
-import Verifiers
 
 /// A raw record read back as the request it was (`RawRecordHeaders` names its headers; `DeliveryRecordBuilder`
-/// writes them), for `tollgate replay`.
+/// writes them), for `tollgate replay` and the console's re-verify.
 public enum RawDeliveryHeaders {
     private typealias Names = RawRecordHeaders
 
@@ -27,7 +26,7 @@ public enum RawDeliveryHeaders {
             }
         }
         let arrival = received ?? timestampMs.map(Timestamp.init(millisecondsSince1970:)) ?? Timestamp.now
-        var request = WebhookRequest(path: path ?? WebhookRoutes.path(source), headers: fields, body: body, receivedAt: arrival)
+        var request = WebhookRequest(path: path ?? "/webhooks/\(source.rawValue)", headers: fields, body: body, receivedAt: arrival)
         request.authenticatedScope = scope
         return request
     }

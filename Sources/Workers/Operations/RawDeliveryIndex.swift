@@ -1,0 +1,59 @@
+import Entitlements
+import Events
+import Foundation
+import Kafka
+import Logging
+import ServiceHost
+import ServiceLifecycle
+
+/// Reads every raw topic in a consumer group of its own while the operator console is on and records
+/// where each delivery's raw record is, by the events it carried (`raw_deliveries`), then commits: a
+/// purchase's story finds its deliveries there instead of scanning the raw topics per page view. A batch
+/// read again is recorded once.
+struct RawDeliveryIndex: Service {
+    let config: ConsumerConfig
+    /// Each raw topic's sender.
+    let senders: [String: SourceName]
+    let store: EntitlementStore
+    let metrics: WorkerMetrics
+    let logger: Logger
+    let clock: @Sendable () -> Int64
+
+    func run() async throws {
+        try await runConsumer(config, topics: senders.keys.sorted(), role: "raw delivery index", metrics: metrics, logger: logger) {
+            [senders, store, logger, clock] consumer, lagReporter in
+            var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
+            while let records = try await batches.next(), !Task.isCancelled {
+                if !records.isEmpty {
+                    let deliveries = records.flatMap { record in senders[record.topic].map { Self.deliveries(of: record, source: $0) } ?? [] }
+                    guard await ForwardingService.untilStored("the raw delivery index cannot reach the store; trying again", logger: logger, {
+                        try await store.recordRawDeliveries(deliveries, nowMs: clock())
+                    }) != nil else { return }
+                    do { try await consumer.commitAll(records) } catch {
+                        logger.warning("commit failed; the batch will be read again and recorded once", metadata: ["error": .string("\(error)")])
+                    }
+                }
+                await lagReporter.tick()
+            }
+        }
+    }
+
+    /// One row per event the record's delivery carried: the first named by its CloudEvents header, all of
+    /// them by `tollgate_event_ids` when there were several. A record with no event (none is written today) has none.
+    static func deliveries(of record: KafkaRecord, source: SourceName) -> [RawDeliveryRows.Delivery] {
+        var ids: [String] = []
+        if let all = record.headers.string(RawRecordHeaders.eventIds),
+           let decoded = try? JSONDecoder().decode([String].self, from: Data(all.utf8)) {
+            ids = decoded
+        } else if let first = record.headers.string(CloudEventHeaders.id) {
+            ids = [first]
+        }
+        let position = PurchaseHistoryRows.Position(topic: record.topic, partition: record.partition, offset: record.offset)
+        return ids.prefix(100).map { id in
+            RawDeliveryRows.Delivery(eventId: id, source: source.rawValue, position: position,
+                                     receivedAt: record.headers.string(RawRecordHeaders.receivedAt),
+                                     path: record.headers.string(RawRecordHeaders.path),
+                                     scope: record.headers.string(RawRecordHeaders.authenticatedScope), bodyBytes: Int64(record.value.count))
+        }
+    }
+}
