@@ -4,7 +4,8 @@
 Starts the built `tollgate dev` with examples/dev.yaml on a free port in a temporary directory, posts
 deliveries through the webhook route (one with HTML and script in every field it can carry), and drives
 Debian's Chromium through chromedriver with Selenium: sign in, find the user of a delivery just posted,
-open the purchase and read its story, the hostile delivery's pages rendered as text (no script element,
+open the purchase and read its story, the delivery behind it (its body without the sender's credential)
+verified again after its dry run, the hostile delivery's pages rendered as text (no script element,
 no image, no alert), a dead letter (a record the workers cannot read, produced with kcat) replayed after
 its dry run and gone from the waiting list, an action's audit on the page and on tollgate.audit, a forged
 CSRF token refused, a read-only operator shown no action and refused one (403), keyboard-only navigation,
@@ -217,8 +218,26 @@ def main():
         driver.find_element(By.TAG_NAME, "summary").click()
         check('"password"' not in driver.page_source and "demo-secret" not in driver.page_source,
               "the sender's credential in the body is absent from the page")
+        purchase_url = driver.current_url
+        wait_for(lambda: (driver.refresh() or True) and "Delivered by the sender" in driver.find_element(By.CSS_SELECTOR, "ol.story").text,
+                 "the delivery that carried the event, in the story", 60)
+        driver.find_element(By.TAG_NAME, "summary").click()
         driver.set_window_size(1280, 900)
         shot(driver, "purchase")
+        # The delivery itself: as it arrived, its credential absent; verified again after its dry run.
+        driver.find_element(By.CSS_SELECTOR, "ol.story a[href*='/console/deliveries/iaptic/']").click()
+        wait_for(lambda: "/console/deliveries/" in driver.current_url, "the delivery's page")
+        main = driver.find_element(By.TAG_NAME, "main").text
+        check("ntf_7d4f1c2a" in main and "verified by the gateway (demo)" in main and "demo-secret" not in driver.page_source,
+              "the delivery's page shows its body as it arrived, without the sender's credential")
+        check("1 event(s) would be published again" in main, "the delivery's page shows the re-verification's dry run")
+        driver.set_window_size(1280, 900)
+        shot(driver, "delivery")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Verify again and publish']").click()
+        wait_for(lambda: "Recorded in the audit" in driver.find_element(By.TAG_NAME, "main").text, "the re-verification's result")
+        check("verified; 1 event(s) published again" in driver.find_element(By.TAG_NAME, "main").text,
+              "the delivery is verified again and its event published again")
+        driver.get(purchase_url)
         # Back to the user, by the link on the purchase's page.
         driver.find_element(By.CSS_SELECTOR, "dl.facts a[href*='/console/user']").click()
         wait_for(lambda: "/console/user" in driver.current_url, "the user's page from the purchase")
@@ -303,6 +322,7 @@ def main():
         audit = driver.find_element(By.TAG_NAME, "main").text
         check("demo-operator" in audit and "dead_letter.replay" in audit and "done" in audit and "refused" in audit,
               "the audit page names who replayed what, and the refused second replay")
+        check("delivery.reverify" in audit, "the audit page names the delivery verified again")
         driver.set_window_size(1280, 900)
         shot(driver, "audit")
         records = kcat(workdir, "-C", "-t", "tollgate.audit", "-e", "-q", "-o", "beginning").decode()
