@@ -8,6 +8,9 @@ public struct ConsoleSettings: Sendable {
     /// How long the projection keeps each purchase's history (the events that touched it, their
     /// outcome and the entitlements they changed) for the console's purchase pages.
     public var historyDays = 90
+    /// The gateway replicas' `/metrics` URLs the overview samples (deliveries and refusals per sender, silence,
+    /// the spool); `tollgate dev` and `tollgate work` also read their own process's.
+    public var gatewayMetrics: [String] = []
     public init() {}
 }
 
@@ -40,6 +43,17 @@ extension ConfigLoader {
         }
         c.sessionMinutes = try s.int("sessionMinutes", default: c.sessionMinutes, range: 5...10_080)
         c.historyDays = try s.int("historyDays", default: c.historyDays, range: 1...3_650)
+        c.gatewayMetrics = try s.strings("gatewayMetrics")
+        guard c.gatewayMetrics.count <= 16 else {
+            throw ConfigError(key: s.name("gatewayMetrics"), message: "at most 16 gateway replicas' /metrics URLs")
+        }
+        for url in c.gatewayMetrics {
+            guard url.hasPrefix("http://") || url.hasPrefix("https://"), url.utf8.count <= 512,
+                  !url.contains(where: { $0.isWhitespace || $0 == "@" }) else {
+                throw ConfigError(key: s.name("gatewayMetrics"),
+                                  message: "expected http(s) URLs of the gateways' /metrics, such as http://gateway-0:9090/metrics (no credentials in the URL)")
+            }
+        }
         return c
     }
 }

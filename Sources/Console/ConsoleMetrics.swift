@@ -18,6 +18,11 @@ public struct ConsoleMetrics: Sendable {
         Counter(label: "tollgate_console_sign_ins_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
+    /// A metrics source that did not answer the overview's sampling (`gateway-1`..., `local`).
+    func metricsReadFailed(source: String) {
+        Counter(label: "tollgate_console_metrics_read_failures_total", dimensions: [("source", source)], factory: factory).increment()
+    }
+
     /// History and raw-delivery index rows pruned after `console.historyDays`.
     func historyPruned(_ count: Int) {
         Counter(label: "tollgate_console_history_pruned_total", factory: factory).increment(by: count)
@@ -42,6 +47,8 @@ public struct ConsoleMetrics: Sendable {
                      help: "Operator console requests refused, by reason code (docs/console.md)."),
         MetricFamily("tollgate_console_sign_ins_total", .counter, labels: ["outcome"],
                      help: "Operator console sign-ins, by outcome (signed_in, refused)."),
+        MetricFamily("tollgate_console_metrics_read_failures_total", .counter, labels: ["source"],
+                     help: "Metrics sources (console.gatewayMetrics: gateway-1...; local) that did not answer the console's sampling."),
         MetricFamily("tollgate_console_history_pruned_total", .counter,
                      help: "Purchase history and raw delivery index rows deleted after console.historyDays."),
     ]

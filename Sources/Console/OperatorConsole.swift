@@ -15,12 +15,14 @@ public struct ConsoleSetup: Sendable {
     let settings: ConsoleSettings
     let operators: [APIToken]
     let pages: PageRenderer
+    /// Where the overview reads the gateway's and the workers' numbers (`console.gatewayMetrics`, this process's registry).
+    public var metricsSources: [MetricsSource] = []
 
     /// Nil when no operator credential is configured: then there is no console (and no purchase history).
     public static func make(settings: ConsoleSettings, operators: [APIToken]) throws -> ConsoleSetup? {
         let operators = operators.filter { $0.kind == .operator }
         guard !operators.isEmpty else { return nil }
-        return ConsoleSetup(settings: settings, operators: operators, pages: try PageRenderer(base: settings.path))
+        return ConsoleSetup(settings: settings, operators: operators, pages: try PageRenderer(base: settings.path), metricsSources: [])
     }
 }
 
@@ -31,6 +33,8 @@ public struct OperatorConsole: Sendable {
     public let routes: RouteGroup
     /// Deletes purchase history older than `console.historyDays`.
     public let historyPruning: PeriodicJob
+    /// Samples the overview's numbers from `/metrics` once a minute (nil: no source to read).
+    public let metricsSampling: PeriodicJob?
 
     public init(setup: ConsoleSetup, store: EntitlementStore, operations: any ConsoleOperations, metrics: ConsoleMetrics, logger: Logger,
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) {
@@ -39,7 +43,8 @@ public struct OperatorConsole: Sendable {
         let keys = SessionKeys(store: store) { key in
             OperatorSessions(operators: operators, key: key, lifetimeMinutes: settings.sessionMinutes, cookiePath: base, now: now)
         }
-        let handlers = ConsolePages(pages: pages, store: store, operations: operations, now: now)
+        let numbers = ServiceNumbers(sources: setup.metricsSources)
+        let handlers = ConsolePages(pages: pages, store: store, operations: operations, numbers: numbers, now: now)
         let actions = ConsoleActions(pages: pages, store: store, operations: operations, metrics: metrics, logger: logger, now: now)
         let refusals = RejectionMiddleware<ConsoleRequestContext> { rejection, _ in
             metrics.rejected(reason: rejection.code)
@@ -72,6 +77,7 @@ public struct OperatorConsole: Sendable {
         let signedIn = RouteGroup(context: ConsoleRequestContext.self,
                                   middleware: [headers, refusals, SessionMiddleware(keys: keys, signInPath: base + "/sign-in")], [
             Route(.get, base) { request, context in try await handlers.overview(request, context) },
+            Route(.get, base + "/senders/:source") { request, context in try await handlers.sender(request, context) },
             Route(.get, base + "/search") { request, context in try await handlers.search(request, context) },
             Route(.get, base + "/user") { request, context in try await handlers.user(request, context) },
             Route(.get, base + "/purchases/:purchase") { request, context in try await handlers.purchase(request, context) },
@@ -103,6 +109,10 @@ public struct OperatorConsole: Sendable {
             let deliveries = try await store.pruneRawDeliveries(beforeMs: now() - retentionMs)
             if pruned + deliveries > 0 { metrics.historyPruned(pruned + deliveries) }
             return pruned >= 5_000 || deliveries >= 5_000 ? .moreWaiting : .idle
+        }
+        metricsSampling = numbers.isEmpty ? nil : PeriodicJob(name: "console metrics sampling", interval: .seconds(60), logger: logger) {
+            for source in await numbers.sample(nowMs: now()) { metrics.metricsReadFailed(source: source) }
+            return .idle
         }
     }
 }

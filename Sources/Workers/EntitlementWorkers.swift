@@ -69,7 +69,8 @@ public struct EntitlementWorkers: Service {
     public typealias AppAccountTokenSetup = Merchant.AppAccountTokenSetup
 
     public static func open(config: TollgateConfig, kafka: KafkaClientConfig, metrics: WorkerMetrics, playAPIFetcher: any HTTPFetcher,
-                            listener: APIListener, reconcileNow: Bool = false, logger: Logger) async throws -> EntitlementWorkers {
+                            listener: APIListener, reconcileNow: Bool = false, localMetrics: (@Sendable () -> String)? = nil,
+                            logger: Logger) async throws -> EntitlementWorkers {
         // The receipt roots are read first, so an unreadable file stops the start, naming its key, before anything opens.
         guard let receipts = AppReceiptVerifier(roots: try AppReceiptRoots.load(paths: config.purchases.receiptRootCertificates),
                                                 maxBase64Bytes: config.purchases.maxReceiptBytes) else {
@@ -100,7 +101,8 @@ public struct EntitlementWorkers: Service {
         let checkouts = try CheckoutSetup.make(config: config, fetcher: playAPIFetcher)
         let sileo = try config.sileo.vendors.map { (vendor) throws(SileoVendor.SetupError) in try SileoVendor.load(vendor, checkouts: checkouts) }
         let merchantAPI = try MerchantAPISetup.make(config: config)
-        let console = try ConsoleSetup.make(settings: config.console, operators: config.api.operators)
+        var console = try ConsoleSetup.make(settings: config.console, operators: config.api.operators)
+        console?.metricsSources = Self.metricsSources(config.console.gatewayMetrics, local: localMetrics, fetcher: playAPIFetcher)
         return try EntitlementWorkers(client: kafka, topics: config.topicNames,
                                       consumerGroup: config.kafka.consumerGroup, ackTimeoutMs: config.kafka.ackTimeoutMs,
                                       store: store, closesStore: true, playAPI: enricher, consumption: consumption, apiTokens: config.api.tokens, listener: listener,
@@ -117,6 +119,19 @@ public struct EntitlementWorkers: Service {
                                       appAccountTokens: AppAccountTokenSetup(settings: config.sources.apple, clients: appStoreClients,
                                                                              retryDelaysMs: config.topicNames.retryDelaysMs),
                                       console: console, senderSettings: config.sources, metrics: metrics, logger: logger)
+    }
+
+    /// The console overview's sources: this process's registry, then each gateway replica's `/metrics` (at most 4 MiB, 3 s).
+    static func metricsSources(_ urls: [String], local: (@Sendable () -> String)?, fetcher: any HTTPFetcher) -> [MetricsSource] {
+        var sources = local.map { read in [MetricsSource(name: "local") { read() }] } ?? []
+        for (index, url) in urls.enumerated() {
+            sources.append(MetricsSource(name: "gateway-\(index + 1)") {
+                let response = try await fetcher.fetch(HTTPFetchRequest(url: url, timeout: .seconds(3), maxResponseBytes: 4 << 20))
+                guard response.status == 200 else { throw HTTPFetchError("status \(response.status)") }
+                return String(decoding: response.body, as: UTF8.self)
+            })
+        }
+        return sources
     }
 
     static func appleBackfill(config: TollgateConfig, clients: [String: AppStoreAPIClient], startsNow: Bool) throws -> AppleBackfillSetup? {
@@ -194,6 +209,7 @@ public struct EntitlementWorkers: Service {
         }
         steps += merchant.jobs
         if let console { steps.append(.stop("purchase history pruning", console.historyPruning)) }
+        if let sampling = console?.metricsSampling { steps.append(.stop("console metrics sampling", sampling)) }
         if let webhooks, !webhooks.endpoints.isEmpty {
             // Before the consumers: what it has in flight finishes, then the projection stops recording.
             steps.append(.stop("webhook dispatcher", WebhookDispatcher(

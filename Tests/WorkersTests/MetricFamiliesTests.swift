@@ -75,6 +75,7 @@ struct WorkerMetricFamiliesTests {
         console.historyPruned(2)
         console.action("dead_letter.replay", outcome: "done")
         console.auditPublishFailed()
+        console.metricsReadFailed(source: "gateway-1")
 
         let exposed = ExposedFamilies(registry.emitToString())
         #expect(exposed.all == Dictionary(uniqueKeysWithValues: WorkerMetrics.all.map { ($0.name, $0.kind) }))

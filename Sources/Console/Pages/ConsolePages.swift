@@ -12,6 +12,7 @@ struct ConsolePages: Sendable {
     let pages: PageRenderer
     let store: EntitlementStore
     let operations: any ConsoleOperations
+    let numbers: ServiceNumbers
     let now: @Sendable () -> Int64
 
     /// A posted form (`application/x-www-form-urlencoded`), at most 8 KiB.
@@ -37,7 +38,89 @@ struct ConsolePages: Sendable {
             "outboundWaiting": endpoints.map { String($0.reduce(0) { $0 + $1.pending }) } ?? "?",
             "outboundParked": endpoints.map { String($0.reduce(0) { $0 + $1.parked }) } ?? "?",
             "windows": [Self.window("hour", hour), Self.window("day", day)],
-        ])
+        ].merging(await serviceNumbers(nowMs: nowMs)) { first, _ in first })
+    }
+
+    /// The gateway's and the consumers' numbers, from `/metrics` (`ServiceNumbers`): per sender the deliveries
+    /// accepted and refused over the hour and the day, and its silence; the spool; the consumers' lag.
+    private func serviceNumbers(nowMs: Int64) async -> [String: Any] {
+        guard !numbers.isEmpty else { return [:] }
+        let current = await numbers.current(nowMs: nowMs)
+        let hour = numbers.window(3_600_000, current: current), day = numbers.window(86_400_000, current: current)
+        let state = ServiceNumbers.now(current)
+        let senders = Set(hour.accepted.keys).union(day.accepted.keys).union(day.rejected.keys).union(state.lastDelivery.keys)
+            .union(state.silenceThreshold.keys).sorted()
+        let largest = max(1, senders.map { (day.accepted[$0] ?? 0) + (day.rejected[$0]?.values.reduce(0, +) ?? 0) }.max() ?? 1)
+        let rows: [[String: Any]] = senders.map { sender in
+            let accepted = day.accepted[sender] ?? 0, rejected = day.rejected[sender]?.values.reduce(0, +) ?? 0
+            var row: [String: Any] = [
+                "source": sender, "href": pages.base + "/senders/" + sender,
+                "acceptedHour": Self.count(hour.accepted[sender]), "acceptedDay": Self.count(accepted),
+                "rejectedHour": Self.count(hour.rejected[sender]?.values.reduce(0, +)), "rejectedDay": Self.count(rejected),
+                "acceptedWidth": Int(accepted * 100 / largest), "rejectedWidth": Int(rejected * 100 / largest),
+            ]
+            row["silence"] = Self.silence(last: state.lastDelivery[sender], threshold: state.silenceThreshold[sender], nowMs: nowMs)
+            if let threshold = state.silenceThreshold[sender], threshold > 0, let last = state.lastDelivery[sender],
+               Double(nowMs) / 1_000 - last > threshold {
+                row["silent"] = true
+            }
+            return row
+        }
+        var values: [String: Any] = [
+            "hasServiceNumbers": true, "senderRows": rows, "hasSenderRows": !rows.isEmpty,
+            "sourcesRead": current.values.count, "sourcesConfigured": numbers.sources.count,
+            "lag": state.lag.keys.sorted().map { ["topic": $0, "records": Self.count(state.lag[$0])] },
+            "hasLag": !state.lag.isEmpty,
+        ]
+        if !day.complete { values["sampledSince"] = Self.time(day.sinceMs) }
+        if let records = state.spoolRecords {
+            values["spool"] = "\(Self.count(records)) records" + (state.spoolOldestAge.map { $0 > 0 ? ", the oldest \(Self.duration($0)) old" : "" } ?? "")
+        }
+        let unreachable = state.kafkaReachable.filter { $0.value < 1 }.keys.sorted()
+        if !unreachable.isEmpty { values["kafkaUnreachable"] = unreachable.joined(separator: ", ") }
+        return values
+    }
+
+    /// One sender's deliveries accepted and refused by reason, over the hour and the day.
+    func sender(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        guard let sender = context.parameters.get("source"), !sender.isEmpty, sender.utf8.count <= 40,
+              sender.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw Rejection(ConsoleReason.notFound, "no such sender")
+        }
+        let nowMs = now()
+        let current = await numbers.current(nowMs: nowMs)
+        let hour = numbers.window(3_600_000, current: current), day = numbers.window(86_400_000, current: current)
+        let state = ServiceNumbers.now(current)
+        let reasons = Set(day.rejected[sender]?.keys.map { $0 } ?? []).union(hour.rejected[sender]?.keys.map { $0 } ?? []).sorted()
+        var values: [String: Any] = [
+            "source": sender, "acceptedHour": Self.count(hour.accepted[sender]), "acceptedDay": Self.count(day.accepted[sender]),
+            "reasons": reasons.map { ["reason": $0, "hour": Self.count(hour.rejected[sender]?[$0]), "day": Self.count(day.rejected[sender]?[$0])] },
+            "hasReasons": !reasons.isEmpty,
+            "silence": Self.silence(last: state.lastDelivery[sender], threshold: state.silenceThreshold[sender], nowMs: nowMs),
+        ]
+        if !day.complete { values["sampledSince"] = Self.time(day.sinceMs) }
+        return pages.page("sender", title: sender, signedIn: signedIn, values)
+    }
+
+    static func count(_ value: Double?) -> String { String(Int64((value ?? 0).rounded())) }
+
+    static func duration(_ seconds: Double) -> String {
+        let s = Int64(seconds)
+        if s < 120 { return "\(s) s" }
+        if s < 7_200 { return "\(s / 60) min" }
+        if s < 172_800 { return "\(s / 3_600) h" }
+        return "\(s / 86_400) days"
+    }
+
+    static func silence(last: Double?, threshold: Double?, nowMs: Int64) -> String {
+        guard let last, last > 0 else { return "no delivery since the gateway started" }
+        let silent = max(0, Double(nowMs) / 1_000 - last)
+        var text = "last delivery \(duration(silent)) ago"
+        if let threshold, threshold > 0 {
+            text += silent > threshold ? ", past its \(duration(threshold)) silence threshold" : " (threshold \(duration(threshold)))"
+        }
+        return text
     }
 
     /// One window's rows: per sender, applied and unchanged, with the bar widths of a chart drawn here.

@@ -5,7 +5,7 @@ enum Templates {
     static let all: [String: String] = [
         "head": head, "foot": foot, "signIn": signIn, "overview": overview, "search": search, "user": user,
         "purchase": purchase, "refusal": refusal, "deadLetters": deadLetters, "deadLetter": deadLetter, "confirm": confirm,
-        "result": result, "endpoints": endpoints, "audit": audit, "rawDelivery": rawDelivery,
+        "result": result, "endpoints": endpoints, "audit": audit, "rawDelivery": rawDelivery, "sender": sender,
     ]
 
     static let head = """
@@ -86,6 +86,46 @@ enum Templates {
     {{/hasRows}}
     </section>
     {{/windows}}
+    {{#hasServiceNumbers}}
+    <section>
+    <h2>Deliveries at the gateway</h2>
+    <p>From <code>/metrics</code>: {{sourcesRead}} of {{sourcesConfigured}} source(s) answered{{#sampledSince}}; counted since {{sampledSince}}, when sampling began{{/sampledSince}}.</p>
+    {{#kafkaUnreachable}}<p class="refusal">Kafka does not answer: {{kafkaUnreachable}}.</p>{{/kafkaUnreachable}}
+    {{^hasSenderRows}}<p>No sender has reported yet.</p>{{/hasSenderRows}}
+    {{#hasSenderRows}}
+    <table>
+    <thead><tr><th scope="col">Sender</th><th scope="col">Accepted, hour</th><th scope="col">Accepted, day</th><th scope="col">Refused, hour</th><th scope="col">Refused, day</th><th scope="col"><span class="visually-hidden">Share of the day</span></th><th scope="col">Silence</th></tr></thead>
+    <tbody>
+    {{#senderRows}}
+    <tr><th scope="row"><a href="{{href}}">{{source}}</a></th><td><a href="{{href}}">{{acceptedHour}}</a></td><td><a href="{{href}}">{{acceptedDay}}</a></td><td><a href="{{href}}">{{rejectedHour}}</a></td><td><a href="{{href}}">{{rejectedDay}}</a></td>
+    <td><svg class="bar" viewBox="0 0 100 8" width="100" height="8" role="img" aria-label="{{acceptedDay}} accepted, {{rejectedDay}} refused today"><rect class="applied" x="0" y="0" width="{{acceptedWidth}}" height="8"></rect><rect class="refused" x="{{acceptedWidth}}" y="0" width="{{rejectedWidth}}" height="8"></rect></svg></td>
+    <td{{#silent}} class="denied"{{/silent}}>{{silence}}</td></tr>
+    {{/senderRows}}
+    </tbody>
+    </table>
+    {{/hasSenderRows}}
+    <dl class="facts">
+    <dt>Spool</dt><dd>{{#spool}}{{spool}}{{/spool}}{{^spool}}not reported{{/spool}}</dd>
+    <dt>Consumer lag</dt><dd>{{^hasLag}}not reported{{/hasLag}}{{#lag}}{{topic}}: {{records}} records<br>{{/lag}}</dd>
+    </dl>
+    </section>
+    {{/hasServiceNumbers}}
+    {{> foot}}
+    """
+
+    static let sender = """
+    {{> head}}
+    <h1>Sender {{source}}</h1>
+    <p>From the gateway's <code>/metrics</code>{{#sampledSince}}, counted since {{sampledSince}}, when sampling began{{/sampledSince}}. {{silence}}.</p>
+    <table>
+    <thead><tr><th scope="col"></th><th scope="col">Last hour</th><th scope="col">Last day</th></tr></thead>
+    <tbody>
+    <tr><th scope="row">Accepted</th><td>{{acceptedHour}}</td><td>{{acceptedDay}}</td></tr>
+    {{#reasons}}<tr><th scope="row">Refused: <code>{{reason}}</code></th><td>{{hour}}</td><td>{{day}}</td></tr>{{/reasons}}
+    </tbody>
+    </table>
+    {{^hasReasons}}<p>No delivery refused.</p>{{/hasReasons}}
+    <p>Each reason is explained in <code>tollgate describe</code> and docs/senders; the gateway's log names each refused delivery.</p>
     {{> foot}}
     """
 
@@ -384,7 +424,7 @@ enum Templates {
     pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f0f2f5; padding: .5rem; border-radius: .3rem; }
     .refusal { color: var(--bad); }
     .granted { color: var(--ok); } .denied { color: var(--bad); }
-    svg.bar rect.applied { fill: var(--ok); } svg.bar rect.unchanged { fill: var(--warn); }
+    svg.bar rect.applied { fill: var(--ok); } svg.bar rect.unchanged { fill: var(--warn); } svg.bar rect.refused { fill: var(--bad); }
     .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
     @media (max-width: 40rem) { header { flex-direction: column; align-items: stretch; } form.search { flex: none; } .facts { grid-template-columns: 1fr; } }
     """

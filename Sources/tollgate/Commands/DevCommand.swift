@@ -52,7 +52,8 @@ struct DevCommand: AsyncParsableCommand {
             kafka.mockLogGuard = MockLogGuard(topics: Set([topics.events] + topics.retryDelaysMs.map(topics.retry)))
         }
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: HTTPClientFetcher(), listener: .elsewhere, reconcileNow: reconcileNow, logger: logger)
+                                                        playAPIFetcher: HTTPClientFetcher(), listener: .elsewhere, reconcileNow: reconcileNow,
+                                                        localMetrics: { ProcessMetrics.registry.emitToString() }, logger: logger)
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
                                                logger: logger, additionalRoutes: workers.routes, onMetricsListening: { port in
             Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")

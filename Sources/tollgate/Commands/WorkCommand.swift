@@ -33,7 +33,8 @@ struct WorkCommand: AsyncParsableCommand {
         }, metrics: metricsListener)
         let workers = try await EntitlementWorkers.open(config: config, kafka: config.kafka.client(brokers: brokers),
                                                         metrics: WorkerMetrics(factory: ProcessMetrics.factory),
-                                                        playAPIFetcher: HTTPClientFetcher(), listener: listener, reconcileNow: reconcileNow, logger: logger)
+                                                        playAPIFetcher: HTTPClientFetcher(), listener: listener, reconcileNow: reconcileNow,
+                                                        localMetrics: { ProcessMetrics.registry.emitToString() }, logger: logger)
         try await ProcessRunner.run(StopOrder([.stop("workers", workers)]), shutdown: config.shutdown, logger: logger)
     }
 }
