@@ -188,7 +188,8 @@ def main():
         shot(driver, "sign-in")
         driver.find_element(By.ID, "credential").send_keys("not-an-operator-credential")
         driver.find_element(By.CSS_SELECTOR, "form.card button").click()
-        check("not an operator credential" in driver.find_element(By.TAG_NAME, "main").text, "a wrong credential is refused on the page")
+        check(wait_for(lambda: "not an operator credential" in driver.find_element(By.TAG_NAME, "main").text, "the sign-in's refusal"),
+              "a wrong credential is refused on the page")
 
         sign_in(driver, base, OPERATOR)
         cookie = session_cookie(driver)
@@ -198,8 +199,30 @@ def main():
         # The user of the delivery just posted, found from the overview.
         wait_for(lambda: (driver.refresh() or True) and "iaptic" in driver.find_element(By.TAG_NAME, "main").text,
                  "the overview counts the deliveries", 60)
-        driver.set_window_size(1280, 900)
+        # The gateway's numbers: a delivery refused now is counted for its sender, by reason, linked.
+        wrong = copy.deepcopy(sample)
+        wrong["password"] = "not-the-secret"
+        try:
+            post_delivery(base, wrong)
+            refused = 200
+        except urllib.error.HTTPError as error:
+            refused = error.code
+        check(refused == 401, "a delivery with a wrong password is refused (401)")
+
+        def gateway_row():
+            driver.refresh()
+            rows = driver.find_elements(By.XPATH, "//h2[normalize-space()='Deliveries at the gateway']/following-sibling::table[1]//tr[th[normalize-space()='iaptic']]")
+            cells = [cell.text for cell in rows[0].find_elements(By.TAG_NAME, "td")] if rows else []
+            return cells if len(cells) >= 4 and int(cells[3] or 0) >= 1 and int(cells[1] or 0) >= 1 else None
+
+        cells = wait_for(gateway_row, "the overview's gateway numbers count the refused delivery", 30)
+        check(cells is not None and "silent for" in cells[-1], "the overview shows iaptic's deliveries accepted and refused today, and its silence")
+        driver.set_window_size(1280, 1400)
         shot(driver, "overview")
+        driver.find_element(By.XPATH, "//tr[th[normalize-space()='iaptic']]/td[4]/a").click()
+        wait_for(lambda: "/console/senders/iaptic" in driver.current_url, "the sender's page")
+        check("wrong_password" in driver.find_element(By.TAG_NAME, "main").text, "the refused number leads to its reason code")
+        driver.back()
         search = driver.find_element(By.ID, "q")
         search.send_keys(sample["applicationUsername"])
         search.send_keys(Keys.ENTER)

@@ -21,7 +21,7 @@ public struct MetricsSource: Sendable {
 public final class ServiceNumbers: Sendable {
     /// The families read; every other line of an exposition is skipped.
     static let families: Set<String> = [
-        "tollgate_deliveries_accepted_total", "tollgate_rejections_total", "tollgate_last_delivery_timestamp_seconds",
+        "tollgate_deliveries_accepted_total", "tollgate_rejections_total", "tollgate_sender_silence_seconds",
         "tollgate_sender_silence_threshold_seconds", "tollgate_spool_records", "tollgate_spool_oldest_age_seconds",
         "tollgate_consumer_lag", "tollgate_kafka_reachable",
     ]
@@ -112,10 +112,10 @@ public final class ServiceNumbers: Sendable {
         var rejected: [String: [String: Double]] = [:]
     }
 
-    /// What the sources say now: per sender the last delivery (the latest of every replica and app) and the
-    /// silence threshold; the spool (summed over replicas, the oldest record's age the largest); the lag per topic.
+    /// What the sources say now: per sender its silence (the shortest of every replica's: any of them heard
+    /// from it) and the silence threshold; the spool (summed over replicas, the oldest record's age the largest); the lag per topic.
     struct Now {
-        var lastDelivery: [String: Double] = [:]
+        var silence: [String: Double] = [:]
         var silenceThreshold: [String: Double] = [:]
         var spoolRecords: Double?
         var spoolOldestAge: Double?
@@ -128,8 +128,8 @@ public final class ServiceNumbers: Sendable {
         for (source, values) in sample.values {
             for (key, value) in values {
                 switch key.name {
-                case "tollgate_last_delivery_timestamp_seconds":
-                    if let sender = key.labels["source"], value > 0 { now.lastDelivery[sender] = max(now.lastDelivery[sender] ?? 0, value) }
+                case "tollgate_sender_silence_seconds":
+                    if let sender = key.labels["source"] { now.silence[sender] = min(now.silence[sender] ?? value, max(0, value)) }
                 case "tollgate_sender_silence_threshold_seconds":
                     if let sender = key.labels["source"] { now.silenceThreshold[sender] = value }
                 case "tollgate_spool_records": now.spoolRecords = (now.spoolRecords ?? 0) + value

@@ -18,6 +18,8 @@ public struct GatewayProcess: Service {
     public let spool: DeliverySpool?
     public let readiness: Readiness
     public let metrics: GatewayMetrics
+    /// The Prometheus exposition `/metrics` answers, its gauges brought up to date first.
+    public let exposition: @Sendable () -> String
     /// What graceful shutdown does, in order (docs/durability.md).
     public let stopOrder: StopOrder
     private let logger: Logger
@@ -82,6 +84,7 @@ public struct GatewayProcess: Service {
         self.spool = spool
         self.readiness = readiness
         self.metrics = metrics
+        exposition = server.exposition
         self.stopOrder = StopOrder(steps)
         self.logger = logger
     }

@@ -48,7 +48,7 @@ struct ConsolePages: Sendable {
         let current = await numbers.current(nowMs: nowMs)
         let hour = numbers.window(3_600_000, current: current), day = numbers.window(86_400_000, current: current)
         let state = ServiceNumbers.now(current)
-        let senders = Set(hour.accepted.keys).union(day.accepted.keys).union(day.rejected.keys).union(state.lastDelivery.keys)
+        let senders = Set(hour.accepted.keys).union(day.accepted.keys).union(day.rejected.keys).union(state.silence.keys)
             .union(state.silenceThreshold.keys).sorted()
         let largest = max(1, senders.map { (day.accepted[$0] ?? 0) + (day.rejected[$0]?.values.reduce(0, +) ?? 0) }.max() ?? 1)
         let rows: [[String: Any]] = senders.map { sender in
@@ -59,9 +59,8 @@ struct ConsolePages: Sendable {
                 "rejectedHour": Self.count(hour.rejected[sender]?.values.reduce(0, +)), "rejectedDay": Self.count(rejected),
                 "acceptedWidth": Int(accepted * 100 / largest), "rejectedWidth": Int(rejected * 100 / largest),
             ]
-            row["silence"] = Self.silence(last: state.lastDelivery[sender], threshold: state.silenceThreshold[sender], nowMs: nowMs)
-            if let threshold = state.silenceThreshold[sender], threshold > 0, let last = state.lastDelivery[sender],
-               Double(nowMs) / 1_000 - last > threshold {
+            row["silence"] = Self.silence(state.silence[sender], threshold: state.silenceThreshold[sender])
+            if let threshold = state.silenceThreshold[sender], threshold > 0, let silent = state.silence[sender], silent > threshold {
                 row["silent"] = true
             }
             return row
@@ -97,7 +96,7 @@ struct ConsolePages: Sendable {
             "source": sender, "acceptedHour": Self.count(hour.accepted[sender]), "acceptedDay": Self.count(day.accepted[sender]),
             "reasons": reasons.map { ["reason": $0, "hour": Self.count(hour.rejected[sender]?[$0]), "day": Self.count(day.rejected[sender]?[$0])] },
             "hasReasons": !reasons.isEmpty,
-            "silence": Self.silence(last: state.lastDelivery[sender], threshold: state.silenceThreshold[sender], nowMs: nowMs),
+            "silence": Self.silence(state.silence[sender], threshold: state.silenceThreshold[sender]),
         ]
         if !day.complete { values["sampledSince"] = Self.time(day.sinceMs) }
         return pages.page("sender", title: sender, signedIn: signedIn, values)
@@ -113,10 +112,10 @@ struct ConsolePages: Sendable {
         return "\(s / 86_400) days"
     }
 
-    static func silence(last: Double?, threshold: Double?, nowMs: Int64) -> String {
-        guard let last, last > 0 else { return "no delivery since the gateway started" }
-        let silent = max(0, Double(nowMs) / 1_000 - last)
-        var text = "last delivery \(duration(silent)) ago"
+    /// The sender's silence: since its last authentic delivery, or the gateway's start when none came.
+    static func silence(_ silent: Double?, threshold: Double?) -> String {
+        guard let silent else { return "not watched" }
+        var text = "silent for \(duration(silent))"
         if let threshold, threshold > 0 {
             text += silent > threshold ? ", past its \(duration(threshold)) silence threshold" : " (threshold \(duration(threshold)))"
         }

@@ -3,6 +3,7 @@ import ServiceHost
 import Gateway
 import Kafka
 import Outbound
+import Synchronization
 import Workers
 
 struct DevCommand: AsyncParsableCommand {
@@ -51,15 +52,19 @@ struct DevCommand: AsyncParsableCommand {
             let topics = config.topicNames
             kafka.mockLogGuard = MockLogGuard(topics: Set([topics.events] + topics.retryDelaysMs.map(topics.retry)))
         }
+        // The console's overview reads the gateway's /metrics in process, once the gateway exists (it is made second).
+        let gatewayExposition = Mutex<(@Sendable () -> String)?>(nil)
         let workers = try await EntitlementWorkers.open(config: config, kafka: kafka, metrics: WorkerMetrics(factory: ProcessMetrics.factory),
                                                         playAPIFetcher: HTTPClientFetcher(), listener: .elsewhere, reconcileNow: reconcileNow,
-                                                        localMetrics: { ProcessMetrics.registry.emitToString() }, logger: logger)
+                                                        localMetrics: { gatewayExposition.withLock { $0 }?() ?? ProcessMetrics.registry.emitToString() },
+                                                        logger: logger)
         let gateway = try await GatewayProcess(config: config, kafka: kafka, metrics: GatewayMetrics(registry: ProcessMetrics.registry),
                                                logger: logger, additionalRoutes: workers.routes, onMetricsListening: { port in
             Output.line("metrics: listening on http://\(metricsHost):\(port)/metrics")
         }) { port in
             Output.line("gateway: listening on http://\(host):\(port) (entitlement API: /v1/users/{user}/entitlements)")
         }
+        gatewayExposition.withLock { $0 = gateway.exposition }
         Output.line("store: \(workers.store.database.redactedURL)")
         // The gateway stops taking deliveries before the consumers stop.
         try await ProcessRunner.run(StopOrder([.stop("gateway", gateway), .stop("workers", workers)]),

@@ -9,7 +9,7 @@ import Testing
 /// windows over samples (a restarted replica, a source that did not answer), and the pages that show them.
 @Suite("Operator console service numbers")
 struct ServiceNumbersTests {
-    static func exposition(accepted: Int, refused: Int, lastDelivery: Double = 0, lag: Int = 0) -> String {
+    static func exposition(accepted: Int, refused: Int, silence: Double = 0, lag: Int = 0) -> String {
         """
         # HELP tollgate_deliveries_accepted_total Deliveries verified and made durable, by sender.
         # TYPE tollgate_deliveries_accepted_total counter
@@ -17,7 +17,7 @@ struct ServiceNumbersTests {
         tollgate_rejections_total{source="apple",reason="signature_invalid"} \(refused)
         tollgate_rejections_total{reason="odd \\"quoted\\" \\\\ reason\\n",source="google"} 1
         tollgate_http_requests_total{route="/webhooks/apple",status="200"} 99
-        tollgate_last_delivery_timestamp_seconds{source="apple",app="a"} \(lastDelivery)
+        tollgate_sender_silence_seconds{source="apple"} \(silence)
         tollgate_sender_silence_threshold_seconds{source="apple"} 600
         tollgate_spool_records 3
         tollgate_spool_oldest_age_seconds 42.5
@@ -74,7 +74,7 @@ struct ServiceNumbersTests {
 
     @Test("the overview shows each sender's deliveries, refusals and silence from /metrics, linked to the sender's refusals by reason", arguments: [Backend.sqlite])
     func overview(_ backend: Backend) async throws {
-        let text = Mutex(Self.exposition(accepted: 5, refused: 2, lastDelivery: Date().timeIntervalSince1970 - 3_600, lag: 4))
+        let text = Mutex(Self.exposition(accepted: 5, refused: 2, silence: 3_600, lag: 4))
         let reads = Mutex(0)
         var setup = try ConsoleActionTests.setup()
         setup.metricsSources = [MetricsSource(name: "local") {
@@ -86,7 +86,7 @@ struct ServiceNumbersTests {
                 try await harness.withWorkers(store: store, console: setup) { workers in
                     // The sampling's first reading is the windows' start.
                     try await waitUntil("the first sample", every: .milliseconds(50)) { reads.withLock { $0 } >= 1 }
-                    text.withLock { $0 = Self.exposition(accepted: 9, refused: 5, lastDelivery: Date().timeIntervalSince1970 - 3_600, lag: 4) }
+                    text.withLock { $0 = Self.exposition(accepted: 9, refused: 5, silence: 3_600, lag: 4) }
                     var bob = ConsoleActionTests.Browser(routes: workers.workers.routes)
                     try await bob.signIn(ConsoleActionTests.bob)
                     let page = try await bob.call(.get, "/console").body
