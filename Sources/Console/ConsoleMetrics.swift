@@ -23,7 +23,7 @@ public struct ConsoleMetrics: Sendable {
         Counter(label: "tollgate_console_metrics_read_failures_total", dimensions: [("source", source)], factory: factory).increment()
     }
 
-    /// History and raw-delivery index rows pruned after `console.historyDays`.
+    /// History, raw-delivery index and store call rows pruned after `console.historyDays`.
     func historyPruned(_ count: Int) {
         Counter(label: "tollgate_console_history_pruned_total", factory: factory).increment(by: count)
     }
@@ -50,6 +50,6 @@ public struct ConsoleMetrics: Sendable {
         MetricFamily("tollgate_console_metrics_read_failures_total", .counter, labels: ["source"],
                      help: "Metrics sources (console.gatewayMetrics: gateway-1...; local) that did not answer the console's sampling."),
         MetricFamily("tollgate_console_history_pruned_total", .counter,
-                     help: "Purchase history and raw delivery index rows deleted after console.historyDays."),
+                     help: "Purchase history, raw delivery index and store call rows deleted after console.historyDays."),
     ]
 }

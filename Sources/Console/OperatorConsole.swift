@@ -107,8 +107,9 @@ public struct OperatorConsole: Sendable {
         historyPruning = PeriodicJob(name: "purchase history pruning", interval: .seconds(600), logger: logger) {
             let pruned = try await store.pruneHistory(beforeMs: now() - retentionMs)
             let deliveries = try await store.pruneRawDeliveries(beforeMs: now() - retentionMs)
-            if pruned + deliveries > 0 { metrics.historyPruned(pruned + deliveries) }
-            return pruned >= 5_000 || deliveries >= 5_000 ? .moreWaiting : .idle
+            let calls = try await store.pruneStoreCalls(beforeMs: now() - retentionMs)
+            if pruned + deliveries + calls > 0 { metrics.historyPruned(pruned + deliveries + calls) }
+            return max(pruned, deliveries, calls) >= 5_000 ? .moreWaiting : .idle
         }
         metricsSampling = numbers.isEmpty ? nil : PeriodicJob(name: "console metrics sampling", interval: .seconds(60), logger: logger) {
             for source in await numbers.sample(nowMs: now()) { metrics.metricsReadFailed(source: source) }

@@ -349,8 +349,9 @@ enum EntitlementSchema {
         // The raw deliveries behind each event, by the position of their raw record, so a purchase's story
         // shows every delivery that carried its events (Sources/Entitlements/RawDeliveryRows.swift); kept,
         // as the history, for `console.historyDays`. One row per event a delivery carried. The history by event:
-        // where a delivery's events went.
-        Migration(version: 21, name: "raw deliveries by event") { _ in
+        // where a delivery's events went. The calls made to the stores' APIs for each purchase (acknowledgements,
+        // consumption answers, refreshes), by the purchase's sender, app and subject (Sources/Entitlements/StoreCallRows.swift).
+        Migration(version: 21, name: "raw deliveries by event, store calls by purchase") { _ in
             """
             CREATE TABLE raw_deliveries (
                 event_id TEXT NOT NULL, source TEXT NOT NULL, record_topic TEXT NOT NULL, record_partition INTEGER NOT NULL,
@@ -361,6 +362,11 @@ enum EntitlementSchema {
             CREATE INDEX raw_deliveries_by_time ON raw_deliveries (recorded_at_ms);
             CREATE INDEX raw_deliveries_by_position ON raw_deliveries (source, record_partition, record_offset);
             CREATE INDEX purchase_history_by_event ON purchase_history (event_id);
+            CREATE TABLE store_calls (
+                source TEXT NOT NULL, app TEXT NOT NULL, subject TEXT NOT NULL, environment TEXT, call TEXT NOT NULL,
+                at_ms BIGINT NOT NULL, outcome TEXT NOT NULL, detail TEXT NOT NULL);
+            CREATE INDEX store_calls_by_purchase ON store_calls (source, app, subject);
+            CREATE INDEX store_calls_by_time ON store_calls (at_ms);
             """
         },
     ]

@@ -1,5 +1,6 @@
 import Logging
 import Store
+import Synchronization
 import Toolkit
 
 /// The entitlement store: purchases, the entitlements they decide, processed event ids and the outbox
@@ -8,6 +9,9 @@ public final class EntitlementStore: Sendable {
     public let database: SQLDatabase
     /// The purchase ids' key, read (or made) at open: every replica and restart names a purchase alike.
     public let purchaseIds: PurchaseIds
+    /// Whether the calls made to the stores' APIs for each purchase are kept for the operator console
+    /// (`keepStoreCalls`, by the workers when the console is on); otherwise nothing is written.
+    let keepsStoreCalls = Atomic<Bool>(false)
 
     /// Opens the database at `url`, applies pending migrations and gives every purchase its id.
     public static func open(url: String, logger: Logger) async throws(StoreError) -> EntitlementStore {

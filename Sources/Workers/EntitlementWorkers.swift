@@ -191,6 +191,7 @@ public struct EntitlementWorkers: Service {
                             metrics: ConsoleMetrics(factory: metrics.factory), logger: logger, now: clock)
         }
         processor.keepsHistory = console != nil
+        if console != nil { store.keepStoreCalls() }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)

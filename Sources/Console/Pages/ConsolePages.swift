@@ -217,6 +217,7 @@ struct ConsolePages: Sendable {
         // and its last read from its store. Shown as "unknown" when they cannot be read now.
         let deliveries = try? await operations.deliveries(ofEvents: history.map(\.eventId))
         let refreshed = try? await store.lastRefresh(purchase.key)
+        let calls = (try? await store.storeCalls(purchase.key)) ?? []
         let nowMs = now()
         let steps: [[String: Any]] = history.enumerated().map { index, entry in
             var step: [String: Any] = [
@@ -272,6 +273,8 @@ struct ConsolePages: Sendable {
             values["supersededHref"] = purchaseHref(replacing)
         }
         if deliveries == nil { values["deliveriesUnknown"] = true }
+        values["hasStoreCalls"] = !calls.isEmpty
+        values["storeCalls"] = calls.map { ["at": Self.time($0.atMs), "call": $0.call, "outcome": $0.outcome, "detail": $0.detail] }
         if let refreshed { values["lastRefresh"] = "\(Self.time(refreshed.atMs)): \(refreshed.outcome)" }
         return pages.page("purchase", title: "Purchase", signedIn: signedIn, values)
     }

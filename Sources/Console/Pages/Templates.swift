@@ -191,6 +191,15 @@ enum Templates {
     <p class="actions"><a class="button" href="{{base}}/purchases/{{purchaseId}}/refresh">Refresh from its store…</a>
     {{#endpoints}}<a class="button" href="{{base}}/endpoints/{{name}}/replay?purchase={{purchaseId}}">Send again to {{name}}…</a>{{/endpoints}}</p>
     {{/canAct}}
+    {{#hasStoreCalls}}
+    <h2>Calls to its store</h2>
+    <table>
+    <thead><tr><th scope="col">When</th><th scope="col">Call</th><th scope="col">Outcome</th><th scope="col">Detail</th></tr></thead>
+    <tbody>
+    {{#storeCalls}}<tr><td>{{at}}</td><td><code>{{call}}</code></td><td>{{outcome}}</td><td>{{detail}}</td></tr>{{/storeCalls}}
+    </tbody>
+    </table>
+    {{/hasStoreCalls}}
     <h2>Story</h2>
     {{^steps}}<p>No history kept for this purchase (kept for console.historyDays after each event).</p>{{/steps}}
     <ol class="story">

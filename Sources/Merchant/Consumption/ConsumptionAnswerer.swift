@@ -115,6 +115,7 @@ public struct ConsumptionAnswerer: Sendable {
             try await app.client.sendConsumptionInformation(queued.transactionId, request,
                                                             in: queued.environment == NormalizedEvent.Environment.sandbox.rawValue ? .sandbox : .production)
         } catch where error.isTransient || error.isKeyRefused {
+            await note(queued, "retrying", error.description)
             // A refused key is permanent until fixed, but Apple takes the answer for 12 hours: a key
             // being rotated, or fixed meanwhile, still gets it there.
             let attempts = queued.attempts + 1
@@ -126,13 +127,21 @@ public struct ConsumptionAnswerer: Sendable {
             return try await ConsumptionAnswerRows.reschedule(store, eventId: queued.eventId, attempts: attempts, nextAttemptAtMs: nextAttemptAtMs,
                                                               lastError: error.description)
         } catch {
+            await note(queued, "refused", error.description)
             try await ConsumptionAnswerRows.remove(store, eventId: queued.eventId)
             logger.error("Apple refused a consumption answer for good", metadata: ["event_id": .string(queued.eventId), "app": .string(queued.app),
                                                                                      "error": .string(error.description)])
             return count(.failed, eventId: queued.eventId, app: queued.app)
         }
+        await note(queued, "sent", "")
         try await ConsumptionAnswerRows.remove(store, eventId: queued.eventId)
         count(.sent, eventId: queued.eventId, app: queued.app)
+    }
+
+    /// The answer in the purchase's story (the console's).
+    private func note(_ queued: QueuedConsumptionRequest, _ outcome: String, _ detail: String) async {
+        await store.noteStoreCall("apple.consumption_answer", source: SourceName.apple.rawValue, app: queued.app, subject: queued.subject,
+                                  environment: queued.environment, outcome: outcome, detail: detail, nowMs: now())
     }
 
     /// Apple's request time: the notification's `signedDate` (signed by Apple), else its arrival.

@@ -63,6 +63,7 @@ public struct PurchaseRefresher: Sendable {
             let refreshed = try await read(stored, waits: waits)
             metrics.purchaseRefreshed(store: store, trigger: trigger.rawValue, outcome: refreshed.eventId == nil ? "unchanged" : "changed")
             try? await service.store.recordRefresh(stored.key, outcome: refreshed.eventId == nil ? "unchanged" : "changed", nowMs: nowMs)
+            await noteCall(stored.key, outcome: refreshed.eventId == nil ? "unchanged" : "changed", trigger: trigger, nowMs: nowMs)
             return refreshed
         } catch {
             let outcome = if error.is(PurchaseReason.purchaseNotFound) { "not_found" }
@@ -70,8 +71,15 @@ public struct PurchaseRefresher: Sendable {
                 else { "not_refreshed" }
             metrics.purchaseRefreshed(store: store, trigger: trigger.rawValue, outcome: outcome)
             try? await service.store.recordRefresh(stored.key, outcome: outcome, nowMs: nowMs)
+            await noteCall(stored.key, outcome: outcome, trigger: trigger, nowMs: nowMs)
             throw error
         }
+    }
+
+    /// The refresh in the purchase's story (the console's).
+    private func noteCall(_ key: PurchaseKey, outcome: String, trigger: Trigger, nowMs: Int64) async {
+        await service.store.noteStoreCall("refresh", source: key.source, app: key.app, subject: key.subject, environment: key.environment,
+                                          outcome: outcome, detail: "asked by \(trigger.rawValue)", nowMs: nowMs)
     }
 
     private func read(_ stored: Purchase, waits: Bool) async throws(Rejection) -> Refreshed {

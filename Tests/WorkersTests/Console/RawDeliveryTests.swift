@@ -119,6 +119,29 @@ struct RawDeliveryTests {
         }
     }
 
+    @Test("the calls made to a store for a purchase are kept only while the console is on, found by the purchase in either environment when an acknowledgement named none, and pruned by age",
+          arguments: Backend.allCases)
+    func storeCalls(_ backend: Backend) async throws {
+        try await TestDatabases.withStore(backend) { store async throws in
+            let key = PurchaseKey(source: "google", app: "com.example", environment: "sandbox", subject: "token-1")
+            await store.noteStoreCall("play.acknowledge", source: "google", app: "com.example", subject: "token-1", outcome: "acknowledged",
+                                      detail: "", nowMs: 1_000)
+            #expect(try await store.storeCalls(key).isEmpty, "nothing is kept while the console is off")
+            store.keepStoreCalls()
+            await store.noteStoreCall("play.acknowledge", source: "google", app: "com.example", subject: "token-1", outcome: "queued",
+                                      detail: "acknowledge_subscription: http_503", nowMs: 2_000)
+            await store.noteStoreCall("refresh", source: "google", app: "com.example", subject: "token-1", environment: "sandbox",
+                                      outcome: "changed", detail: "asked by console", nowMs: 3_000)
+            await store.noteStoreCall("refresh", source: "google", app: "com.example", subject: "token-1", environment: "production",
+                                      outcome: "unchanged", detail: "asked by api", nowMs: 4_000)
+            await store.noteStoreCall("refresh", source: "google", app: "com.example", subject: "other", environment: "sandbox",
+                                      outcome: "unchanged", detail: "", nowMs: 5_000)
+            #expect(try await store.storeCalls(key).map(\.outcome) == ["queued", "changed"])
+            #expect(try await store.pruneStoreCalls(beforeMs: 2_500) == 1)
+            #expect(try await store.storeCalls(key).map(\.outcome) == ["changed"])
+        }
+    }
+
     @Test("a page shows a delivery's body opened (a JWS's payload, Pub/Sub's data, a form) with every credential withheld, and nothing of a body it cannot read")
     func redaction() throws {
         func base64URL(_ text: String) -> String {

@@ -77,7 +77,7 @@ struct PlayAcknowledgerTests {
         }
     }
 
-    @Test("a failed acknowledgement is queued and retried by the loop until Google takes it, once", arguments: Backend.allCases)
+    @Test("a failed acknowledgement is queued and retried by the loop until Google takes it, once; each attempt is in the purchase's story, without its token", arguments: Backend.allCases)
     func queuedAndRetried(backend: Backend) async throws {
         let h = try await PlayHarness.start()
         defer { h.stop() }
@@ -88,6 +88,7 @@ struct PlayAcknowledgerTests {
         h.fake.script(Self.subscriptionAckPath + ":acknowledge", Self.unavailable, Self.unavailable, Self.unavailable)
         try await TestDatabases.withStore(backend) { store async throws in
             let metrics = RecordingMetrics()
+            store.keepStoreCalls()
             let acknowledger = Self.acknowledger(h, store: store, metrics: metrics, clock: clock)
             let deadline = clock.now + 3 * 86_400_000
             await acknowledger.acknowledge(Self.subscriptionAck(deadlineMs: deadline))
@@ -117,6 +118,10 @@ struct PlayAcknowledgerTests {
             #expect(Self.outcomes(metrics) == ["queued": 1, "already": 1, "retried": 1])
             let attempts = h.fake.apiTargets.filter { $0.hasSuffix(":acknowledge") }.count
             #expect(attempts == 4)
+            let key = PurchaseKey(source: "google", app: PlayHarness.package, environment: "production", subject: Self.token)
+            let calls = try await store.storeCalls(key)
+            #expect(calls.map(\.outcome) == ["queued", "queued", "retrying", "acknowledged"] && calls.allSatisfy { $0.call == "play.acknowledge" })
+            #expect(!calls.contains { $0.detail.contains(Self.token) })
         }
     }
 

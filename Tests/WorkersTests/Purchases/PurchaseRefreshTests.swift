@@ -116,13 +116,14 @@ struct PurchaseRefreshTests {
         }
     }
 
-    @Test("POST /v1/purchases/{purchase}/refresh: the server credential re-reads and applies a refund; unchanged publishes nothing; others are refused")
+    @Test("POST /v1/purchases/{purchase}/refresh: the server credential re-reads and applies a refund; unchanged publishes nothing; others are refused; each read is in the purchase's story")
     func refreshRoute() async throws {
         let apple = try ApplePurchases()
         defer { apple.stop() }
         try await TestDatabases.withStore(.sqlite) { store async throws in
             try await WorkerHarness.with { harness async throws in
-                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens) { workers async throws in
+                try await harness.withWorkers(store: store, purchases: try apple.setup(), apiTokens: Self.tokens,
+                                              console: try ConsoleActionTests.setup()) { workers async throws in
                     let jws = try apple.transaction("870301")
                     let posted = try await PurchaseCalls.post(workers.workers.purchases, PurchaseCalls.apple(user: "user-s", "signedTransaction", jws))
                     let id = try #require(posted.body?.purchases?.first?.purchaseId)
@@ -158,6 +159,14 @@ struct PurchaseRefreshTests {
                     let anonymous = try await Self.refresh(workers, id, token: nil)
                     #expect(anonymous.status == 401)
                     #expect(apple.fake.requests.count == calls, "no refused call reached Apple")
+
+                    // Each read from Apple, in the purchase's story for the console.
+                    let made = try await store.storeCalls(key)
+                    #expect(made.map(\.outcome) == ["changed", "unchanged", "changed"] && made.allSatisfy { $0.call == "refresh" && $0.detail == "asked by api" })
+                    var operatorBrowser = ConsoleActionTests.Browser(routes: workers.workers.routes)
+                    try await operatorBrowser.signIn(ConsoleActionTests.bob)
+                    let page = try await operatorBrowser.call(.get, "/console/purchases/\(id)").body
+                    #expect(page.contains("Calls to its store") && page.contains("<code>refresh</code>") && page.contains("asked by api"))
                 }
             }
         }

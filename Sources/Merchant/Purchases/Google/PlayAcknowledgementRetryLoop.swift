@@ -61,14 +61,17 @@ public struct PlayAcknowledgementRetryLoop: Service {
         switch await acknowledger.attempt(kind: kind, packageName: pending.packageName, productId: pending.productId,
                                           token: pending.purchaseToken) {
         case .acknowledged:
+            await acknowledger.note(pending.packageName, pending.purchaseToken, "acknowledged", "attempt \(pending.attempts + 1)")
             metrics.playAcknowledgement(.retried)
             logger.info("Play acknowledgement taken on a retry", metadata: fields(pending, "attempts \(pending.attempts + 1)"))
             await remove(pending)
         case .refused(let why):
+            await acknowledger.note(pending.packageName, pending.purchaseToken, "refused", why)
             metrics.playAcknowledgement(.failed)
             logger.warning("Google refused the Play acknowledgement for good; not retried", metadata: fields(pending, why))
             await remove(pending)
         case .unavailable(let why, let retryAfterSeconds):
+            await acknowledger.note(pending.packageName, pending.purchaseToken, "retrying", why)
             let attempts = pending.attempts + 1
             let next = acknowledger.backoff.nextAttemptAtMs(afterAttempts: attempts, nowMs: acknowledger.now(),
                                                             deadlineMs: pending.deadlineMs, retryAfterSeconds: retryAfterSeconds)

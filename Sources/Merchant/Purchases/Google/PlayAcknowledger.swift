@@ -58,11 +58,14 @@ public struct PlayAcknowledger: PlayAcknowledging {
         switch attempt {
         case .acknowledged:
             metrics.playAcknowledgement(.acknowledged)
+            await note(acknowledgement.packageName, acknowledgement.purchaseToken, "acknowledged", "")
         case .refused(let why):
             metrics.playAcknowledgement(.failed)
+            await note(acknowledgement.packageName, acknowledgement.purchaseToken, "refused", why)
             logger.warning("Google refused the Play acknowledgement for good; not retried", metadata: fields(acknowledgement, why))
         case .unavailable(let why, let retryAfterSeconds):
             let nowMs = now()
+            await note(acknowledgement.packageName, acknowledgement.purchaseToken, nowMs < acknowledgement.deadlineMs ? "queued" : "expired", why)
             guard nowMs < acknowledgement.deadlineMs else {
                 metrics.playAcknowledgement(.expired)
                 logger.error("Play acknowledgement not taken by Google within three days of the purchase: Google refunds it",
@@ -85,6 +88,12 @@ public struct PlayAcknowledger: PlayAcknowledging {
                 logger.error("Play acknowledgement could not be queued for retry", metadata: fields(acknowledgement, "\(why); store: \(error)"))
             }
         }
+    }
+
+    /// An attempt in the purchase's story (the console's): what came of it and why, never the token.
+    func note(_ packageName: String, _ token: String, _ outcome: String, _ why: String) async {
+        await store.noteStoreCall("play.acknowledge", source: SourceName.google.rawValue, app: packageName, subject: token,
+                                  outcome: outcome, detail: why, nowMs: now())
     }
 
     /// One call to Google's acknowledge endpoint of the purchase's kind.
