@@ -14,8 +14,9 @@ public protocol ConsoleOperations: Sendable {
     /// The outbound endpoints, with their state and backlog.
     func endpoints() async throws -> [ConsoleEndpoint]
     func setEndpoint(_ name: String, enabled: Bool) async throws -> ActionOutcome
-    /// Delivers a purchase's kept messages to an endpoint again; a dry run counts them.
-    func replayToEndpoint(_ name: String, purchaseId: String, dryRun: Bool) async throws -> ActionOutcome
+    /// Delivers an endpoint's chosen kept messages again (a purchase's, its parked ones, or those recorded
+    /// since a time); a dry run counts them.
+    func replayToEndpoint(_ name: String, _ scope: EndpointReplayScope, dryRun: Bool) async throws -> ActionOutcome
     /// Each outbound endpoint's delivery of the messages these events made.
     func deliveries(ofEvents eventIds: [String]) async throws -> [ConsoleDelivery]
     /// Publishes an audit record to `tollgate.audit`.
@@ -37,6 +38,25 @@ public struct ConsoleRawRecord: Sendable {
         self.timestampMs = timestampMs
         self.headers = headers
         self.body = body
+    }
+}
+
+/// Which of an endpoint's kept messages an operator sends again.
+public enum EndpointReplayScope: Sendable, Equatable {
+    /// Those about one purchase (`pur_...`).
+    case purchase(String)
+    /// Those it parked.
+    case parked
+    /// Those recorded in the last hours.
+    case lastHours(Int)
+
+    /// How the audit and the pages name it.
+    public var description: String {
+        switch self {
+        case .purchase(let id): "purchase \(id)'s messages"
+        case .parked: "the parked messages"
+        case .lastHours(let hours): "the messages of the last \(hours == 1 ? "hour" : "\(hours) hours")"
+        }
     }
 }
 

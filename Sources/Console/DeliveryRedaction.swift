@@ -4,9 +4,9 @@ import Toolkit
 /// A sender's delivery as an operator's page shows it: its JSON (or form) indented for reading, what it
 /// wraps opened (a JWS's payload, a Pub/Sub message's base64 `data`), and every field that may be a
 /// credential withheld: a name holding `token`, `password`, `secret` or `authorization`, or exactly
-/// `sign`/`signature` (Google's purchase token, Iaptic's password, Citcon's and Antom's signatures).
-/// The raw topics keep the bytes as they arrived; this is only how a page shows them. Anything else, not
-/// JSON nor a form, is not shown at all: it could hold anything.
+/// `sign`/`signature` (Google's purchase token, Iaptic's password, Citcon's and Antom's signatures), and a
+/// `data` string that does not open. The raw topics keep the bytes as they arrived; this is only how a
+/// page shows them. Anything else (JSON that does not parse, text that is no form) is not shown at all.
 public enum DeliveryRedaction {
     public static let withheld = "(withheld)"
 
@@ -17,7 +17,12 @@ public enum DeliveryRedaction {
     }
 
     public static func pretty(_ body: [UInt8]) -> String {
-        if let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) {
+        // A body that starts as JSON is JSON: one that does not parse is not shown (never read as a form).
+        let first = body.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        if first == UInt8(ascii: "{") || first == UInt8(ascii: "[") {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) else {
+                return "(\(body.count) bytes of JSON that does not parse: not shown)"
+            }
             return encode(open(object, depth: 0))
         }
         // A form names its fields `name=value`; text without one is not a form.
@@ -37,8 +42,9 @@ public enum DeliveryRedaction {
             for (key, inner) in object {
                 if withholds(key) {
                     shown[key] = withheld
-                } else if key == "data", let text = inner as? String, let decoded = decodedJSON(base64: text) {
-                    shown[key] = open(decoded, depth: depth + 1)
+                } else if key == "data", let text = inner as? String {
+                    // Pub/Sub's message data (Google's notification, with its purchase token): opened, or withheld.
+                    shown[key] = decodedJSON(base64: text).map { open($0, depth: depth + 1) } ?? withheld
                 } else {
                     shown[key] = open(inner, depth: depth + 1)
                 }
@@ -65,7 +71,10 @@ public enum DeliveryRedaction {
     }
 
     static func decodedJSON(base64 text: String) -> Any? {
-        guard let bytes = Base64.decodeStandard(text), let object = try? JSONSerialization.jsonObject(with: Data(bytes)),
+        // Standard base64, as Pub/Sub writes it, or the URL-safe alphabet the gateway also takes.
+        let unpadded = text.hasSuffix("=") ? String(text.prefix { $0 != "=" }) : text
+        guard let bytes = Base64.decodeStandard(text) ?? Base64.decodeURL(unpadded[...]),
+              let object = try? JSONSerialization.jsonObject(with: Data(bytes)),
               object is [String: Any] || object is [Any] else { return nil }
         return object
     }

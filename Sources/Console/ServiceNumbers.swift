@@ -14,10 +14,12 @@ public struct MetricsSource: Sendable {
 }
 
 /// The numbers of the overview that live on `/metrics`, not in the store: deliveries accepted and refused
-/// per sender and reason, each sender's last delivery and silence threshold, the spool, the consumers' lag.
-/// Sampled once a minute from every `MetricsSource` and kept in memory for a day and an hour: a window
-/// is the counters' increase between its oldest sample and a reading taken for the page (a replica's restart,
-/// a counter going down, counts from zero again). A window longer than the samples held says since when.
+/// per sender and reason, each sender's silence and threshold, the spool, the consumers' lag. Every
+/// `MetricsSource` is read once a minute (concurrently, 3 s each at most) and only the counters a window
+/// needs are kept, in memory, for a day and an hour; gauges are shown as a page's reading says. A window
+/// is each counter's increase, per source, from its last reading at or before the window's start (its
+/// first one when sampling began later) to a reading taken for the page: a counter that went down was
+/// reset (its process restarted) and counts from zero again. Values above 2^53 are not read.
 public final class ServiceNumbers: Sendable {
     /// The families read; every other line of an exposition is skipped.
     static let families: Set<String> = [
@@ -27,11 +29,20 @@ public final class ServiceNumbers: Sendable {
     ]
     /// How long samples are kept: the day window and its baseline.
     static let keptMs: Int64 = 25 * 3_600_000
+    /// The largest value read: above it a Double no longer counts by ones (and a sum could overflow a page's integers).
+    static let largestValue = 9_007_199_254_740_992.0
 
+    /// What a window counts: a sender's accepted deliveries (no reason) or its refusals for one reason.
+    struct CounterKey: Hashable, Sendable {
+        var sender: String
+        var reason: String?
+    }
+
+    /// One reading of every source: each source's counters, and (for a page) every series read.
     struct Sample: Sendable {
         var atMs: Int64
-        /// Per source, each series (`name{label="value",...}` as exposed) and its value.
-        var values: [String: [Series: Double]]
+        var counters: [String: [CounterKey: Double]]
+        var series: [String: [Series: Double]] = [:]
     }
 
     struct Series: Hashable, Sendable {
@@ -41,24 +52,33 @@ public final class ServiceNumbers: Sendable {
 
     let sources: [MetricsSource]
     private let samples = Mutex<[Sample]>([])
-    /// The last reading taken for a page: pages within 10 seconds share it instead of asking every source again.
+    /// The last reading, shared by the pages of the next 10 seconds instead of asking every source again.
     private let lastReading = Mutex<Sample?>(nil)
 
     public init(sources: [MetricsSource]) { self.sources = sources }
 
     public var isEmpty: Bool { sources.isEmpty }
 
-    /// Reads every source now; a source that cannot answer is left out of this reading (and counted by the caller).
+    /// Reads every source now, concurrently; a source that cannot answer is left out of this reading (and named).
     func read(nowMs: Int64) async -> (sample: Sample, failed: [String]) {
-        var values: [String: [Series: Double]] = [:]
-        var failed: [String] = []
-        for source in sources {
-            do { values[source.name] = Self.parse(try await source.read()) } catch { failed.append(source.name) }
+        let answers = await withTaskGroup(of: (String, [Series: Double]?).self) { group in
+            for source in sources {
+                group.addTask { (source.name, try? Self.parse(await source.read())) }
+            }
+            var answers: [(String, [Series: Double]?)] = []
+            for await answer in group { answers.append(answer) }
+            return answers
         }
-        return (Sample(atMs: nowMs, values: values), failed)
+        var sample = Sample(atMs: nowMs, counters: [:])
+        for (name, series) in answers {
+            guard let series else { continue }
+            sample.series[name] = series
+            sample.counters[name] = Self.counters(series)
+        }
+        return (sample, answers.filter { $0.1 == nil }.map(\.0).sorted())
     }
 
-    /// A reading for a page: the last one when it is under 10 seconds old.
+    /// A reading for a page: the last one (a page's or the minute's sample) when it is under 10 seconds old.
     func current(nowMs: Int64) async -> Sample {
         if let last = lastReading.withLock({ $0 }), nowMs - last.atMs < 10_000, last.atMs <= nowMs { return last }
         let reading = await read(nowMs: nowMs).sample
@@ -66,37 +86,53 @@ public final class ServiceNumbers: Sendable {
         return reading
     }
 
-    /// Takes a sample and keeps it; returns the sources that failed.
+    /// Takes a sample and keeps its counters; returns the sources that failed.
     func sample(nowMs: Int64) async -> [String] {
         let (sample, failed) = await read(nowMs: nowMs)
+        lastReading.withLock { $0 = sample }
         samples.withLock { kept in
-            kept.append(sample)
+            kept.append(Sample(atMs: sample.atMs, counters: sample.counters))
             kept.removeAll { $0.atMs < nowMs - Self.keptMs }
         }
         return failed
     }
 
-    /// The overview's numbers over the last `windowMs`, ending with `current` (a reading taken for the page).
+    /// The counters a window needs, summed over the labels it does not show (a rejection's route, an app).
+    static func counters(_ series: [Series: Double]) -> [CounterKey: Double] {
+        var counters: [CounterKey: Double] = [:]
+        for (key, value) in series {
+            guard let sender = key.labels["source"] else { continue }
+            if key.name == "tollgate_deliveries_accepted_total" {
+                counters[CounterKey(sender: sender, reason: nil), default: 0] += value
+            } else if key.name == "tollgate_rejections_total" {
+                counters[CounterKey(sender: sender, reason: key.labels["reason"] ?? "?"), default: 0] += value
+            }
+        }
+        return counters
+    }
+
+    /// The overview's counts over the last `windowMs`, ending with `current` (a reading taken for the page).
     func window(_ windowMs: Int64, current: Sample) -> Window {
         let kept = samples.withLock { $0 }
         let start = current.atMs - windowMs
-        // The last sample at or before the window's start is its baseline; without one, the oldest kept.
-        let baselineIndex = kept.lastIndex { $0.atMs <= start } ?? 0
-        let series = Array(kept[min(baselineIndex, kept.count)...]) + [current]
+        // A reading older than the newest sample (taken before it, shown after it) would look like a reset.
+        let isNewest = kept.last.map { current.atMs >= $0.atMs } ?? true
+        let series = isNewest ? kept + [current] : kept
         var window = Window(sinceMs: series.first?.atMs ?? current.atMs, complete: kept.first.map { $0.atMs <= start } ?? false)
-        for source in Set(series.flatMap(\.values.keys)) {
-            // Each source's readings in order; one it could not give is skipped, its increase counted at the next.
-            let readings = series.compactMap { $0.values[source] }
-            for (before, after) in zip(readings, readings.dropFirst()) {
-                for (key, value) in after where key.name.hasSuffix("_total") {
-                    // A counter that went down was reset (its process restarted): it counted from zero since;
-                    // a series that appeared counted from zero too.
+        for source in Set(series.flatMap(\.counters.keys)) {
+            let readings = series.filter { $0.counters[source] != nil }
+            // Its baseline: its last reading at or before the window's start, else its first.
+            let from = readings.lastIndex { $0.atMs <= start } ?? 0
+            let counted = readings[from...].compactMap { $0.counters[source] }
+            for (before, after) in zip(counted, counted.dropFirst()) {
+                for (key, value) in after {
+                    // A counter that went down was reset: it counted from zero since; one that appeared, too.
                     let increase = before[key].map { value >= $0 ? value - $0 : value } ?? value
-                    guard increase > 0, let sender = key.labels["source"] else { continue }
-                    if key.name == "tollgate_deliveries_accepted_total" {
-                        window.accepted[sender, default: 0] += increase
-                    } else if key.name == "tollgate_rejections_total" {
-                        window.rejected[sender, default: [:]][key.labels["reason"] ?? "?", default: 0] += increase
+                    guard increase > 0 else { continue }
+                    if let reason = key.reason {
+                        window.rejected[key.sender, default: [:]][reason, default: 0] += increase
+                    } else {
+                        window.accepted[key.sender, default: 0] += increase
                     }
                 }
             }
@@ -125,7 +161,7 @@ public final class ServiceNumbers: Sendable {
 
     static func now(_ sample: Sample) -> Now {
         var now = Now()
-        for (source, values) in sample.values {
+        for (source, values) in sample.series {
             for (key, value) in values {
                 switch key.name {
                 case "tollgate_sender_silence_seconds":
@@ -160,7 +196,8 @@ public final class ServiceNumbers: Sendable {
                 labels = parsed
                 rest = after
             }
-            guard let valueText = rest.split(separator: " ").first, let value = Double(valueText), value.isFinite else { continue }
+            guard let valueText = rest.split(separator: " ").first, let value = Double(valueText), value.isFinite,
+                  abs(value) <= largestValue else { continue }
             values[Series(name: name, labels: labels)] = value
         }
         return values

@@ -203,6 +203,16 @@ public struct WebhookStore: Sendable {
     /// Delivers these messages to the endpoint again (a new delivery where it had none), each from its
     /// first attempt, with the same message id; returns how many were queued. A message whose lane has an
     /// attempt in flight is left out (it would run beside it): run the replay again once it is answered.
+    /// The messages an endpoint parked (every attempt failed), oldest first, at most `limit`: what the console
+    /// sends again when asked to.
+    public func parkedSequences(endpoint: String, limit: Int) async throws(StoreError) -> [Int64] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT message_sequence FROM webhook_deliveries WHERE endpoint = $1 AND status = 'parked' ORDER BY message_sequence LIMIT $2
+                """, [.text(endpoint), .int(Int64(limit))]).compactMap { $0.int("message_sequence") }
+        }
+    }
+
     public func replay(endpoint: String, sequences: [Int64], nowMs: Int64) async throws(StoreError) -> Int {
         try await database.transaction { connection throws(StoreError) in
             var queued = 0

@@ -5,12 +5,15 @@ import Synchronization
 
 /// The life of one worker consumer: subscribe, run `loop` until graceful shutdown cancels it, and
 /// leave the group cleanly whatever happened (so its partitions move at once).
+/// `lagMetric`: the gauge its lag is reported in (the console's raw delivery index has its own: its lag is no
+/// entitlement's delay, and `TollgateConsumerLagHigh` reads `tollgate_consumer_lag`).
 func runConsumer(_ config: ConsumerConfig, topics: [String], role: String, metrics: WorkerMetrics, logger: Logger,
+                 lagMetric: String = "tollgate_consumer_lag",
                  loop: @escaping @Sendable (KafkaConsumer, LagReporter) async throws -> Void) async throws {
     let consumer = try KafkaConsumer(config: config, topics: topics)
     logger.info("\(role) started", metadata: ["topics": .string(topics.joined(separator: ",")), "group": .string(config.groupId)])
     do {
-        try await cancelWhenGracefulShutdown { try await loop(consumer, LagReporter(consumer: consumer, metrics: metrics)) }
+        try await cancelWhenGracefulShutdown { try await loop(consumer, LagReporter(consumer: consumer, metrics: metrics, metric: lagMetric)) }
     } catch {
         logger.error("\(role) failed", metadata: ["error": .string("\(error)")])
         await consumer.close()
@@ -24,11 +27,13 @@ func runConsumer(_ config: ConsumerConfig, topics: [String], role: String, metri
 final class LagReporter: Sendable {
     let consumer: KafkaConsumer
     let metrics: WorkerMetrics
+    let metric: String
     private let last = Mutex(ContinuousClock.now - .seconds(60))
 
-    init(consumer: KafkaConsumer, metrics: WorkerMetrics) {
+    init(consumer: KafkaConsumer, metrics: WorkerMetrics, metric: String = "tollgate_consumer_lag") {
         self.consumer = consumer
         self.metrics = metrics
+        self.metric = metric
     }
 
     func tick() async {
@@ -40,7 +45,7 @@ final class LagReporter: Sendable {
         guard due else { return }
         let entries = await consumer.lag()
         for entry in entries {
-            if let lag = entry.lag { metrics.lag(topic: entry.topic, partition: entry.partition, lag: lag) }
+            if let lag = entry.lag { metrics.lag(topic: entry.topic, partition: entry.partition, lag: lag, metric: metric) }
         }
         // Before the first assignment there is no partition at all: ask again at the next tick, not 5 s later.
         if entries.isEmpty { last.withLock { $0 = ContinuousClock.now - .seconds(60) } }

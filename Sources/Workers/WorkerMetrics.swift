@@ -46,8 +46,8 @@ public struct WorkerMetrics: Sendable {
             .recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
-    func lag(topic: String, partition: Int32, lag: Int64) {
-        Gauge(label: "tollgate_consumer_lag", dimensions: [("topic", topic), ("partition", String(partition))], factory: factory)
+    func lag(topic: String, partition: Int32, lag: Int64, metric: String = "tollgate_consumer_lag") {
+        Gauge(label: metric, dimensions: [("topic", topic), ("partition", String(partition))], factory: factory)
             .record(lag)
     }
 
@@ -74,6 +74,8 @@ public struct WorkerMetrics: Sendable {
         MetricFamily("tollgate_worker_batch_size", .histogram, help: "Events per projection batch."),
         MetricFamily("tollgate_worker_batch_duration_seconds", .histogram, help: "Time to apply one projection batch."),
         MetricFamily("tollgate_consumer_lag", .gauge, labels: ["topic", "partition"], help: "Records not yet consumed, by topic and partition."),
+        MetricFamily("tollgate_console_raw_index_lag", .gauge, labels: ["topic", "partition"],
+                     help: "Raw records the operator console's delivery index has not read yet, by topic and partition."),
         MetricFamily("tollgate_outbox_published_total", .counter, help: "Entitlement changes published to the entitlements topic."),
         MetricFamily("tollgate_outbox_pending", .gauge, help: "Entitlement changes waiting in the outbox."),
         MetricFamily("tollgate_worker_expiries_total", .counter, help: "Entitlements whose expiry or grace period ended without a notification, queued as inactive."),

@@ -29,6 +29,7 @@ struct WorkerMetricFamiliesTests {
         metrics.deadLettered()
         metrics.batch(size: 10, duration: .milliseconds(4))
         metrics.lag(topic: "tollgate.events", partition: 0, lag: 3)
+        metrics.lag(topic: "tollgate.raw.apple", partition: 0, lag: 3, metric: "tollgate_console_raw_index_lag")
         metrics.outboxPublished(1)
         metrics.outboxPending(0)
         metrics.expiriesQueued(1)

@@ -91,7 +91,7 @@ struct ConsoleActions: Sendable {
         return pages.page("endpoints", title: "Endpoints", signedIn: signedIn, [
             "hasEndpoints": !endpoints.isEmpty,
             "endpoints": endpoints.map { ["name": $0.name, "kind": $0.kind, "origin": $0.origin, "state": $0.state, "enabled": $0.enabled,
-                                          "pending": $0.pending, "parked": $0.parked] as [String: Any] },
+                                          "pending": $0.pending, "parked": $0.parked, "hasParked": $0.parked > 0] as [String: Any] },
         ])
     }
 
@@ -119,25 +119,44 @@ struct ConsoleActions: Sendable {
     func confirmEndpointReplay(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
         let signedIn = try actingOperator(context)
         let name = try await knownEndpoint(context)
-        let purchase = try await Self.purchaseQuery(request, store: store)
-        let preview = try await operating { try await operations.replayToEndpoint(name, purchaseId: purchase, dryRun: true) }
+        let (scope, query) = try Self.replayScope(request)
+        let preview = try await operating { try await operations.replayToEndpoint(name, scope, dryRun: true) }
         return pages.page("confirm", title: "Send again", signedIn: signedIn, [
-            "heading": "Send purchase \(purchase)'s messages to \(name) again",
-            "description": "Each kept message about this purchase that \(name) takes is delivered again, with its own id, from its first attempt, in its lane's order.",
+            "heading": "Send \(scope.description) to \(name) again",
+            "description": "Each of \(scope.description) that \(name) takes is delivered again, with its own id, from its first attempt, in its lane's order.",
             "preview": preview.detail,
-            "action": pages.base + "/endpoints/\(name)/replay?purchase=\(purchase)", "button": "Send again now",
-            "back": pages.base + "/purchases/\(purchase)",
+            "action": pages.base + "/endpoints/\(name)/replay?\(query)", "button": "Send again now",
+            "back": back(after: scope),
         ])
     }
 
     func endpointReplay(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
         let signedIn = try await postedBy(request, context)
         let name = try await knownEndpoint(context)
-        let purchase = try await Self.purchaseQuery(request, store: store)
-        return try await act(signedIn, action: "endpoint.replay", target: "\(name) \(purchase)", heading: "Send again to \(name)",
-                             back: pages.base + "/purchases/\(purchase)") {
-            try await operations.replayToEndpoint(name, purchaseId: purchase, dryRun: false)
+        let (scope, _) = try Self.replayScope(request)
+        return try await act(signedIn, action: "endpoint.replay", target: "\(name): \(scope.description)", heading: "Send again to \(name)",
+                             back: back(after: scope)) {
+            try await operations.replayToEndpoint(name, scope, dryRun: false)
         }
+    }
+
+    private func back(after scope: EndpointReplayScope) -> String {
+        if case .purchase(let id) = scope { return pages.base + "/purchases/\(id)" }
+        return pages.base + "/endpoints"
+    }
+
+    /// Which messages a replay sends: `?purchase=pur_...`, `?parked=1` or `?hours=1|24|168`; and the query naming it.
+    private static func replayScope(_ request: Request) throws(Rejection) -> (EndpointReplayScope, String) {
+        let query = request.uri.queryParameters
+        if let id = query.get("purchase").map({ String($0) }) {
+            guard PurchaseIds.isWellFormed(id) else { throw Rejection(ConsoleReason.invalidRequest, "name the purchase: ?purchase=pur_...") }
+            return (.purchase(id), "purchase=\(id)")
+        }
+        if query.get("parked") == "1" { return (.parked, "parked=1") }
+        if let hours = query.get("hours").flatMap({ Int(String($0)) }), [1, 24, 168].contains(hours) {
+            return (.lastHours(hours), "hours=\(hours)")
+        }
+        throw Rejection(ConsoleReason.invalidRequest, "choose the messages: ?purchase=pur_..., ?parked=1 or ?hours=1, 24 or 168")
     }
 
     // MARK: Raw deliveries
@@ -182,9 +201,9 @@ struct ConsoleActions: Sendable {
         case .failure: values["unreadable"] = true
         }
         if signedIn.canAct, record != nil {
-            values["preview"] = try await operating {
-                try await operations.reverify(source: source, partition: partition, offset: offset, dryRun: true)
-            }.detail
+            // The page stands without its dry run: an operator can still read the delivery.
+            values["preview"] = (try? await operations.reverify(source: source, partition: partition, offset: offset, dryRun: true))?.detail
+                ?? "unavailable now (the broker or the store did not answer); the delivery can still be verified again"
         }
         return pages.page("rawDelivery", title: "Delivery", signedIn: signedIn, values)
     }
@@ -301,13 +320,6 @@ struct ConsoleActions: Sendable {
             throw Rejection(ConsoleReason.storeUnavailable, "the store cannot answer now; try again shortly", retryAfterSeconds: 5)
         }
         guard found != nil else { throw Rejection(ConsoleReason.notFound, "no such purchase") }
-        return id
-    }
-
-    private static func purchaseQuery(_ request: Request, store: EntitlementStore) async throws(Rejection) -> String {
-        guard let id = request.uri.queryParameters.get("purchase").map({ String($0) }), PurchaseIds.isWellFormed(id) else {
-            throw Rejection(ConsoleReason.invalidRequest, "name the purchase: ?purchase=pur_...")
-        }
         return id
     }
 

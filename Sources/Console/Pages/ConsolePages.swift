@@ -67,7 +67,7 @@ struct ConsolePages: Sendable {
         }
         var values: [String: Any] = [
             "hasServiceNumbers": true, "senderRows": rows, "hasSenderRows": !rows.isEmpty,
-            "sourcesRead": current.values.count, "sourcesConfigured": numbers.sources.count,
+            "sourcesRead": current.series.count, "sourcesConfigured": numbers.sources.count,
             "lag": state.lag.keys.sorted().map { ["topic": $0, "records": Self.count(state.lag[$0])] },
             "hasLag": !state.lag.isEmpty,
         ]
@@ -102,10 +102,14 @@ struct ConsolePages: Sendable {
         return pages.page("sender", title: sender, signedIn: signedIn, values)
     }
 
-    static func count(_ value: Double?) -> String { String(Int64((value ?? 0).rounded())) }
+    /// A count as a page shows it: whole, at least 0, at most 2^53 (what `ServiceNumbers` reads).
+    static func count(_ value: Double?) -> String {
+        let clamped = min(max((value ?? 0).rounded(), 0), ServiceNumbers.largestValue)
+        return clamped.isFinite ? String(Int64(clamped)) : "0"
+    }
 
     static func duration(_ seconds: Double) -> String {
-        let s = Int64(seconds)
+        let s = Int64(min(max(seconds.isFinite ? seconds : 0, 0), ServiceNumbers.largestValue))
         if s < 120 { return "\(s) s" }
         if s < 7_200 { return "\(s / 60) min" }
         if s < 172_800 { return "\(s / 3_600) h" }

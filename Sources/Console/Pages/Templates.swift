@@ -374,7 +374,10 @@ enum Templates {
     <tbody>
     {{#endpoints}}
     <tr><th scope="row">{{name}} <span class="id">{{origin}}</span></th><td>{{kind}}</td><td>{{state}}</td><td>{{pending}}</td><td>{{parked}}</td>
-    <td>{{#canAct}}{{#enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/disable">Disable…</a>{{/enabled}}{{^enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/enable">Enable…</a>{{/enabled}}{{/canAct}}</td></tr>
+    <td>{{#canAct}}{{#enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/disable">Disable…</a>{{/enabled}}{{^enabled}}<a class="button" href="{{base}}/endpoints/{{name}}/enable">Enable…</a>{{/enabled}}
+    {{#hasParked}}<a class="button" href="{{base}}/endpoints/{{name}}/replay?parked=1">Send parked again…</a>{{/hasParked}}
+    <a class="button" href="{{base}}/endpoints/{{name}}/replay?hours=1">Send the last hour again…</a>
+    <a class="button" href="{{base}}/endpoints/{{name}}/replay?hours=24">Send the last day again…</a>{{/canAct}}</td></tr>
     {{/endpoints}}
     </tbody>
     </table>

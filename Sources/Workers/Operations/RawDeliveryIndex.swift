@@ -20,7 +20,8 @@ struct RawDeliveryIndex: Service {
     let clock: @Sendable () -> Int64
 
     func run() async throws {
-        try await runConsumer(config, topics: senders.keys.sorted(), role: "raw delivery index", metrics: metrics, logger: logger) {
+        try await runConsumer(config, topics: senders.keys.sorted(), role: "raw delivery index", metrics: metrics, logger: logger,
+                              lagMetric: "tollgate_console_raw_index_lag") {
             [senders, store, logger, clock] consumer, lagReporter in
             var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
             while let records = try await batches.next(), !Task.isCancelled {

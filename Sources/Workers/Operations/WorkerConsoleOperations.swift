@@ -28,6 +28,8 @@ struct WorkerConsoleOperations: ConsoleOperations {
     /// The dead-letter topic read for pages, at most once every `listingSeconds` (pages and the overview share
     /// one read; an action reads afresh).
     let listing = DeadLetterListing()
+    /// Raw records read for the delivery pages: a page and its dry run read one once, and at most a few reads run at once.
+    let rawRecords = RawRecordReads()
     static let listingSeconds: Int64 = 10
     /// The newest dead letters a page lists.
     static let listed = 500
@@ -98,17 +100,32 @@ struct WorkerConsoleOperations: ConsoleOperations {
         return ActionOutcome("done", "\(name) \(enabled ? "enabled: deliveries resume from where they stopped" : "disabled: its messages wait")")
     }
 
-    func replayToEndpoint(_ name: String, purchaseId: String, dryRun: Bool) async throws -> ActionOutcome {
+    /// The most messages one action sends again; more is `tollgate webhooks replay`'s work.
+    static let replayedAtMost = 10_000
+
+    func replayToEndpoint(_ name: String, _ scope: EndpointReplayScope, dryRun: Bool) async throws -> ActionOutcome {
         guard let endpoint = endpointList.first(where: { $0.name == name }) else { return ActionOutcome("refused", "no endpoint \(name)") }
         let webhooks = WebhookStore(store: store)
-        // The purchase's messages are those its events made: found through its history, not a scan of every message.
-        let events = try await store.history(ofPurchase: purchaseId).map(\.eventId)
-        let messages = try await webhooks.messages(ofEvents: events).filter { endpoint.takes($0) }
-        guard !messages.isEmpty else { return ActionOutcome("refused", "\(name) keeps no message about this purchase (webhooks.retentionDays)") }
-        if dryRun { return ActionOutcome("dry_run", "\(messages.count) message(s) would be sent to \(name) again") }
-        let queued = try await webhooks.replay(endpoint: name, sequences: messages.map(\.sequence), nowMs: now())
-        if queued < messages.count {
-            return ActionOutcome("done", "queued \(queued) of \(messages.count) message(s); the others' lane has an attempt in flight: send again once it is answered")
+        let sequences: [Int64]
+        switch scope {
+        case .purchase(let purchaseId):
+            // The purchase's messages are those its events made: found through its history, not a scan of every message.
+            let events = try await store.history(ofPurchase: purchaseId).map(\.eventId)
+            sequences = try await webhooks.messages(ofEvents: events).filter { endpoint.takes($0) }.map(\.sequence)
+        case .parked:
+            sequences = try await webhooks.parkedSequences(endpoint: name, limit: Self.replayedAtMost + 1)
+        case .lastHours(let hours):
+            sequences = try await webhooks.messages(sinceMs: now() - Int64(hours) * 3_600_000, limit: 1_000_000)
+                .filter { endpoint.takes($0) }.prefix(Self.replayedAtMost + 1).map(\.sequence)
+        }
+        guard !sequences.isEmpty else { return ActionOutcome("refused", "\(name) keeps none of \(scope.description) (webhooks.retentionDays)") }
+        guard sequences.count <= Self.replayedAtMost else {
+            return ActionOutcome("refused", "more than \(Self.replayedAtMost) messages: `tollgate webhooks replay --endpoint \(name) --since ...` sends them")
+        }
+        if dryRun { return ActionOutcome("dry_run", "\(sequences.count) message(s) would be sent to \(name) again") }
+        let queued = try await webhooks.replay(endpoint: name, sequences: sequences, nowMs: now())
+        if queued < sequences.count {
+            return ActionOutcome("done", "queued \(queued) of \(sequences.count) message(s); the others' lane has an attempt in flight: send again once it is answered")
         }
         return ActionOutcome("done", "queued \(queued) message(s) for \(name)")
     }
@@ -122,9 +139,7 @@ struct WorkerConsoleOperations: ConsoleOperations {
 
     func rawRecord(source: String, partition: Int32, offset: Int64) async throws -> ConsoleRawRecord? {
         guard let sender = topics.sources.first(where: { $0.rawValue == source }) else { return nil }
-        guard let record = try await TopicScan.record(client: client, topic: topics.raw(sender), partition: partition, offset: offset) else {
-            return nil
-        }
+        guard let record = try await rawRecords.read(topics.raw(sender), partition, offset, nowMs: now(), client: client) else { return nil }
         return ConsoleRawRecord(timestampMs: record.timestampMs, headers: record.headers.map { ($0.name, $0.stringValue ?? "") },
                                 body: record.value)
     }
@@ -133,7 +148,7 @@ struct WorkerConsoleOperations: ConsoleOperations {
         guard let sender = topics.sources.first(where: { $0.rawValue == source }) else { return ActionOutcome("refused", "no sender \(source)") }
         guard let senderSettings else { return ActionOutcome("refused", "these workers hold no sender settings to verify with") }
         let position = "\(topics.raw(sender)) \(partition):\(offset)"
-        guard let record = try await TopicScan.record(client: client, topic: topics.raw(sender), partition: partition, offset: offset) else {
+        guard let record = try await rawRecords.read(topics.raw(sender), partition, offset, nowMs: now(), client: client) else {
             return ActionOutcome("refused", "\(position) is no longer on its topic (its retention)")
         }
         let verifier: any WebhookSource
@@ -188,6 +203,34 @@ enum AuditRecord {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return (try? encoder.encode(value)).map(Array.init) ?? []
+    }
+}
+
+/// Raw records read by position for the console: each kept 30 seconds (a delivery's page, then its dry run
+/// and its action, read it once), at most 4 reads of the broker at once (past them: 503, try again).
+final class RawRecordReads: Sendable {
+    private struct Key: Hashable { let topic: String, partition: Int32, offset: Int64 }
+    private let state = Mutex<(reading: Int, kept: [Key: (atMs: Int64, record: KafkaRecord?)])>((0, [:]))
+    static let concurrentReads = 4
+
+    func read(_ topic: String, _ partition: Int32, _ offset: Int64, nowMs: Int64, client: KafkaClientConfig) async throws -> KafkaRecord? {
+        let key = Key(topic: topic, partition: partition, offset: offset)
+        let cached: KafkaRecord?? = try state.withLock { state in
+            state.kept = state.kept.filter { nowMs - $0.value.atMs < 30_000 }
+            if let kept = state.kept[key] { return .some(kept.record) }
+            guard state.reading < Self.concurrentReads else {
+                throw Rejection(ConsoleReason.storeUnavailable, "the broker is being read for other pages; try again shortly", retryAfterSeconds: 2)
+            }
+            state.reading += 1
+            return .none
+        }
+        if let cached { return cached }
+        defer { state.withLock { $0.reading -= 1 } }
+        let record = try await TopicScan.record(client: client, topic: topic, partition: partition, offset: offset)
+        state.withLock { state in
+            if state.kept.count < 64 { state.kept[key] = (nowMs, record) }
+        }
+        return record
     }
 }
 

@@ -136,6 +136,19 @@ struct ConsoleActionTests {
                     #expect(try await alice.call(.get, "/console/search?q=carol").headers[.location] == "/console/user?id=carol")
                     let again = try await alice.call(.get, "/console/endpoints/crm/replay?purchase=\(id)")
                     #expect(again.status == 200 && again.body.contains("1 message(s) would be sent to crm again"))
+                    // The endpoint's messages of the last day, or its parked ones (none yet), from the endpoints' page.
+                    #expect(try await alice.call(.get, "/console/endpoints").body.contains("/console/endpoints/crm/replay?hours=24"))
+                    let lastDay = try await alice.call(.get, "/console/endpoints/crm/replay?hours=24")
+                    #expect(lastDay.status == 200 && lastDay.body.contains("the messages of the last 24 hours")
+                            && lastDay.body.contains("1 message(s) would be sent to crm again"))
+                    let parked = try await alice.call(.get, "/console/endpoints/crm/replay?parked=1")
+                    #expect(parked.status == 200 && parked.body.contains("keeps none of the parked messages"))
+                    #expect(try await alice.call(.get, "/console/endpoints/crm/replay?hours=5").status == 400)
+                    #expect(try await alice.call(.get, "/console/endpoints/crm/replay").status == 400)
+                    #expect(try await bob.call(.get, "/console/endpoints/crm/replay?hours=24").status == 403)
+                    let sent = try await alice.call(.post, "/console/endpoints/crm/replay?hours=24", form: ["csrf": token])
+                    #expect(sent.status == 200 && sent.body.contains("message(s)") && sent.body.contains("Recorded in the audit"))
+                    #expect(try await store.audit().first?.target == "crm: the messages of the last 24 hours")
 
                     // Pages the operator asks for that do not exist.
                     #expect(try await alice.call(.get, "/console/purchases/pur_AAAAAAAAAAAAAAAAAAAAAA").status == 404)

@@ -159,6 +159,13 @@ struct RawDeliveryTests {
         #expect(shownGoogle.contains("com.example") && shownGoogle.contains("m-1") && !shownGoogle.contains("secret-token")
                 && !shownGoogle.contains(rtdn))
 
+        // The URL-safe alphabet, unpadded; and data that does not open is withheld, not shown.
+        let urlSafe = rtdn.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let shownURLSafe = DeliveryRedaction.pretty(Array(#"{"message":{"data":"\#(urlSafe)"}}"#.utf8))
+        #expect(shownURLSafe.contains("com.example") && !shownURLSafe.contains("secret-token") && !shownURLSafe.contains(urlSafe))
+        #expect(!DeliveryRedaction.pretty(Array(#"{"message":{"data":"c2VjcmV0LXRva2Vu!"}}"#.utf8)).contains("c2VjcmV0LXRva2Vu"))
+        // JSON that does not parse is not shown, even with an = in it.
+        #expect(DeliveryRedaction.pretty(Array(#"{"purchaseToken"="tok", oops"#.utf8)).hasSuffix("of JSON that does not parse: not shown)"))
         let form = DeliveryRedaction.pretty(Array("id=c-1&amount=100&sign=abcdef0123&notify_status=success".utf8))
         #expect(form.contains("c-1") && form.contains("success") && !form.contains("abcdef0123"))
         let nested = DeliveryRedaction.pretty(Array(#"{"a":{"Password":"p1","list":[{"client_secret":"s1"},{"Authorization":"Bearer x"}]}}"#.utf8))

@@ -64,10 +64,15 @@ struct ServiceNumbersTests {
         #expect(day.accepted["apple"] == 11)
         #expect(day.rejected["apple"]?["signature_invalid"] == 2)
         #expect(!day.complete && day.sinceMs == start)
-        // An hour after the second sample, it is the baseline: local's reset counts (+4); gateway-1 gave no
-        // reading inside the window before this one, so its reset cannot be placed in it and is not counted.
+        // An hour after the second sample, each source counts from its own last reading at or before the window's
+        // start: local from the second sample (8 -> 4: a reset, +4), gateway-1 from the first (5 -> 4: +4).
         let later = await numbers.read(nowMs: start + 3_600_000 + 70_000).sample
-        #expect(numbers.window(3_600_000, current: later).accepted["apple"] == 4)
+        #expect(numbers.window(3_600_000, current: later).accepted["apple"] == 8)
+        // A page's reading older than the newest sample is not compared with it (it would look like a reset).
+        let stale = await numbers.read(nowMs: start + 30_000).sample
+        #expect(numbers.window(86_400_000, current: stale).accepted["apple"] == 3)
+        // Values no page could count by ones are not read.
+        #expect(ServiceNumbers.parse("tollgate_spool_records 1e300\ntollgate_kafka_reachable 1").count == 1)
         let now = ServiceNumbers.now(current)
         #expect(now.spoolRecords == 6 && now.spoolOldestAge == 42.5 && now.silenceThreshold["apple"] == 600)
     }
@@ -81,12 +86,15 @@ struct ServiceNumbersTests {
             reads.withLock { $0 += 1 }
             return text.withLock { $0 }
         }]
+        // The console's clock, moved past the 10 s a page reuses the sample for.
+        let clock = Mutex(Date().timeIntervalSince1970 * 1_000)
         try await WorkerHarness.with { harness in
             try await TestDatabases.withStore(backend) { store in
-                try await harness.withWorkers(store: store, console: setup) { workers in
+                try await harness.withWorkers(store: store, clock: { Int64(clock.withLock { $0 }) }, console: setup) { workers in
                     // The sampling's first reading is the windows' start.
                     try await waitUntil("the first sample", every: .milliseconds(50)) { reads.withLock { $0 } >= 1 }
                     text.withLock { $0 = Self.exposition(accepted: 9, refused: 5, silence: 3_600, lag: 4) }
+                    clock.withLock { $0 += 11_000 }
                     var bob = ConsoleActionTests.Browser(routes: workers.workers.routes)
                     try await bob.signIn(ConsoleActionTests.bob)
                     let page = try await bob.call(.get, "/console").body
