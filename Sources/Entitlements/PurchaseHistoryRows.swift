@@ -77,15 +77,25 @@ public enum PurchaseHistoryRows {
             guard let event = change.event, let history = change.history, outcomes[index] != .duplicate else { continue }
             let outcome = outcomes[index] == .applied ? "applied" : "unchanged"
             let entitlements = (try? encoder.encode(left[event.id] ?? [])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-            rows.append([.text(ids.id(of: change.key)), .text(event.id), .text(event.type.rawValue), .text(change.key.source), .text(event.app),
-                         .text(change.key.environment), Self.searchable(event.user).map(SQLValue.text) ?? .null,
-                         Self.searchable(event.transaction?.id).map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt),
-                         .text(outcome), stateAfter[event.id].map(SQLValue.text) ?? .null,
-                         history.position.map { .text($0.topic) } ?? .null, history.position.map { .int(Int64($0.partition)) } ?? .null,
-                         history.position.map { .int($0.offset) } ?? .null,
-                         .text(String(decoding: EventCoding.encode(event), as: UTF8.self)), .text(entitlements), .int(nowMs)])
+            rows.append(row(event, key: change.key, ids: ids, outcome: outcome, stateAfter: stateAfter[event.id], position: history.position,
+                            entitlementsJSON: entitlements, nowMs: nowMs))
         }
-        // A statement per 100 rows: one round trip on PostgreSQL for a whole batch of the usual size.
+        try insert(rows, on: connection)
+    }
+
+    /// One row's values, in `insert`'s column order.
+    static func row(_ event: NormalizedEvent, key: PurchaseKey, ids: PurchaseIds, outcome: String, stateAfter: String?, position: Position?,
+                    entitlementsJSON: String, nowMs: Int64) -> [SQLValue] {
+        [.text(ids.id(of: key)), .text(event.id), .text(event.type.rawValue), .text(key.source), .text(event.app),
+         .text(key.environment), searchable(event.user).map(SQLValue.text) ?? .null,
+         searchable(event.transaction?.id).map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt),
+         .text(outcome), stateAfter.map(SQLValue.text) ?? .null,
+         position.map { .text($0.topic) } ?? .null, position.map { .int(Int64($0.partition)) } ?? .null, position.map { .int($0.offset) } ?? .null,
+         .text(String(decoding: EventCoding.encode(event), as: UTF8.self)), .text(entitlementsJSON), .int(nowMs)]
+    }
+
+    /// A statement per 100 rows: one round trip on PostgreSQL for a whole batch of the usual size.
+    static func insert(_ rows: [[SQLValue]], on connection: any SQLConnection) throws(StoreError) {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(start + 100, rows.count)]
@@ -102,6 +112,29 @@ public enum PurchaseHistoryRows {
                 """, Array(chunk.joined()))
             start += chunk.count
         }
+    }
+}
+
+/// An event the projection held back before the store (its sender's API did not confirm it, and reports
+/// nothing to apply instead), kept in its purchase's history with the outcome `unconfirmed`, so the story
+/// shows the notification that arrived and why it changed nothing. Runs in the batch's transaction, once.
+public struct UnconfirmedEventNote: ProjectionStep {
+    let event: NormalizedEvent
+    let key: PurchaseKey
+    let ids: PurchaseIds
+    let position: PurchaseHistoryRows.Position?
+
+    public init(event: NormalizedEvent, key: PurchaseKey, ids: PurchaseIds, position: PurchaseHistoryRows.Position?) {
+        self.event = event
+        self.key = key
+        self.ids = ids
+        self.position = position
+    }
+
+    public func apply(eventId: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ProjectionStepResult {
+        try PurchaseHistoryRows.insert([PurchaseHistoryRows.row(event, key: key, ids: ids, outcome: "unconfirmed", stateAfter: nil,
+                                                                position: position, entitlementsJSON: "[]", nowMs: nowMs)], on: connection)
+        return ProjectionStepResult(proceeds: true)
     }
 }
 

@@ -65,8 +65,10 @@ struct GoogleForgedClaimsTests {
             let recorded = RecordingMetrics()
             var logger = Logger(label: "forged-claims-test")
             logger.logLevel = .critical
-            let processor = EventProcessor(store: store, enricher: GooglePlayEnricher(client: h.client),
+            var processor = EventProcessor(store: store, enricher: GooglePlayEnricher(client: h.client),
                                            metrics: WorkerMetrics(factory: recorded), logger: logger)
+            // With the console on: a held-back event is in its purchase's story, and changes nothing more.
+            processor.keepsHistory = true
             func process(_ events: NormalizedEvent...) async -> [EventProcessor.Disposition] {
                 await processor.apply(await processor.prepare(events.enumerated().map { Self.record($1, offset: Int64($0)) }))
             }
@@ -90,6 +92,9 @@ struct GoogleForgedClaimsTests {
             #expect((subscription?.lastEventAtMs ?? .max) <= Timestamp.now.millisecondsSince1970)
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total") == 2)
             #expect(recorded.total("tollgate_worker_unconfirmed_events_total", ["type": "purchase.refunded"]) == 1)
+            let story = try await store.history(ofPurchase: store.purchaseIds.id(of: key("p-1")))
+            #expect(story.map(\.type) == ["purchase.completed", "purchase.refunded"] && story.map(\.outcome) == ["applied", "unconfirmed"])
+            #expect(story.last?.entitlements == [] && story.last?.stateAfter == nil)
 
             // A one-time claim that names no product cannot be asked about, so it changes nothing either:
             // not a cancel of p-1, nor a purchase of a token nobody bought.

@@ -90,7 +90,16 @@ struct EventProcessor: Sendable {
                     logger.warning("the sender's API does not confirm this event: it changes nothing the API does not report",
                                    metadata: ["event_id": .string(event.id), "type": .string(event.type.rawValue)])
                     guard let reported else {
-                        prepared.dispositions[index] = .done(.unchanged)
+                        if keepsHistory {
+                            // Nothing to apply (and none of the features' steps: the event is not believed), but the
+                            // story shows it arrived and why it changed nothing.
+                            let record = records[index], key = Projector.purchaseKey(of: event)
+                            let note = UnconfirmedEventNote(event: event, key: key, ids: store.purchaseIds,
+                                                            position: .init(topic: record.topic, partition: record.partition, offset: record.offset))
+                            prepared.changes.append((index, .stepsOnly(eventId: event.id, key: key, steps: [note])))
+                        } else {
+                            prepared.dispositions[index] = .done(.unchanged)
+                        }
                         continue
                     }
                     snapshot = reported
