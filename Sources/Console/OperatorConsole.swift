@@ -77,6 +77,8 @@ public struct OperatorConsole: Sendable {
         let signedIn = RouteGroup(context: ConsoleRequestContext.self,
                                   middleware: [headers, refusals, SessionMiddleware(keys: keys, signInPath: base + "/sign-in")], [
             Route(.get, base) { request, context in try await handlers.overview(request, context) },
+            Route(.get, base + "/purchases") { request, context in try await handlers.lists(request, context, entitlements: false) },
+            Route(.get, base + "/entitlements") { request, context in try await handlers.lists(request, context, entitlements: true) },
             Route(.get, base + "/senders/:source") { request, context in try await handlers.sender(request, context) },
             Route(.get, base + "/search") { request, context in try await handlers.search(request, context) },
             Route(.get, base + "/user") { request, context in try await handlers.user(request, context) },

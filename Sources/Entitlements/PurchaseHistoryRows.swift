@@ -238,7 +238,7 @@ extension EntitlementStore {
         }
     }
 
-    private static func historyEntry(_ row: SQLRow) -> PurchaseHistoryRows.Entry? {
+    static func historyEntry(_ row: SQLRow) -> PurchaseHistoryRows.Entry? {
         guard let purchaseId = row.text("purchase_id"), let eventId = row.text("event_id"), let type = row.text("type"),
               let source = row.text("source"), let app = row.text("app"), let environment = row.text("environment"),
               let occurredAt = row.text("occurred_at"), let receivedAt = row.text("received_at"), let outcome = row.text("outcome"),
@@ -254,5 +254,30 @@ extension EntitlementStore {
                      user: row.text("user_id"), transactionId: row.text("transaction_id"), occurredAt: occurredAt, receivedAt: receivedAt,
                      outcome: outcome, stateAfter: row.text("state_after"), position: position, eventJSON: eventJSON,
                      entitlements: entitlements, recordedAtMs: recordedAt)
+    }
+}
+
+extension EntitlementStore {
+    /// The purchases of the latest events the history kept, newest first, each once with its latest event:
+    /// what the overview's purchase count opens (read from the history's own order, never a scan of purchases).
+    public func recentlyTouchedPurchases(limit: Int = 100) async throws(StoreError) -> [PurchaseHistoryRows.Entry] {
+        try await database.read { connection throws(StoreError) in
+            var seen = Set<String>()
+            return try connection.query("SELECT * FROM purchase_history ORDER BY sequence DESC LIMIT $1", [.int(Int64(limit * 5))])
+                .compactMap(Self.historyEntry).filter { seen.insert($0.purchaseId).inserted }.prefix(limit).map { $0 }
+        }
+    }
+
+    /// Active entitlements in key order (app, environment, user), at most `limit`: what the overview's count opens.
+    public func activeEntitlements(limit: Int = 200) async throws(StoreError) -> [(app: String, environment: String, user: String, product: String, state: String)] {
+        try await database.read { connection throws(StoreError) in
+            try connection.query("""
+                SELECT app, environment, user_id, product, state FROM entitlements WHERE active = 1 ORDER BY app, environment, user_id, product LIMIT $1
+                """, [.int(Int64(limit))]).compactMap { row in
+                guard let app = row.text("app"), let environment = row.text("environment"), let user = row.text("user_id"),
+                      let product = row.text("product"), let state = row.text("state") else { return nil }
+                return (app, environment, user, product, state)
+            }
+        }
     }
 }

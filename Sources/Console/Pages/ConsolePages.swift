@@ -143,6 +143,33 @@ struct ConsolePages: Sendable {
         return ["label": label, "rows": rows, "hasRows": !rows.isEmpty]
     }
 
+    /// The purchases of the latest events, and the active entitlements: the lists behind the overview's counts.
+    func lists(_ request: Request, _ context: ConsoleRequestContext, entitlements: Bool) async throws -> Response {
+        let signedIn = try context.signedInOperator()
+        if entitlements {
+            let active = try await reading { try await store.activeEntitlements() }
+            return pages.page("list", title: "Active entitlements", signedIn: signedIn, [
+                "heading": "Active entitlements", "note": "The first 200, by app, environment and user.",
+                "columns": ["User", "App", "Product", "State"].map { ["name": $0] },
+                "rows": active.map { e in ["cells": [["text": e.user, "href": userHref(e.user)], ["text": "\(e.app) · \(e.environment)"],
+                                                     ["text": e.product], ["text": e.state]]] },
+                "hasRows": !active.isEmpty,
+            ])
+        }
+        let recent = try await reading { try await store.recentlyTouchedPurchases() }
+        return pages.page("list", title: "Purchases", signedIn: signedIn, [
+            "heading": "Purchases, latest event first", "note": "The purchases of the latest events the history keeps (console.historyDays), 100 at most.",
+            "columns": ["Purchase", "Latest event", "Outcome", "User", "Received"].map { ["name": $0] },
+            "rows": recent.map { entry in
+                var user: [String: String] = ["text": entry.user ?? ""]
+                if let id = entry.user { user["href"] = userHref(id) }
+                return ["cells": [["text": entry.purchaseId, "href": purchaseHref(entry.purchaseId)], ["text": entry.type], ["text": entry.outcome],
+                                  user, ["text": entry.receivedAt]]]
+            },
+            "hasRows": !recent.isEmpty,
+        ])
+    }
+
     /// A purchase id, a transaction or order id, a checkout id, or a user id: one match opens its page, several are listed.
     func search(_ request: Request, _ context: ConsoleRequestContext) async throws -> Response {
         let signedIn = try context.signedInOperator()

@@ -5,7 +5,7 @@ enum Templates {
     static let all: [String: String] = [
         "head": head, "foot": foot, "signIn": signIn, "overview": overview, "search": search, "user": user,
         "purchase": purchase, "refusal": refusal, "deadLetters": deadLetters, "deadLetter": deadLetter, "confirm": confirm,
-        "result": result, "endpoints": endpoints, "audit": audit, "rawDelivery": rawDelivery, "sender": sender,
+        "result": result, "endpoints": endpoints, "audit": audit, "rawDelivery": rawDelivery, "sender": sender, "list": list,
     ]
 
     static let head = """
@@ -64,8 +64,8 @@ enum Templates {
     {{> head}}
     <h1>Overview</h1>
     <section class="totals">
-    <div class="card"><span class="number">{{purchases}}</span> purchases</div>
-    <div class="card"><span class="number">{{activeEntitlements}}</span> active entitlements</div>
+    <div class="card"><a href="{{base}}/purchases"><span class="number">{{purchases}}</span> purchases</a></div>
+    <div class="card"><a href="{{base}}/entitlements"><span class="number">{{activeEntitlements}}</span> active entitlements</a></div>
     <div class="card"><a href="{{base}}/dead-letters"><span class="number">{{deadLettersWaiting}}</span> dead letters waiting</a></div>
     <div class="card"><a href="{{base}}/endpoints"><span class="number">{{outboundWaiting}}</span> outbound messages waiting, {{outboundParked}} parked</a></div>
     </section>
@@ -110,6 +110,22 @@ enum Templates {
     </dl>
     </section>
     {{/hasServiceNumbers}}
+    {{> foot}}
+    """
+
+    static let list = """
+    {{> head}}
+    <h1>{{heading}}</h1>
+    <p>{{note}}</p>
+    {{^hasRows}}<p>None.</p>{{/hasRows}}
+    {{#hasRows}}
+    <table>
+    <thead><tr>{{#columns}}<th scope="col">{{name}}</th>{{/columns}}</tr></thead>
+    <tbody>
+    {{#rows}}<tr>{{#cells}}<td>{{#href}}<a href="{{href}}">{{text}}</a>{{/href}}{{^href}}{{text}}{{/href}}</td>{{/cells}}</tr>{{/rows}}
+    </tbody>
+    </table>
+    {{/hasRows}}
     {{> foot}}
     """
 

@@ -134,6 +134,12 @@ struct ConsoleActionTests {
                     #expect(story.contains("apple:5001") && story.contains("carol") && story.contains("never"))
                     #expect(try await alice.call(.get, "/console/search?q=5001").headers[.location] == "/console/purchases/\(id)")
                     #expect(try await alice.call(.get, "/console/search?q=carol").headers[.location] == "/console/user?id=carol")
+                    // The lists behind the overview's counts.
+                    #expect(try await alice.call(.get, "/console").body.contains(#"<a href="/console/purchases">"#))
+                    let recent = try await alice.call(.get, "/console/purchases").body
+                    #expect(recent.contains(#"<a href="/console/purchases/\#(id)">\#(id)</a>"#) && recent.contains("subscription.renewed"))
+                    let active = try await alice.call(.get, "/console/entitlements").body
+                    #expect(active.contains(#"<a href="/console/user?id=carol">carol</a>"#) && active.contains("pro.monthly"))
                     let again = try await alice.call(.get, "/console/endpoints/crm/replay?purchase=\(id)")
                     #expect(again.status == 200 && again.body.contains("1 message(s) would be sent to crm again"))
                     // The endpoint's messages of the last day, or its parked ones (none yet), from the endpoints' page.
