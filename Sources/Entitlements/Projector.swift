@@ -218,6 +218,9 @@ public struct PurchaseSnapshot: Sendable, Equatable {
     public var environment: NormalizedEvent.Environment?
     /// The units held, as the API states them (Google's `refundableQuantity`); nil when it does not say.
     public var quantity: Int?
+    /// The order the API names (Google's latest successful order, a one-time purchase's order): kept in the
+    /// purchase's history, where the console's search finds it, for events that name none (a push names none).
+    public var orderId: String?
 
     public init(kind: Purchase.Kind?, state: PurchaseState, user: String? = nil, product: String? = nil,
                 expiresAtMs: Int64? = nil, autoRenew: Bool? = nil, linkedPurchaseToken: String? = nil,

@@ -78,17 +78,17 @@ public enum PurchaseHistoryRows {
             let outcome = outcomes[index] == .applied ? "applied" : "unchanged"
             let entitlements = (try? encoder.encode(left[event.id] ?? [])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
             rows.append(row(event, key: change.key, ids: ids, outcome: outcome, stateAfter: stateAfter[event.id], position: history.position,
-                            entitlementsJSON: entitlements, nowMs: nowMs))
+                            transactionId: event.transaction?.id ?? history.orderId, entitlementsJSON: entitlements, nowMs: nowMs))
         }
         try insert(rows, on: connection)
     }
 
     /// One row's values, in `insert`'s column order.
     static func row(_ event: NormalizedEvent, key: PurchaseKey, ids: PurchaseIds, outcome: String, stateAfter: String?, position: Position?,
-                    entitlementsJSON: String, nowMs: Int64) -> [SQLValue] {
+                    transactionId: String?, entitlementsJSON: String, nowMs: Int64) -> [SQLValue] {
         [.text(ids.id(of: key)), .text(event.id), .text(event.type.rawValue), .text(key.source), .text(event.app),
          .text(key.environment), searchable(event.user).map(SQLValue.text) ?? .null,
-         searchable(event.transaction?.id).map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt),
+         searchable(transactionId).map(SQLValue.text) ?? .null, .text(event.occurredAt), .text(event.receivedAt),
          .text(outcome), stateAfter.map(SQLValue.text) ?? .null,
          position.map { .text($0.topic) } ?? .null, position.map { .int(Int64($0.partition)) } ?? .null, position.map { .int($0.offset) } ?? .null,
          .text(String(decoding: EventCoding.encode(event), as: UTF8.self)), .text(entitlementsJSON), .int(nowMs)]
@@ -133,7 +133,8 @@ public struct UnconfirmedEventNote: ProjectionStep {
 
     public func apply(eventId: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ProjectionStepResult {
         try PurchaseHistoryRows.insert([PurchaseHistoryRows.row(event, key: key, ids: ids, outcome: "unconfirmed", stateAfter: nil,
-                                                                position: position, entitlementsJSON: "[]", nowMs: nowMs)], on: connection)
+                                                                position: position, transactionId: event.transaction?.id,
+                                                                entitlementsJSON: "[]", nowMs: nowMs)], on: connection)
         return ProjectionStepResult(proceeds: true)
     }
 }
@@ -151,7 +152,12 @@ extension PurchaseHistoryRows {
 /// What the projection keeps of a change for its purchase's history (`PurchaseChange.history`).
 public struct HistoryNote: Sendable {
     public var position: PurchaseHistoryRows.Position?
-    public init(position: PurchaseHistoryRows.Position?) { self.position = position }
+    /// The order the sender's API named for an event that names no transaction (`PurchaseSnapshot.orderId`).
+    public var orderId: String?
+    public init(position: PurchaseHistoryRows.Position?, orderId: String? = nil) {
+        self.position = position
+        self.orderId = orderId
+    }
 }
 
 extension EntitlementStore {

@@ -54,7 +54,7 @@ struct GoogleForgedClaimsTests {
         #expect(asked.contains { $0.contains("token=page-4") })
     }
 
-    @Test("forged notifications change nothing: a void Google does not list, a revocation of a purchase it reports active, a future eventTimeMillis",
+    @Test("forged notifications change nothing (and are in the purchase's story as unconfirmed): a void Google does not list, a revocation of a purchase it reports active, a future eventTimeMillis; the orders the API names are searchable",
           arguments: Backend.allCases)
     func forgedChangeNothing(backend: Backend) async throws {
         let h = try await PlayHarness.start()
@@ -80,6 +80,9 @@ struct GoogleForgedClaimsTests {
                                   Self.event("subscribed", .subscriptionStarted, token: "sub-1", occurredAt: earlier))
                     == [.done(.applied), .done(.applied)])
             #expect(try await store.purchase(key("p-1"))?.state == .active)
+            // A push names no order; the orders the Play API named are kept in the history, where the console's search finds them.
+            #expect(try await store.purchaseIds(withTransactionOrSubject: ["GPA.3345-1234-5678-90123"]) == [store.purchaseIds.id(of: key("sub-1"))])
+            #expect(try await store.purchaseIds(withTransactionOrSubject: ["GPA.3312-5678-9012-34567"]) == [store.purchaseIds.id(of: key("p-1"))])
 
             // Someone with a valid push token voids p-1 and revokes sub-1, claiming a time far ahead.
             let future = "2100-01-01T00:00:00.000Z"

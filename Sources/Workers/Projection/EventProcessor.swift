@@ -110,7 +110,8 @@ struct EventProcessor: Sendable {
                     if appliedEvents != nil || keepsHistory { change.event = event }
                     if keepsHistory {
                         let record = records[index]
-                        change.history = HistoryNote(position: .init(topic: record.topic, partition: record.partition, offset: record.offset))
+                        change.history = HistoryNote(position: .init(topic: record.topic, partition: record.partition, offset: record.offset),
+                                                     orderId: snapshot?.orderId)
                     }
                     prepared.changes.append((index, change))
                 } else if !steps.isEmpty {

@@ -120,10 +120,12 @@ public struct GooglePlayEnricher: PurchaseEnricher {
         // A re-subscription from the Play subscriptions center names its user by the expired purchase it follows.
         let user = p.externalAccountIdentifiers?.obfuscatedExternalAccountId
             ?? p.outOfAppPurchaseContext?.expiredExternalAccountIdentifiers?.obfuscatedExternalAccountId
-        return PurchaseSnapshot(kind: .subscription, state: state, user: user,
-                                product: first?.productId, expiresAtMs: expiresAtMs,
-                                autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.predecessorToken,
-                                // Google sets testPurchase (an empty object) only for a license tester's purchase.
-                                environment: p.testPurchase == nil ? .production : .sandbox)
+        var snapshot = PurchaseSnapshot(kind: .subscription, state: state, user: user,
+                                        product: first?.productId, expiresAtMs: expiresAtMs,
+                                        autoRenew: first?.autoRenewingPlan?.autoRenewEnabled, linkedPurchaseToken: p.predecessorToken,
+                                        // Google sets testPurchase (an empty object) only for a license tester's purchase.
+                                        environment: p.testPurchase == nil ? .production : .sandbox)
+        snapshot.orderId = first?.latestSuccessfulOrderId
+        return snapshot
     }
 }

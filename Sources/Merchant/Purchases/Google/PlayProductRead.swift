@@ -52,9 +52,11 @@ struct PlayProductRead: Sendable, Equatable {
         default: .pending
         }
         if state == .active, unitsHeld == 0 { state = .refunded }
-        return PurchaseSnapshot(kind: .oneTime, state: state, user: purchase.obfuscatedExternalAccountId, product: item.productId,
-                                expiresAtMs: rentalEnd?.millisecondsSince1970,
-                                environment: purchase.testPurchaseContext == nil ? .production : .sandbox, quantity: unitsHeld)
+        var snapshot = PurchaseSnapshot(kind: .oneTime, state: state, user: purchase.obfuscatedExternalAccountId, product: item.productId,
+                                        expiresAtMs: rentalEnd?.millisecondsSince1970,
+                                        environment: purchase.testPurchaseContext == nil ? .production : .sandbox, quantity: unitsHeld)
+        snapshot.orderId = purchase.orderId
+        return snapshot
     }
 
     /// The transaction as events carry it: the order, when it completed, units bought and refunded, the
