@@ -356,7 +356,7 @@ enum EntitlementSchema {
             CREATE TABLE raw_deliveries (
                 event_id TEXT NOT NULL, source TEXT NOT NULL, record_topic TEXT NOT NULL, record_partition INTEGER NOT NULL,
                 record_offset BIGINT NOT NULL, received_at TEXT, path TEXT, scope TEXT, body_bytes BIGINT NOT NULL,
-                recorded_at_ms BIGINT NOT NULL,
+                body_shown TEXT, recorded_at_ms BIGINT NOT NULL,
                 PRIMARY KEY (record_topic, record_partition, record_offset, event_id));
             CREATE INDEX raw_deliveries_by_event ON raw_deliveries (event_id);
             CREATE INDEX raw_deliveries_by_time ON raw_deliveries (recorded_at_ms);

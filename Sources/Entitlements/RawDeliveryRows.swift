@@ -15,9 +15,13 @@ public enum RawDeliveryRows {
         /// The configured credential's scope that authenticated it (an app, an account), where one did.
         public var scope: String?
         public var bodyBytes: Int64
+        /// The body as a page shows it (indented, every credential withheld: the index's caller made it so), at
+        /// most 64 KiB; nil for a larger one, which the delivery's page reads from the raw topic.
+        public var bodyShown: String?
 
         public init(eventId: String, source: String, position: PurchaseHistoryRows.Position, receivedAt: String?, path: String?,
-                    scope: String?, bodyBytes: Int64) {
+                    scope: String?, bodyBytes: Int64, bodyShown: String? = nil) {
+            self.bodyShown = bodyShown
             self.eventId = eventId
             self.source = source
             self.position = position
@@ -37,8 +41,10 @@ extension EntitlementStore {
         let rows: [[SQLValue]] = deliveries.compactMap { d in
             guard let eventId = PurchaseHistoryRows.searchable(d.eventId) else { return nil }
             func optional(_ text: String?) -> SQLValue { PurchaseHistoryRows.searchable(text).map(SQLValue.text) ?? .null }
+            // PostgreSQL refuses NUL in text: a body shown with one (escaped JSON never has one) is not kept.
+            let shown = d.bodyShown.flatMap { $0.utf8.count <= 65_536 && !$0.utf8.contains(0) ? $0 : nil }
             return [.text(eventId), .text(d.source), .text(d.position.topic), .int(Int64(d.position.partition)), .int(d.position.offset),
-                    optional(d.receivedAt), optional(d.path), optional(d.scope), .int(d.bodyBytes), .int(nowMs)]
+                    optional(d.receivedAt), optional(d.path), optional(d.scope), .int(d.bodyBytes), shown.map(SQLValue.text) ?? .null, .int(nowMs)]
         }
         guard !rows.isEmpty else { return }
         try await database.transaction { connection throws(StoreError) in
@@ -47,11 +53,11 @@ extension EntitlementStore {
             while start < rows.count {
                 let chunk = rows[start..<min(start + 100, rows.count)]
                 let tuples = chunk.indices.map { row in
-                    "(" + (0..<10).map { "$\((row - start) * 10 + $0 + 1)" }.joined(separator: ", ") + ")"
+                    "(" + (0..<11).map { "$\((row - start) * 11 + $0 + 1)" }.joined(separator: ", ") + ")"
                 }
                 try connection.execute("""
                     INSERT INTO raw_deliveries (event_id, source, record_topic, record_partition, record_offset, received_at, path, scope,
-                        body_bytes, recorded_at_ms)
+                        body_bytes, body_shown, recorded_at_ms)
                     VALUES \(tuples.joined(separator: ", "))
                     ON CONFLICT (record_topic, record_partition, record_offset, event_id) DO NOTHING
                     """, Array(chunk.joined()))
@@ -121,6 +127,7 @@ extension EntitlementStore {
         else { return nil }
         return .init(eventId: eventId, source: source,
                      position: .init(topic: topic, partition: Int32(truncatingIfNeeded: partition), offset: offset),
-                     receivedAt: row.text("received_at"), path: row.text("path"), scope: row.text("scope"), bodyBytes: bytes)
+                     receivedAt: row.text("received_at"), path: row.text("path"), scope: row.text("scope"), bodyBytes: bytes,
+                     bodyShown: row.text("body_shown"))
     }
 }

@@ -197,8 +197,13 @@ struct ConsoleActions: Sendable {
                 return ["name": header.name, "value": DeliveryRedaction.withholds(name) || token ? DeliveryRedaction.withheld : header.value]
             }
             values["body"] = DeliveryRedaction.pretty(record.body)
-        case .success(nil): values["gone"] = true
-        case .failure: values["unreadable"] = true
+        // What the index kept of the body, when the topic cannot give it.
+        case .success(nil):
+            values["gone"] = true
+            if let body = first?.bodyShown { values["body"] = body }
+        case .failure:
+            values["unreadable"] = true
+            if let body = first?.bodyShown { values["body"] = body }
         }
         if signedIn.canAct, record != nil {
             // The page stands without its dry run: an operator can still read the delivery.

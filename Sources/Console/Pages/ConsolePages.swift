@@ -274,6 +274,7 @@ struct ConsolePages: Sendable {
                                               "position": "\(a.position.partition):\(a.position.offset)",
                                               "href": pages.base + "/deliveries/\(a.source)/\(a.position.partition):\(a.position.offset)"]
                 if let scope = a.scope { arrival["scope"] = scope }
+                if let body = a.bodyShown { arrival["body"] = body }
                 return arrival
             }
             let sent = (deliveries ?? []).filter { $0.eventId.isExactly(entry.eventId) }

@@ -233,7 +233,8 @@ enum Templates {
     {{#hasArrivals}}
     <h4>Delivered by the sender</h4>
     <ul>
-    {{#arrivals}}<li><a href="{{href}}">{{source}} {{position}}</a>: received {{receivedAt}}, verified by the gateway{{#scope}} ({{scope}}){{/scope}}, {{bytes}} bytes</li>{{/arrivals}}
+    {{#arrivals}}<li><a href="{{href}}">{{source}} {{position}}</a>: received {{receivedAt}}, verified by the gateway{{#scope}} ({{scope}}){{/scope}}, {{bytes}} bytes
+    {{#body}}<details><summary>Body as delivered</summary><pre>{{body}}</pre></details>{{/body}}</li>{{/arrivals}}
     </ul>
     {{/hasArrivals}}
     {{#hasEntitlements}}

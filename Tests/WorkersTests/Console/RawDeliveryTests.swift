@@ -66,6 +66,9 @@ struct RawDeliveryTests {
                     for purchase in Set(try await store.purchaseIds(ofEvents: ids).map(\.purchaseId)) {
                         let story = try await alice.call(.get, "/console/purchases/\(purchase)").body
                         #expect(story.contains("Delivered by the sender") && story.contains(link) && story.contains("(shop)"))
+                        // The body, as the index kept it: opened and withheld as the delivery's page shows it.
+                        #expect(story.contains("Body as delivered") && story.contains("n-raw-1") && !story.contains("tok-must-not-show")
+                                && !story.contains(Self.secret))
                     }
                     let page = try await alice.call(.get, link)
                     #expect(page.status == 200)
