@@ -1,5 +1,6 @@
 import Kafka
 import Logging
+import ServiceHost
 import ServiceLifecycle
 import Synchronization
 
@@ -21,6 +22,40 @@ func runConsumer(_ config: ConsumerConfig, topics: [String], role: String, metri
     }
     await consumer.close()
     logger.info("\(role) stopped")
+}
+
+/// Runs a consumer that records each batch in the store before committing it (the forwarding of raw
+/// deliveries, the console's raw delivery index): `record` is tried until the store takes it, with the
+/// jobs' backoff and one warning (a shutdown leaves the batch to be read again, and recording it twice
+/// must be harmless), then the batch is committed.
+func runRecordingConsumer(_ config: ConsumerConfig, topics: [String], role: String, metrics: WorkerMetrics, logger: Logger,
+                          lagMetric: String = "tollgate_consumer_lag",
+                          record: @escaping @Sendable ([KafkaRecord]) async throws -> Void) async throws {
+    try await runConsumer(config, topics: topics, role: role, metrics: metrics, logger: logger, lagMetric: lagMetric) { consumer, lagReporter in
+        var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
+        while let records = try await batches.next(), !Task.isCancelled {
+            if !records.isEmpty {
+                guard await untilStored("\(role) cannot record; trying again", logger: logger, { try await record(records) }) != nil else { return }
+                do { try await consumer.commitAll(records) } catch {
+                    logger.warning("commit failed; the batch will be read again and recorded once", metadata: ["error": .string("\(error)")])
+                }
+            }
+            await lagReporter.tick()
+        }
+    }
+}
+
+/// `work`'s result once the store answers, trying again with the jobs' backoff (one warning); nil when
+/// the task is cancelled first.
+func untilStored<T: Sendable>(_ warning: Logger.Message, logger: Logger, _ work: () async throws -> T) async -> T? {
+    var failures = 0
+    while true {
+        do { return try await work() } catch {
+            failures += 1
+            if failures == 1 { logger.warning(warning, metadata: ["error": "\(error)"]) }
+            do { try await Task.sleep(for: PeriodicJob.backoff(afterFailures: failures)) } catch { return nil }
+        }
+    }
 }
 
 /// Publishes consumer lag per partition every few seconds, from the first assignment on.

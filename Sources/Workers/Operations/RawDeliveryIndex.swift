@@ -21,22 +21,10 @@ struct RawDeliveryIndex: Service {
     let clock: @Sendable () -> Int64
 
     func run() async throws {
-        try await runConsumer(config, topics: senders.keys.sorted(), role: "raw delivery index", metrics: metrics, logger: logger,
-                              lagMetric: "tollgate_console_raw_index_lag") {
-            [senders, store, logger, clock] consumer, lagReporter in
-            var batches = consumer.batches(maxRecords: 500, idleTimeoutMs: 500).makeAsyncIterator()
-            while let records = try await batches.next(), !Task.isCancelled {
-                if !records.isEmpty {
-                    let deliveries = records.flatMap { record in senders[record.topic].map { Self.deliveries(of: record, source: $0) } ?? [] }
-                    guard await ForwardingService.untilStored("the raw delivery index cannot reach the store; trying again", logger: logger, {
-                        try await store.recordRawDeliveries(deliveries, nowMs: clock())
-                    }) != nil else { return }
-                    do { try await consumer.commitAll(records) } catch {
-                        logger.warning("commit failed; the batch will be read again and recorded once", metadata: ["error": .string("\(error)")])
-                    }
-                }
-                await lagReporter.tick()
-            }
+        try await runRecordingConsumer(config, topics: senders.keys.sorted(), role: "raw delivery index", metrics: metrics, logger: logger,
+                                       lagMetric: "tollgate_console_raw_index_lag") { [senders, store, clock] records in
+            let deliveries = records.flatMap { record in senders[record.topic].map { Self.deliveries(of: record, source: $0) } ?? [] }
+            try await store.recordRawDeliveries(deliveries, nowMs: clock())
         }
     }
 
