@@ -116,26 +116,33 @@ public enum PurchaseHistoryRows {
 }
 
 /// An event the projection held back before the store (its sender's API did not confirm it, and reports
-/// nothing to apply instead), kept in its purchase's history with the outcome `unconfirmed`, so the story
-/// shows the notification that arrived and why it changed nothing. Runs in the batch's transaction, once.
-public struct UnconfirmedEventNote: ProjectionStep {
+/// nothing to apply instead): kept in its purchase's history with the outcome `unconfirmed`, so the story
+/// shows the notification that arrived and why it changed nothing.
+public struct UnconfirmedEventNote: Sendable {
     let event: NormalizedEvent
     let key: PurchaseKey
-    let ids: PurchaseIds
     let position: PurchaseHistoryRows.Position?
 
-    public init(event: NormalizedEvent, key: PurchaseKey, ids: PurchaseIds, position: PurchaseHistoryRows.Position?) {
+    public init(event: NormalizedEvent, key: PurchaseKey, position: PurchaseHistoryRows.Position?) {
         self.event = event
         self.key = key
-        self.ids = ids
         self.position = position
     }
+}
 
-    public func apply(eventId: String, nowMs: Int64, on connection: any SQLConnection) throws(StoreError) -> ProjectionStepResult {
-        try PurchaseHistoryRows.insert([PurchaseHistoryRows.row(event, key: key, ids: ids, outcome: "unconfirmed", stateAfter: nil,
-                                                                position: position, transactionId: event.transaction?.id,
-                                                                entitlementsJSON: "[]", nowMs: nowMs)], on: connection)
-        return ProjectionStepResult(proceeds: true)
+extension EntitlementStore {
+    /// Notes held-back events in their purchases' histories, outside the projection's transaction and
+    /// its processed ids (a genuine event the API did not list yet can still be applied when replayed).
+    /// Best effort: an id a store would refuse is not noted, a note not written is only a missing line.
+    /// The transaction a sender claims is not indexed: an unconfirmed event must not make a search find it.
+    public func noteUnconfirmed(_ notes: [UnconfirmedEventNote], nowMs: Int64) async {
+        let rows = notes.compactMap { note -> [SQLValue]? in
+            guard PurchaseHistoryRows.searchable(note.event.id) != nil, PurchaseHistoryRows.searchable(note.key.subject) != nil else { return nil }
+            return PurchaseHistoryRows.row(note.event, key: note.key, ids: purchaseIds, outcome: "unconfirmed", stateAfter: nil,
+                                           position: note.position, transactionId: nil, entitlementsJSON: "[]", nowMs: nowMs)
+        }
+        guard !rows.isEmpty else { return }
+        _ = try? await database.transaction { connection throws(StoreError) in try PurchaseHistoryRows.insert(rows, on: connection) }
     }
 }
 

@@ -76,8 +76,14 @@ extension EntitlementStore {
             while start < eventIds.count, found.count < limit {
                 let chunk = eventIds[start..<min(start + 100, eventIds.count)]
                 let marks = chunk.indices.map { "$\($0 - start + 1)" }.joined(separator: ", ")
+                // A delivery's body is kept with its first event's row: the others read it from there.
                 found += try connection.query("""
-                    SELECT * FROM raw_deliveries WHERE event_id IN (\(marks)) ORDER BY recorded_at_ms, record_offset LIMIT \(limit)
+                    SELECT r.event_id, r.source, r.record_topic, r.record_partition, r.record_offset, r.received_at, r.path, r.scope,
+                        r.body_bytes, r.recorded_at_ms,
+                        COALESCE(r.body_shown, (SELECT b.body_shown FROM raw_deliveries b WHERE b.record_topic = r.record_topic
+                            AND b.record_partition = r.record_partition AND b.record_offset = r.record_offset AND b.body_shown IS NOT NULL
+                            LIMIT 1)) AS body_shown
+                    FROM raw_deliveries r WHERE r.event_id IN (\(marks)) ORDER BY r.recorded_at_ms, r.record_offset LIMIT \(limit)
                     """, chunk.map(SQLValue.text)).compactMap(Self.rawDelivery)
                 start += chunk.count
             }

@@ -98,6 +98,8 @@ struct GoogleForgedClaimsTests {
             let story = try await store.history(ofPurchase: store.purchaseIds.id(of: key("p-1")))
             #expect(story.map(\.type) == ["purchase.completed", "purchase.refunded"] && story.map(\.outcome) == ["applied", "unconfirmed"])
             #expect(story.last?.entitlements == [] && story.last?.stateAfter == nil)
+            // Noted, not processed: Google's own event of that id, once it lists it, is still applied.
+            #expect(try await store.hasProcessed(eventId: "google:forged-void") == false)
 
             // A one-time claim that names no product cannot be asked about, so it changes nothing either:
             // not a cancel of p-1, nor a purchase of a token nobody bought.

@@ -250,6 +250,8 @@ struct ConsolePages: Sendable {
         let refreshed = try? await store.lastRefresh(purchase.key)
         let calls = (try? await store.storeCalls(purchase.key)) ?? []
         let nowMs = now()
+        // Bodies inline up to 256 KiB a page, each at most 16 KiB; the others are a click away, on their delivery's page.
+        var inlineBudget = 262_144
         let steps: [[String: Any]] = history.enumerated().map { index, entry in
             var step: [String: Any] = [
                 "index": index + 1, "type": entry.type, "outcome": entry.outcome, "occurredAt": entry.occurredAt,
@@ -274,7 +276,10 @@ struct ConsolePages: Sendable {
                                               "position": "\(a.position.partition):\(a.position.offset)",
                                               "href": pages.base + "/deliveries/\(a.source)/\(a.position.partition):\(a.position.offset)"]
                 if let scope = a.scope { arrival["scope"] = scope }
-                if let body = a.bodyShown { arrival["body"] = body }
+                if let body = a.bodyShown, body.utf8.count <= 16_384, body.utf8.count <= inlineBudget {
+                    arrival["body"] = body
+                    inlineBudget -= body.utf8.count
+                }
                 return arrival
             }
             let sent = (deliveries ?? []).filter { $0.eventId.isExactly(entry.eventId) }

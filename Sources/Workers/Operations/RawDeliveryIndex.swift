@@ -39,14 +39,16 @@ struct RawDeliveryIndex: Service {
             ids = [first]
         }
         let position = PurchaseHistoryRows.Position(topic: record.topic, partition: record.partition, offset: record.offset)
-        // Made once here, withheld as every page withholds, so a story shows each body without reading the topic.
+        guard !ids.isEmpty else { return [] }
+        // Made once here, withheld as every page withholds, so a story shows each body without reading the topic;
+        // kept with the delivery's first event only (the others read it from there).
         let shown = record.value.count <= 65_536 ? DeliveryRedaction.pretty(record.value) : nil
-        return ids.prefix(100).map { id in
+        return ids.prefix(100).enumerated().map { index, id in
             RawDeliveryRows.Delivery(eventId: id, source: source.rawValue, position: position,
                                      receivedAt: record.headers.string(RawRecordHeaders.receivedAt),
                                      path: record.headers.string(RawRecordHeaders.path),
                                      scope: record.headers.string(RawRecordHeaders.authenticatedScope), bodyBytes: Int64(record.value.count),
-                                     bodyShown: shown)
+                                     bodyShown: index == 0 ? shown : nil)
         }
     }
 }

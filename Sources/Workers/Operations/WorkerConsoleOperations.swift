@@ -100,8 +100,10 @@ struct WorkerConsoleOperations: ConsoleOperations {
         return ActionOutcome("done", "\(name) \(enabled ? "enabled: deliveries resume from where they stopped" : "disabled: its messages wait")")
     }
 
-    /// The most messages one action sends again; more is `tollgate webhooks replay`'s work.
-    static let replayedAtMost = 10_000
+    /// The most messages one action sends again (in one transaction); more is `tollgate webhooks replay`'s work.
+    static let replayedAtMost = 1_000
+    /// The most kept messages a "last hours" replay reads to choose the endpoint's.
+    static let readAtMost = 20_000
 
     func replayToEndpoint(_ name: String, _ scope: EndpointReplayScope, dryRun: Bool) async throws -> ActionOutcome {
         guard let endpoint = endpointList.first(where: { $0.name == name }) else { return ActionOutcome("refused", "no endpoint \(name)") }
@@ -110,13 +112,17 @@ struct WorkerConsoleOperations: ConsoleOperations {
         switch scope {
         case .purchase(let purchaseId):
             // The purchase's messages are those its events made: found through its history, not a scan of every message.
-            let events = try await store.history(ofPurchase: purchaseId).map(\.eventId)
+            // Its newest events: `messages(ofEvents:)` reads 200.
+            let events = try await store.history(ofPurchase: purchaseId).map(\.eventId).suffix(200).map { $0 }
             sequences = try await webhooks.messages(ofEvents: events).filter { endpoint.takes($0) }.map(\.sequence)
         case .parked:
             sequences = try await webhooks.parkedSequences(endpoint: name, limit: Self.replayedAtMost + 1)
         case .lastHours(let hours):
-            sequences = try await webhooks.messages(sinceMs: now() - Int64(hours) * 3_600_000, limit: 1_000_000)
-                .filter { endpoint.takes($0) }.prefix(Self.replayedAtMost + 1).map(\.sequence)
+            let kept = try await webhooks.messages(sinceMs: now() - Int64(hours) * 3_600_000, limit: Self.readAtMost + 1)
+            guard kept.count <= Self.readAtMost else {
+                return ActionOutcome("refused", "more than \(Self.readAtMost) messages were kept in that time: `tollgate webhooks replay --endpoint \(name) --since ...` sends them")
+            }
+            sequences = kept.filter { endpoint.takes($0) }.prefix(Self.replayedAtMost + 1).map(\.sequence)
         }
         guard !sequences.isEmpty else { return ActionOutcome("refused", "\(name) keeps none of \(scope.description) (webhooks.retentionDays)") }
         guard sequences.count <= Self.replayedAtMost else {

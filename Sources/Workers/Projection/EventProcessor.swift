@@ -39,6 +39,8 @@ struct EventProcessor: Sendable {
         let records: [KafkaRecord]
         fileprivate var dispositions: [Disposition?]
         fileprivate var changes: [(index: Int, change: PurchaseChange)]
+        /// Held-back events for their purchases' stories (the console's), written beside the batch.
+        fileprivate var unconfirmed: [UnconfirmedEventNote] = []
     }
 
     /// An Apple notification naming an account token Tollgate made and set at Apple names that token's user
@@ -93,13 +95,12 @@ struct EventProcessor: Sendable {
                         if keepsHistory {
                             // Nothing to apply (and none of the features' steps: the event is not believed), but the
                             // story shows it arrived and why it changed nothing.
-                            let record = records[index], key = Projector.purchaseKey(of: event)
-                            let note = UnconfirmedEventNote(event: event, key: key, ids: store.purchaseIds,
-                                                            position: .init(topic: record.topic, partition: record.partition, offset: record.offset))
-                            prepared.changes.append((index, .stepsOnly(eventId: event.id, key: key, steps: [note])))
-                        } else {
-                            prepared.dispositions[index] = .done(.unchanged)
+                            let record = records[index]
+                            prepared.unconfirmed.append(UnconfirmedEventNote(
+                                event: event, key: Projector.purchaseKey(of: event),
+                                position: .init(topic: record.topic, partition: record.partition, offset: record.offset)))
                         }
+                        prepared.dispositions[index] = .done(.unchanged)
                         continue
                     }
                     snapshot = reported
@@ -145,6 +146,7 @@ struct EventProcessor: Sendable {
     func apply(_ prepared: Prepared) async -> [Disposition] {
         var dispositions = prepared.dispositions
         let changes = prepared.changes
+        if !prepared.unconfirmed.isEmpty { await store.noteUnconfirmed(prepared.unconfirmed, nowMs: now()) }
         for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
             dispositions[changes[index].index] = outcome
         }
