@@ -239,6 +239,17 @@ public final class EntitlementStore: Sendable {
         }
     }
 
+    /// Which of these events are processed (at most 100 asked at once).
+    public func processed(eventIds: [String]) async throws(StoreError) -> Set<String> {
+        let ids = Array(eventIds.prefix(100))
+        guard !ids.isEmpty else { return [] }
+        return try await database.read { connection throws(StoreError) in
+            let marks = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+            return Set(try connection.query("SELECT event_id FROM processed_events WHERE event_id IN (\(marks))", ids.map(SQLValue.text))
+                .compactMap { $0.text("event_id") })
+        }
+    }
+
     public func hasProcessed(eventId: String) async throws(StoreError) -> Bool {
         try await database.read { connection throws(StoreError) in
             try !connection.query("SELECT 1 AS seen FROM processed_events WHERE event_id = $1", [.text(eventId)]).isEmpty

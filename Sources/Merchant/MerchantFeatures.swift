@@ -39,7 +39,7 @@ public struct MerchantFeatures: Sendable {
                 appleBackfill: AppleBackfillSetup?, googleBackfill: GoogleBackfillSetup?,
                 playAcknowledgementRetry: PlayAcknowledgementRetryLoop?, sileo: [SileoVendor], sileoCheckouts: (any CheckoutStarting)?,
                 checkouts: CheckoutSetup?, refresh: RefreshSetup = RefreshSetup(), refundReviews: RefundReviewSetup? = nil,
-                appAccountTokens: AppAccountTokenSetup? = nil,
+                appAccountTokens: AppAccountTokenSetup? = nil, processedEvents: ProcessedEvents? = nil,
                 clock: @escaping @Sendable () -> Int64,
                 metrics: MerchantMetrics, logger: Logger) {
         let credentials = APICredentials(tokens: apiTokens, userTokenKeys: merchantAPI.userTokenKeys, ratePerSecond: merchantAPI.ratePerSecond,
@@ -71,6 +71,7 @@ public struct MerchantFeatures: Sendable {
                                                            metrics: metrics, logger: logger, now: clock)
         }
         purchaseService.appAccountTokens = tokens
+        purchaseService.processedEvents = processedEvents
         let purchasesAPI = PurchasesAPI(service: purchaseService, credentials: credentials, purchaseIds: purchaseIds, catalog: catalog,
                                         metrics: metrics, logger: logger)
         let validateAPI = ValidateAPI(service: purchaseService, purchaseIds: purchaseIds, credentials: credentials,

@@ -166,12 +166,15 @@ public struct EntitlementWorkers: Service {
                 senderSettings: SourcesSettings? = nil,
                 metrics: WorkerMetrics, logger: Logger) throws(KafkaError) {
         let producer = try KafkaProducer(config: ProducerConfig(client: client, deliveryTimeoutMs: ackTimeoutMs))
+        // The projection tells the purchase requests of this process it applied their events: no polling.
+        let processedEvents = ProcessedEvents()
         let merchant = MerchantFeatures(store: store, producer: producer, eventsTopic: topics.events, apiTokens: apiTokens,
                                         merchantAPI: merchantAPI, purchases: purchases, consumption: consumption, playAPI: playAPI,
                                         appleBackfill: appleBackfill, googleBackfill: googleBackfill,
                                         playAcknowledgementRetry: playAcknowledgementRetry, sileo: sileo, sileoCheckouts: sileoCheckouts,
                                         checkouts: checkouts, refresh: refresh, refundReviews: refundReviews,
-                                        appAccountTokens: appAccountTokens, clock: clock, metrics: MerchantMetrics(factory: metrics.factory), logger: logger)
+                                        appAccountTokens: appAccountTokens, processedEvents: processedEvents, clock: clock,
+                                        metrics: MerchantMetrics(factory: metrics.factory), logger: logger)
         var processor = EventProcessor(store: store, enricher: playAPI, metrics: metrics, logger: logger)
         let ownership = purchases.settings
         processor.ownership = { app in ownership.ownership(of: app) == .keep ? .keep : .transfer }
@@ -191,6 +194,7 @@ public struct EntitlementWorkers: Service {
                             metrics: ConsoleMetrics(factory: metrics.factory), logger: logger, now: clock)
         }
         processor.keepsHistory = console != nil
+        processor.processedEvents = processedEvents
         if console != nil { store.keepStoreCalls() }
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)

@@ -20,6 +20,8 @@ public struct PurchaseService: Sendable {
     let acknowledger: (any PlayAcknowledging)?
     /// Apple purchases' account tokens, set at Apple once linked (nil: no app has it on).
     var appAccountTokens: AppAccountTokens?
+    /// The projection's signal in this process (nil: the store is polled).
+    public var processedEvents: ProcessedEvents?
     let metrics: MerchantMetrics
     let logger: Logger
     var now: @Sendable () -> Timestamp = { Timestamp.now }
@@ -176,9 +178,16 @@ public struct PurchaseService: Sendable {
         }
     }
 
-    /// Polls the store until every id is processed (by whichever replica consumes its partition), or the wait ends.
+    /// Waits until every id is processed (by whichever replica consumes its partition), or the wait ends:
+    /// told by this process's projection the moment it commits (`processedEvents`), and asking the store
+    /// every 100 ms for what another replica's projection applied; without the signal, polling the store.
     func waitUntilApplied(_ ids: [String]) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(settings.waitMs)
+        if let processedEvents {
+            return await processedEvents.wait(for: ids, until: deadline, pollEvery: .milliseconds(100)) { [store] pending in
+                (try? await store.processed(eventIds: pending)) ?? []
+            }
+        }
         var pending = ids
         var pause = Duration.milliseconds(5)
         while true {

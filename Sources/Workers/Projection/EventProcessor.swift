@@ -31,6 +31,8 @@ struct EventProcessor: Sendable {
     var appliedEvents: (any AppliedEventRecorder)? = nil
     /// Whether each purchase's history is kept (`purchase_history`, for the operator console).
     var keepsHistory = false
+    /// Told the events each committed batch processed: the requests of this process waiting for them answer.
+    var processedEvents: ProcessedEvents? = nil
     /// Each app's `purchases.ownership`: who keeps a purchase another user reports.
     var ownership: @Sendable (String) -> OwnershipPolicy = { _ in .transfer }
 
@@ -147,9 +149,13 @@ struct EventProcessor: Sendable {
         var dispositions = prepared.dispositions
         let changes = prepared.changes
         if !prepared.unconfirmed.isEmpty { await store.noteUnconfirmed(prepared.unconfirmed, nowMs: now()) }
+        var processed: [String] = []
         for (index, outcome) in await apply(changes.map(\.change)).enumerated() {
             dispositions[changes[index].index] = outcome
+            if case .done = outcome { processed.append(changes[index].change.eventId) }
         }
+        // Committed: the requests of this process waiting for these events answer now.
+        if !processed.isEmpty { processedEvents?.processed(processed) }
         return dispositions.map { $0 ?? .failed(WorkerFailure(.internalError, message: "no outcome", isTransient: true)) }
     }
 
