@@ -12,7 +12,8 @@
 #      into latest.json as cold_start;
 #   6. `tollgate work` pinned to the gateway's core, `tollgate-load purchases` drives POST /v1/purchases
 #      with Apple signed transactions the same way (each a new purchase, answered once applied): into
-#      latest.json as `purchases`, beside the raw ES256 rate;
+#      latest.json as `purchases`, beside the raw ES256 rate; then the same against `tollgate dev` (its
+#      embedded broker on the same core) as `purchases_dev`;
 #   7. the broker stops; `tollgate-bench` micro-benchmarks (verifiers.json, projection.json, spool.json,
 #      webhooks.json: signed deliveries per second on one core, then the time from a webhook's 2xx at a
 #      `tollgate dev` to its delivery arriving, at half that rate), then merged into latest.json.
@@ -77,7 +78,7 @@ trap cleanup EXIT
 listening_port() {
   local pid=$1 out=$2 name=$3 found=""
   for _ in $(seq 1 300); do
-    found="$(sed -n "s|^$name: listening on http://127.0.0.1:\\([0-9]*\\)\$|\\1|p" "$out")"
+    found="$(sed -n "s|^$name: listening on http://127.0.0.1:\\([0-9]*\\)\\( .*\\)\\{0,1\\}\$|\\1|p" "$out")"
     [ -n "$found" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -156,6 +157,19 @@ else
 fi
 stop "$workers_pid"; workers_pid=""
 stop "$broker_pid"; broker_pid=""
+# The same against `tollgate dev` as it ships (gateway, workers and its embedded broker in one process on
+# the gateway's core): into latest.json as `purchases_dev`.
+taskset -c "$gateway_cpu" "$tollgate" dev --config "$work/dev.yaml" >"$work/dev.out" 2>"$work/dev.log" &
+workers_pid=$!
+dev_port="$(listening_port "$workers_pid" "$work/dev.out" gateway)"
+if [ -n "$dev_port" ]; then
+  "$bin/tollgate-load" purchases --dir "$work" --port "$dev_port" --gateway-pid "$workers_pid" --as purchases_dev \
+    --gateway-cpu "$gateway_cpu" --client-cpu "$client_cpu" --connections "${BENCH_CONNECTIONS:-64}" \
+    --seconds "${BENCH_SECONDS:-8}" --open-seconds "${BENCH_OPEN_SECONDS:-8}" --json "$results/latest.json" || load_status=1
+else
+  echo "bench: tollgate dev did not start:" >&2; tail -20 "$work/dev.log" >&2; load_status=1
+fi
+stop "$workers_pid"; workers_pid=""
 
 if [ "${BENCH_SKIP_MICRO:-0}" != 1 ]; then
   echo

@@ -13,15 +13,30 @@ extension EntitlementStore {
         }
     }
 
+    /// The stored purchase and, when asked, the user whose token Apple took for it, in one read: what a
+    /// purchase reported with no account token needs before it is published, one trip to the store.
+    public func purchaseAndTokenHolder(_ key: PurchaseKey, tokenHolder: Bool) async throws(StoreError) -> (purchase: Purchase?, tokenHolder: String?) {
+        try await database.read { connection throws(StoreError) in
+            let purchase = try PurchaseRow.load(key, on: connection, forUpdate: false)
+            guard tokenHolder else { return (purchase, nil) }
+            return (purchase, try Self.tokenHolder(app: key.app, environment: key.environment, originalTransactionId: key.subject, on: connection))
+        }
+    }
+
     /// The user whose token Apple took for this purchase (the last call that succeeded), if any: a signed copy
     /// from before the token names no owner, and must not take the purchase from that user.
     public func appAccountTokenHolder(app: String, environment: String, originalTransactionId: String) async throws(StoreError) -> String? {
         try await database.read { connection throws(StoreError) in
-            try connection.query("""
-                SELECT user_id FROM app_account_token_requests
-                WHERE app = $1 AND environment = $2 AND original_transaction_id = $3 AND outcome = 'set'
-                """, [.text(app), .text(environment), .text(originalTransactionId)]).first?.text("user_id")
+            try Self.tokenHolder(app: app, environment: environment, originalTransactionId: originalTransactionId, on: connection)
         }
+    }
+
+    private static func tokenHolder(app: String, environment: String, originalTransactionId: String,
+                                    on connection: any SQLConnection) throws(StoreError) -> String? {
+        try connection.query("""
+            SELECT user_id FROM app_account_token_requests
+            WHERE app = $1 AND environment = $2 AND original_transaction_id = $3 AND outcome = 'set'
+            """, [.text(app), .text(environment), .text(originalTransactionId)]).first?.text("user_id")
     }
 
     /// Queues Set App Account Token for the purchase, due at once, unless this token was queued for it

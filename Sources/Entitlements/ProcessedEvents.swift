@@ -53,19 +53,56 @@ public final class ProcessedEvents: Sendable {
         for continuation in resumed { continuation.resume(returning: true) }
     }
 
+    /// A wait registered before its events are published: the projection's signal cannot come before it.
+    public struct Expectation: Sendable {
+        fileprivate let key: Int
+        fileprivate let ids: [String]
+    }
+
+    /// Registers a wait for `eventIds` before they are published, so the projection's signal needs no
+    /// look at the store to be caught; `wait(_:...)` or `cancel(_:)` ends it.
+    public func expect(_ eventIds: [String]) -> Expectation {
+        Expectation(key: register(Set(eventIds)), ids: eventIds)
+    }
+
+    /// Ends an expectation nobody will wait for (its events were not published).
+    public func cancel(_ expectation: Expectation) {
+        unregister(expectation.key)
+    }
+
+    /// The waits registered now (for tests).
+    var registered: Int { state.withLock { $0.waiters.count } }
+
+    /// Waits until every event of an expectation is processed, or `deadline`: told by the signal, and
+    /// asking the store (`processedNow`: which are processed, by another replica's projection) every
+    /// `pollEvery` while the signal has not come.
+    public func wait(_ expectation: Expectation, until deadline: ContinuousClock.Instant, pollEvery: Duration,
+                     processedNow: @escaping @Sendable ([String]) async -> Set<String>) async -> Bool {
+        await wait(expectation, until: deadline, pollEvery: pollEvery, askFirst: false, processedNow: processedNow)
+    }
+
     /// Waits until every one of `eventIds` is processed, or `deadline`. `processedNow` asks the store which
     /// are processed already (before the wait began, or by another replica); it is asked at once, then every
     /// `pollEvery` while the signal has not come.
     public func wait(for eventIds: [String], until deadline: ContinuousClock.Instant, pollEvery: Duration,
                      processedNow: @escaping @Sendable ([String]) async -> Set<String>) async -> Bool {
-        guard !eventIds.isEmpty else { return true }
-        let key = register(Set(eventIds))
+        await wait(expect(eventIds), until: deadline, pollEvery: pollEvery, askFirst: true, processedNow: processedNow)
+    }
+
+    private func wait(_ expectation: Expectation, until deadline: ContinuousClock.Instant, pollEvery: Duration, askFirst: Bool,
+                      processedNow: @escaping @Sendable ([String]) async -> Set<String>) async -> Bool {
+        let key = expectation.key
         defer { unregister(key) }
-        var remaining = Set(eventIds)
+        guard !expectation.ids.isEmpty else { return true }
+        var remaining = Set(expectation.ids)
+        var ask = askFirst
         while true {
-            // After registering: an event processed between the store's answer and the wait is signalled, not missed.
-            remaining.subtract(await processedNow(Array(remaining)))
-            if remaining.isEmpty { return true }
+            if ask {
+                // After registering: an event processed between the store's answer and the wait is signalled, not missed.
+                remaining.subtract(await processedNow(Array(remaining)))
+                if remaining.isEmpty { return true }
+            }
+            ask = true
             let now = ContinuousClock.now
             guard now < deadline else { return false }
             if await signalled(key, until: min(deadline, now + pollEvery)) { return true }

@@ -1,13 +1,11 @@
 /// Writes a `NormalizedEvent` as the same bytes `JSONEncoder` with `.sortedKeys` and
 /// `.withoutEscapingSlashes` produces (EventsTests compare the two), without Codable's dynamic
 /// containers: encoding was about 4% of the gateway's CPU per delivery (docs/performance.md).
-struct EventJSONWriter {
-    private(set) var bytes: [UInt8] = []
+enum EventJSONWriter {
+    typealias Value = SortedJSON.Value
 
     static func encode(_ event: NormalizedEvent) -> [UInt8] {
-        var writer = EventJSONWriter()
-        writer.bytes.reserveCapacity(768)
-        writer.object([
+        SortedJSON.encode(.object([
             ("app", .string(event.app)),
             ("environment", .string(event.environment.rawValue)),
             ("id", .string(event.id)),
@@ -45,40 +43,6 @@ struct EventJSONWriter {
             }),
             ("type", .string(event.type.rawValue)),
             ("user", event.user.map(Value.string)),
-        ])
-        return writer.bytes
+        ]), reserving: 768)
     }
-
-    indirect enum Value {
-        case string(String)
-        case int(Int64)
-        case bool(Bool)
-        /// Keys in ascending byte order; absent (nil) members are left out, as Codable's `encodeIfPresent` does.
-        case object([(String, Value?)])
-    }
-
-    private mutating func object(_ members: [(String, Value?)]) {
-        bytes.append(UInt8(ascii: "{"))
-        var first = true
-        for (key, value) in members {
-            guard let value else { continue }
-            if !first { bytes.append(UInt8(ascii: ",")) }
-            first = false
-            string(key)
-            bytes.append(UInt8(ascii: ":"))
-            write(value)
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    private mutating func write(_ value: Value) {
-        switch value {
-        case .string(let text): string(text)
-        case .int(let number): bytes += String(number).utf8
-        case .bool(let flag): bytes += (flag ? "true" : "false").utf8
-        case .object(let members): object(members)
-        }
-    }
-
-    private mutating func string(_ text: String) { JSONText.appendString(text, to: &bytes) }
 }

@@ -61,16 +61,30 @@ public struct ConsumerConfig: Sendable {
     public var groupId: String
     public var offsetReset: OffsetReset
     public var sessionTimeoutMs: Int
+    /// `fetch.wait.max.ms` unless `kafka.properties` sets it (see `properties`).
+    public var fetchWaitMs: Int
 
-    public init(client: KafkaClientConfig, groupId: String, offsetReset: OffsetReset = .earliest, sessionTimeoutMs: Int = 10_000) {
+    public init(client: KafkaClientConfig, groupId: String, offsetReset: OffsetReset = .earliest, sessionTimeoutMs: Int = 10_000,
+                fetchWaitMs: Int = 50) {
         self.client = client
         self.groupId = groupId
         self.offsetReset = offsetReset
         self.sessionTimeoutMs = sessionTimeoutMs
+        self.fetchWaitMs = fetchWaitMs
     }
 
+    /// The wait of a consumer whose records a request waits for (the projection): a few milliseconds on
+    /// the embedded broker, which answers a fetch only when its wait ends; the default elsewhere.
+    public static func answeringWaitMs(_ client: KafkaClientConfig) -> Int { client.mockLogGuard == nil ? 50 : 5 }
+
     var properties: [String: String] {
-        client.baseProperties.merging(client.properties) { $1 }.merging([
+        // A purchase an app reports is answered once the projection applied it, so a record must not
+        // wait out a fetch that began before it arrived (librdkafka's default is 500 ms). A real broker
+        // answers a fetch as records arrive, so this only spaces an idle consumer's fetches; the embedded
+        // broker (librdkafka's mock) answers one only when the wait ends, so `tollgate dev`'s projection
+        // waits 5 ms (`answeringWaitMs`), and `make bench`, whose `tollgate work` drives a separate mock,
+        // sets 5 in `kafka.properties`, which win over this.
+        client.baseProperties.merging(["fetch.wait.max.ms": String(fetchWaitMs)]) { $1 }.merging(client.properties) { $1 }.merging([
             "group.id": groupId,
             // Offsets are committed by the caller after its work is durable, never in the background.
             "enable.auto.commit": "false",
@@ -78,10 +92,6 @@ public struct ConsumerConfig: Sendable {
             "auto.offset.reset": offsetReset.rawValue,
             "session.timeout.ms": String(sessionTimeoutMs),
             "enable.partition.eof": "false",
-            // A purchase an app reports is answered once the projection applied it, so a record must not
-            // wait out a fetch that began before it arrived (500 ms by default; the embedded broker
-            // answers a fetch only when that wait ends).
-            "fetch.wait.max.ms": "50",
         ]) { $1 }
     }
 }

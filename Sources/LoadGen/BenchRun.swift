@@ -131,11 +131,23 @@ struct BenchRun {
         }
         log("  \(Int(open.requestsPerSec)) req/s, p50 \(open.p50Ms) ms, p99 \(open.p99Ms) ms, errors \(open.errors)")
 
-        for (phase, result) in [("warm-up", warmup), ("closed loop", closed), ("open loop", open)] where result.errors > 0 {
+        // Saturation with few connections, as a sender's pool drives it: a tail here is requests held back
+        // by something (a periodic task, a lock, a flush), not queued behind 63 others.
+        let fewSeconds = max(2, options.closedSeconds / 2)
+        log("\(name): closed loop, \(Self.fewConnections) connections, \(fewSeconds) s")
+        let fewTraffic = generate(min(1_000_000, max(2_000, Int(closed.requestsPerSec * 1.6 * fewSeconds))))
+        let few = try pinned {
+            try meter.measure(mode: "closed", connections: Self.fewConnections, offered: nil, resetPeak: false) { sample in
+                try LoadDriver(port: options.port, connections: Self.fewConnections).run(fewTraffic, mode: .closed(seconds: fewSeconds), sample: sample)
+            }
+        }
+        log("  \(Int(few.requestsPerSec)) req/s, p50 \(few.p50Ms) ms, p99 \(few.p99Ms) ms, gateway CPU \(few.gatewayCpuUtilization), errors \(few.errors)")
+
+        for (phase, result) in [("warm-up", warmup), ("closed loop", closed), ("open loop", open), ("16-connection closed loop", few)] where result.errors > 0 {
             problems.append("\(name) \(phase): \(result.errors) errors, first: \(result.firstError ?? "?")")
         }
         // Every delivery sent was answered 2xx (else the errors above): each must have been published.
-        let sent = warmup.requests + discarded + closed.requests + open.requests
+        let sent = warmup.requests + discarded + closed.requests + open.requests + few.requests
         let written: [String: Int]
         if let check {
             let (counts, problem) = try check(sent)
@@ -162,9 +174,13 @@ struct BenchRun {
             peakRssMib: max(closed.gatewayPeakRssMib, open.gatewayPeakRssMib),
             checksPerRequest: traffic.checksPerRequest, algorithm: traffic.algorithm, rawVerifyPerSec: rawRate,
             ratioToRawVerify: rawRate.map { rounded3(closed.requestsPerSec * Double(traffic.checksPerRequest) / $0) },
-            errors: warmup.errors + closed.errors + open.errors, generated: nextIndex, deliveriesWritten: written,
-            warmup: warmup, closedLoop: closed, openLoop: open)
+            errors: warmup.errors + closed.errors + open.errors + few.errors, generated: nextIndex, deliveriesWritten: written,
+            warmup: warmup, closedLoop: closed, openLoop: open, closedLoopFew: few,
+            p99OverP50Few: few.p50Ms > 0 ? rounded3(few.p99Ms / few.p50Ms) : nil)
     }
+
+    /// The connections of the second closed loop, where each sender's p99 should stay within 3x its p50.
+    static let fewConnections = 16
 
     /// Timed runs drive from the client's core; signing happens on every core in between.
     private func pinned<T>(_ body: () throws -> T) throws -> T {

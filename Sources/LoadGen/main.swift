@@ -21,7 +21,7 @@ import Glibc
 // A write to a connection the gateway has closed must fail with EPIPE, not kill the client.
 signal(SIGPIPE, SIG_IGN)
 
-let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | purchases --dir D --port P --gateway-pid PID [--json F] | report --json F [--verifiers F] [--projection F] [--webhooks F]\n"
+let usage = "usage: tollgate-load prepare --dir D | run|soak --dir D --port P --gateway-pid PID [options] | cold-start --dir D --tollgate BIN --brokers B [options] | purchases --dir D --port P --gateway-pid PID [--as purchases_dev] [--json F] | report --json F [--verifiers F] [--projection F] [--webhooks F]\n"
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data(usage.utf8))
@@ -144,11 +144,16 @@ do {
         options.openSeconds = value(values, "--open-seconds", { Double($0) }, default: options.openSeconds)
         let result = try PurchasesRun.run(options: options)
         let apple = result.apple
-        print("purchases (POST /v1/purchases, Apple signed transactions, tollgate work on one core): \(Int(apple.requestsPerSec)) req/s, "
-              + "p50 \(apple.p50Ms) ms, p99 \(apple.p99Ms) ms, \(apple.cpuSecondsPerThousand * 1000) us CPU per request; "
-              + "raw ES256 \(Int(result.rawVerify.es256PerSecond))/s on that core")
+        // `--as purchases_dev`: the same load against `tollgate dev` (its broker on the same core).
+        let key = values["--as"] ?? "purchases"
+        let process = key == "purchases" ? "tollgate work" : "tollgate dev"
+        let cpu = apple.cpuSecondsPerThousand * 1000
+        print("\(key) (POST /v1/purchases, Apple signed transactions, \(process) on one core): \(Int(apple.requestsPerSec)) req/s\(apple.requestsPerSec >= 4_000 ? "" : " !"), "
+              + "p50 \(apple.p50Ms) ms, p99 \(apple.p99Ms) ms, p99 at half load \(apple.p99MsAtHalfLoad) ms\(apple.p99MsAtHalfLoad < 20 ? "" : " !"), "
+              + "\(cpu) us CPU per request\(cpu <= 200 ? "" : " !"); raw ES256 \(Int(result.rawVerify.es256PerSecond))/s on that core")
+        print("  targets: >= 4,000 req/s in the closed loop, p99 < 20 ms at half of it, <= 200 us CPU per request (! = missed)")
         for problem in result.problems { print("  problem: \(problem)") }
-        if let path = values["--json"] { try mergeResults(result, as: "purchases", into: path) }
+        if let path = values["--json"] { try mergeResults(result, as: key, into: path) }
         exit(result.valid ? 0 : 1)
     case "report":
         let values = parse(arguments, flags: [])

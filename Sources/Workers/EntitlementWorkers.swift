@@ -199,6 +199,8 @@ public struct EntitlementWorkers: Service {
         let handler = RecordHandler(processor: processor, router: FailureRouter(topics: topics, consumerGroup: consumerGroup),
                                     producer: producer, metrics: metrics, logger: logger)
         let consumer = ConsumerConfig(client: client, groupId: consumerGroup)
+        // The projection's records are what a reported purchase's answer waits for.
+        let projection = ConsumerConfig(client: client, groupId: consumerGroup, fetchWaitMs: ConsumerConfig.answeringWaitMs(client))
         let routes = RouteGroup.combined([merchant.routes] + (console.map { [$0.routes] } ?? []))
 
         var steps: [StopOrder.Step] = []
@@ -231,7 +233,7 @@ public struct EntitlementWorkers: Service {
             // Each consumer finishes and commits the batch in hand, then leaves the group.
             .stop("retry tiers", RetryService(config: consumer, topics: topics.retryDelaysMs.map(topics.retry(delayMs:)), handler: handler,
                                               logger: logger)),
-            .stop("projection", ProjectionService(config: consumer, topic: topics.events, handler: handler, logger: logger)),
+            .stop("projection", ProjectionService(config: projection, topic: topics.events, handler: handler, logger: logger)),
         ]
         if let webhooks, let forwarding = WebhookForwarding(endpoints: webhooks.endpoints, retentionDays: webhooks.settings.retentionDays,
                                                                   store: store, wakeup: wakeup) {

@@ -55,6 +55,9 @@ struct SourceSummary: Codable {
     var warmup: PhaseResult
     var closedLoop: PhaseResult
     var openLoop: PhaseResult
+    /// The closed loop again with 16 connections (`BenchRun.fewConnections`), and its p99 over its p50.
+    var closedLoopFew: PhaseResult?
+    var p99OverP50Few: Double?
 
     enum CodingKeys: String, CodingKey {
         case requestsPerSec = "requests_per_sec", p50Ms = "p50_ms", p99Ms = "p99_ms", p999Ms = "p999_ms"
@@ -62,7 +65,8 @@ struct SourceSummary: Codable {
         case checksPerRequest = "checks_per_request", algorithm, rawVerifyPerSec = "raw_verify_per_sec"
         case ratioToRawVerify = "ratio_to_raw_verify", errors, generated = "deliveries_generated"
         case deliveriesWritten = "deliveries_written"
-        case warmup, closedLoop = "closed_loop", openLoop = "open_loop"
+        case warmup, closedLoop = "closed_loop", openLoop = "open_loop", closedLoopFew = "closed_loop_16"
+        case p99OverP50Few = "p99_over_p50_16"
     }
 }
 

@@ -10,19 +10,35 @@ enum BenchSetup {
     /// `tollgate work`'s: the same senders (the Apple root verifies reported purchases), its own API port
     /// (0: it picks one and prints it), a SQLite store in the directory, the purchases API's token.
     static let workersConfigFile = "workers.yaml"
+    /// `tollgate dev`'s for the same purchases: the workers' without their broker (it embeds its own).
+    static let devConfigFile = "dev.yaml"
 
     static func prepare(in directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let sections = try SenderCatalog.standard.prepareLoad(in: directory)
         let gateway = gatewayConfig(directory: directory, sections: sections)
         try Data(gateway.utf8).write(to: URL(fileURLWithPath: directory + "/" + configFile))
-        let workers = gateway + """
+        let api = """
         api:
           port: 0
           # The merchant's backend: one credential for the whole load, its rate above what the bench reaches.
           tokens: [{ token: \(ApplePurchaseLoadTraffic.token), ratePerSecond: 1000000, rateBurst: 1000000 }]
+
+        """
+        // `tollgate dev` as it ships: its embedded broker, its own store.
+        let dev = gateway + api + """
+        store:
+          url: "sqlite:\(directory)/dev-store.sqlite"
+
+        """
+        try Data(dev.utf8).write(to: URL(fileURLWithPath: directory + "/" + devConfigFile))
+        let workers = gateway + api + """
         store:
           url: "sqlite:\(directory)/store.sqlite"
+        kafka:
+          # The bench's broker is librdkafka's mock, which answers a fetch only when its wait ends; a real
+          # broker answers as records arrive, which a few milliseconds stand for (docs/performance.md).
+          properties: { fetch.wait.max.ms: "5" }
 
         """
         try Data(workers.utf8).write(to: URL(fileURLWithPath: directory + "/" + workersConfigFile))

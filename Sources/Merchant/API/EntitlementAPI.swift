@@ -57,6 +57,12 @@ public struct EntitlementAPI: Sendable {
             var product, source, purchaseId, state: String
             var expiresAt: String?
             var gracePeriodExpiresAt: String?
+
+            var json: SortedJSON.Value {
+                .object([("expiresAt", expiresAt.map(SortedJSON.Value.string)),
+                         ("gracePeriodExpiresAt", gracePeriodExpiresAt.map(SortedJSON.Value.string)), ("product", .string(product)),
+                         ("purchaseId", .string(purchaseId)), ("source", .string(source)), ("state", .string(state))])
+            }
         }
         /// One active entitlement (access level) of the catalog, with the products granting it now.
         struct Access: Encodable, Equatable {
@@ -64,12 +70,22 @@ public struct EntitlementAPI: Sendable {
             var products: [String]
             /// The latest end among those products; absent when one of them does not end.
             var expiresAt: String?
+
+            var json: SortedJSON.Value {
+                .object([("expiresAt", expiresAt.map(SortedJSON.Value.string)), ("name", .string(name)), ("products", .strings(products))])
+            }
         }
         var user: String
         var app: String
         var environment: String
         var access: [Access]
         var entitlements: [Item]
+
+        /// The bytes `JSONEncoder` (sorted keys) writes for this body, written by hand (tests compare the two).
+        var json: SortedJSON.Value {
+            .object([("access", .array(access.map(\.json))), ("app", .string(app)), ("entitlements", .array(entitlements.map(\.json))),
+                     ("environment", .string(environment)), ("user", .string(user))])
+        }
     }
 
     func respond(_ request: Request, _ context: MerchantRequestContext) async throws(Rejection) -> Response {
@@ -88,8 +104,7 @@ public struct EntitlementAPI: Sendable {
             throw Rejection(.unknownUser, "no purchase of this user in app \(app) (\(environment.rawValue))")
         }
         let body = Self.body(user: user, app: app, environment: environment.rawValue, found, nowMs: now(), ids: purchaseIds, catalog: catalog)
-        let data = (try? Self.encoder.encode(body)) ?? Data()
-        return Self.json(.ok, data)
+        return Self.json(.ok, SortedJSON.encode(body.json, reserving: 512))
     }
 
     /// The user of the path (percent-decoded, as the query's app arrives), the `app` and the
@@ -151,8 +166,16 @@ public struct EntitlementAPI: Sendable {
     }()
 
     static func json(_ status: HTTPResponse.Status, _ data: Data) -> Response {
+        json(status, ByteBuffer(bytes: data))
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ bytes: [UInt8]) -> Response {
+        json(status, ByteBuffer(bytes: bytes))
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ buffer: ByteBuffer) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
     }
 }

@@ -20,6 +20,21 @@ public enum EntitlementJSON {
         var changedAt: String
         var eventId: String
         var sequence: Int64
+
+        /// The bytes `JSONEncoder` (sorted keys) writes for this value, written by hand: the projection
+        /// encodes one per change (tests compare the two).
+        var json: SortedJSON.Value {
+            .object([
+                ("access", access.map(SortedJSON.Value.strings)), ("active", .bool(active)), ("app", .string(app)),
+                ("changedAt", .string(changedAt)), ("environment", .string(environment)), ("eventId", .string(eventId)),
+                ("expiresAt", expiresAt.map(SortedJSON.Value.string)),
+                ("gracePeriodExpiresAt", gracePeriodExpiresAt.map(SortedJSON.Value.string)), ("product", .string(product)),
+                ("purchaseId", .string(purchaseId)), ("quantity", quantity.map { .int(Int64($0)) }), ("sequence", .int(sequence)),
+                ("source", .string(source)), ("state", .string(state)),
+                ("transferredFrom", transferredFrom.map(SortedJSON.Value.string)),
+                ("transferredTo", transferredTo.map(SortedJSON.Value.string)), ("user", .string(user)),
+            ])
+        }
     }
 
     public static func value(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> Value {
@@ -32,14 +47,8 @@ public enum EntitlementJSON {
     }
 
     public static func encode(_ change: EntitlementChange, ids: PurchaseIds, catalog: CatalogSettings) -> [UInt8] {
-        (try? encoder.encode(value(change, ids: ids, catalog: catalog))).map(Array.init) ?? []
+        SortedJSON.encode(value(change, ids: ids, catalog: catalog).json, reserving: 384)
     }
 
     public static func rfc3339(_ ms: Int64) -> String { Timestamp(millisecondsSince1970: ms).rfc3339 }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 }

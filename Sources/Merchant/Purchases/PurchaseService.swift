@@ -51,16 +51,20 @@ public struct PurchaseService: Sendable {
         var events: [NormalizedEvent] = []
         var purchases: [VerifiedPurchase] = []
         for purchase in verified {
-            if let owner = try await owner(of: purchase), !owner.isExactly(user) {
-                // Every notification of this purchase names its owner, so a link to anyone else would not hold.
-                throw Rejection(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
-            }
             let key = PurchaseKey(source: purchase.source.rawValue, app: purchase.app, environment: purchase.environment.rawValue,
                                   subject: purchase.subject)
+            // The stored purchase, and for an Apple copy naming no account token whose token Apple took, in one read.
             let stored: Purchase?
-            do { stored = try await store.purchase(key) } catch {
+            let tokenHolder: String?
+            do {
+                (stored, tokenHolder) = try await store.purchaseAndTokenHolder(key, tokenHolder: purchase.source == .apple && purchase.owner == nil)
+            } catch {
                 logger.error("purchase lookup failed", metadata: ["error": .string("\(error)")])
                 throw Rejection(.storeUnavailable, "the entitlement store cannot answer now", retryAfterSeconds: 5)
+            }
+            if let owner = try await owner(of: purchase, tokenHolder: tokenHolder), !owner.isExactly(user) {
+                // Every notification of this purchase names its owner, so a link to anyone else would not hold.
+                throw Rejection(.alreadyOwned, "the store names another user as this purchase's owner (appAccountToken / obfuscatedExternalAccountId)")
             }
             // Known now: refused at once. The projection decides again when the event applies, so a
             // claim racing this one cannot take the purchase either.
@@ -81,11 +85,16 @@ public struct PurchaseService: Sendable {
             metrics.purchaseReported(store: store, outcome: "unchanged")
             return Outcome(purchases: purchases, eventIds: [], applied: true)
         }
-        try await publishDurably(events)
+        let ids = events.map(\.id)
+        // Registered before publishing, so the projection's signal is caught without asking the store.
+        let expectation = processedEvents?.expect(ids)
+        do { try await publishDurably(events) } catch {
+            if let expectation { processedEvents?.cancel(expectation) }
+            throw error
+        }
         // Durable: the grant will happen, so Google may be told it was delivered.
         await acknowledge(purchases)
-        let ids = events.map(\.id)
-        let applied = await waitUntilApplied(ids)
+        let applied = await waitUntilApplied(ids, expectation)
         if applied, settings.ownership(of: app) == .keep { try await confirmHeld(purchases, by: user) }
         // Linked: Apple may be told whose it is.
         if applied { await appAccountTokens?.link(purchases, to: user) }
@@ -95,10 +104,12 @@ public struct PurchaseService: Sendable {
 
     /// The user the store names for the purchase: an account token Tollgate made stands for its user, and a
     /// copy naming no token (signed before Apple took one) is the user Apple was told of.
-    func owner(of purchase: VerifiedPurchase) async throws(Rejection) -> String? {
+    /// `tokenHolder`: what the store answered for a copy naming no token, when it was read already.
+    func owner(of purchase: VerifiedPurchase, tokenHolder: String?? = nil) async throws(Rejection) -> String? {
         guard purchase.source == .apple else { return purchase.owner }
         do {
             guard let token = purchase.owner else {
+                if let tokenHolder { return tokenHolder }
                 return try await store.appAccountTokenHolder(app: purchase.app, environment: purchase.environment.rawValue,
                                                              originalTransactionId: purchase.subject)
             }
@@ -180,13 +191,18 @@ public struct PurchaseService: Sendable {
 
     /// Waits until every id is processed (by whichever replica consumes its partition), or the wait ends:
     /// told by this process's projection the moment it commits (`processedEvents`), and asking the store
-    /// every 100 ms for what another replica's projection applied; without the signal, polling the store.
-    func waitUntilApplied(_ ids: [String]) async -> Bool {
+    /// every 100 ms for what another replica's projection applied (at once too, unless the wait was
+    /// registered before the events were published); without the signal, polling the store.
+    func waitUntilApplied(_ ids: [String], _ expectation: ProcessedEvents.Expectation? = nil) async -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(settings.waitMs)
         if let processedEvents {
-            return await processedEvents.wait(for: ids, until: deadline, pollEvery: .milliseconds(100)) { [store] pending in
+            let processedNow: @Sendable ([String]) async -> Set<String> = { [store] pending in
                 (try? await store.processed(eventIds: pending)) ?? []
             }
+            if let expectation {
+                return await processedEvents.wait(expectation, until: deadline, pollEvery: .milliseconds(100), processedNow: processedNow)
+            }
+            return await processedEvents.wait(for: ids, until: deadline, pollEvery: .milliseconds(100), processedNow: processedNow)
         }
         var pending = ids
         var pause = Duration.milliseconds(5)

@@ -97,6 +97,15 @@ public struct PurchasesAPI: Sendable {
                 type = purchase.type.rawValue
                 expiresAt = purchase.transaction?.expiresAt
             }
+
+            init(store: String, purchaseId: String, product: String, kind: String, type: String, expiresAt: String?) {
+                (self.store, self.purchaseId, self.product, self.kind, self.type, self.expiresAt) = (store, purchaseId, product, kind, type, expiresAt)
+            }
+
+            var json: SortedJSON.Value {
+                .object([("expiresAt", expiresAt.map(SortedJSON.Value.string)), ("kind", .string(kind)), ("product", .string(product)),
+                         ("purchaseId", .string(purchaseId)), ("store", .string(store)), ("type", .string(type))])
+            }
         }
         var user, app, environment: String
         var purchases: [Item]
@@ -104,6 +113,14 @@ public struct PurchasesAPI: Sendable {
         /// Present once applied (200); absent with 202.
         var access: [EntitlementAPI.Body.Access]?
         var entitlements: [EntitlementAPI.Body.Item]?
+
+        /// The bytes `JSONEncoder` (sorted keys) writes for this answer, written by hand: it was 3.5% of
+        /// the route's CPU through `JSONEncoder` (tests compare the two).
+        var json: SortedJSON.Value {
+            .object([("access", access.map { .array($0.map(\.json)) }), ("app", .string(app)),
+                     ("entitlements", entitlements.map { .array($0.map(\.json)) }), ("environment", .string(environment)),
+                     ("eventIds", .strings(eventIds)), ("purchases", .array(purchases.map(\.json))), ("user", .string(user))])
+        }
     }
 
     /// The body: `{app, user, apple: {signedTransaction | transactionId | receipt}}` or
@@ -170,6 +187,10 @@ public struct PurchasesAPI: Sendable {
         // Counted as JSON Schema counts (code points), so docs/openapi.yaml's maxLength states it.
         guard !text.isEmpty, text.unicodeScalars.count <= max else { throw Rejection(.invalidField, "\(prefix)\(key) must be 1 to \(max) characters") }
         return text
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ answer: Answer) -> Response {
+        EntitlementAPI.json(status, SortedJSON.encode(answer.json, reserving: 768))
     }
 
     static func json(_ status: HTTPResponse.Status, _ answer: some Encodable) -> Response {

@@ -1,4 +1,4 @@
-import Entitlements
+@testable import Entitlements
 import Synchronization
 import Testing
 
@@ -73,5 +73,47 @@ struct ProcessedEventsTests {
             for await done in group where done { answered += 1 }
             #expect(answered == 100)
         }
+    }
+
+    @Test("an expectation registered before publishing catches a signal that comes before the wait, and asks no store")
+    func expectedBeforePublishing() async {
+        let signal = ProcessedEvents()
+        let asked = Count()
+        let early = signal.expect(["p1", "p2"])
+        // The projection applies both before the request begins to wait.
+        signal.processed(["p1", "p2"])
+        #expect(await signal.wait(early, until: .now + .seconds(30), pollEvery: .seconds(20)) { _ in
+            asked.add()
+            return []
+        })
+        #expect(asked.now == 0)
+        // Signalled while waiting: the store is not asked either.
+        let later = signal.expect(["p3"])
+        async let answered = signal.wait(later, until: .now + .seconds(30), pollEvery: .seconds(20)) { _ in
+            asked.add()
+            return []
+        }
+        signal.processed(["p3"])
+        #expect(await answered)
+        #expect(asked.now == 0)
+        // Not signalled: the store is asked once the poll is due, and answers.
+        let elsewhere = signal.expect(["p4"])
+        #expect(await signal.wait(elsewhere, until: .now + .seconds(30), pollEvery: .milliseconds(20)) { _ in
+            asked.add()
+            return ["p4"]
+        })
+        #expect(asked.now == 1)
+        #expect(signal.registered == 0, "every ended wait is unregistered")
+    }
+
+    @Test("a cancelled expectation (its events not published) is forgotten")
+    func cancelled() async {
+        let signal = ProcessedEvents()
+        let dropped = signal.expect(["x", "y"])
+        #expect(signal.registered == 1)
+        signal.cancel(dropped)
+        #expect(signal.registered == 0)
+        signal.processed(["x"])
+        #expect(signal.registered == 0)
     }
 }
