@@ -30,8 +30,9 @@
 #
 # Environment: SWIFT (swift), BENCH_SOURCES (all five, comma-separated), BENCH_SECONDS (8, closed
 # loop), BENCH_OPEN_SECONDS (8), BENCH_CONNECTIONS (64), BENCH_SKIP_MICRO=1 (load run only),
-# BENCH_TOLLGATE (this tree's release build): another `tollgate` binary to measure with this tree's load
-# generator and configuration, so two builds compare under one harness (docs/performance.md).
+# BENCH_TOLLGATE (this tree's release build): another `tollgate` binary (its gateway, workers and embedded
+# broker) to measure with this tree's load generator and configuration, so two builds compare under one
+# harness (docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,7 +90,7 @@ trap 'exit 130' INT TERM
 
 "$bin/tollgate-load" prepare --dir "$work" >/dev/null
 
-taskset -c "$client_cpu" "$bin/tollgate" broker --config "$work/tollgate.yaml" --port-file "$work/bootstrap" >"$work/broker.log" 2>&1 &
+taskset -c "$client_cpu" "$tollgate" broker --config "$work/tollgate.yaml" --port-file "$work/bootstrap" >"$work/broker.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 1 200); do [ -s "$work/bootstrap" ] && break; sleep 0.1; done
 [ -s "$work/bootstrap" ] || { echo "bench: the broker did not start:" >&2; cat "$work/broker.log" >&2; exit 1; }

@@ -1,5 +1,9 @@
 import CRdKafka
+import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// librdkafka's in-process mock cluster: a real Kafka-protocol broker on loopback ports that any
 /// client (ours, `kcat`) can use. For development and tests only: it keeps everything in memory.
@@ -21,6 +25,42 @@ public final class MockCluster: Sendable {
         self.cluster = cluster
         self.brokerCount = brokers
         self.bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        answerWithoutNagle()
+    }
+
+    /// The ports the brokers listen on.
+    var ports: Set<UInt16> {
+        Set(bootstrapServers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
+    }
+
+    /// Sets TCP_NODELAY on the brokers' listening sockets, which the connections they accept inherit. The
+    /// mock's sockets keep Nagle's algorithm, so an answer written while the previous one was not yet
+    /// acknowledged waited for the client's delayed ACK: 40 ms (Linux's minimum), which held a request's
+    /// produce acknowledgement back whenever the producer had several requests in flight
+    /// (docs/performance.md). Kafka's brokers set it on every connection.
+    private func answerWithoutNagle() {
+        #if os(Linux)
+        let ports = ports
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for entry in entries {
+            guard let fd = Int32(entry) else { continue }
+            var address = sockaddr_in()
+            var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &addressLength) }
+            }
+            guard named == 0, address.sin_family == sa_family_t(AF_INET), ports.contains(UInt16(bigEndian: address.sin_port)) else { continue }
+            // The listener has no peer; it may not listen yet (the mock's thread calls listen), but it is bound.
+            var peer = sockaddr_in()
+            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let connected = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &peerLength) }
+            }
+            guard connected != 0 else { continue }
+            var one: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        #endif
     }
 
     /// The cluster must go before its host handle.
@@ -41,6 +81,8 @@ public final class MockCluster: Sendable {
     public func setBroker(_ id: Int, up: Bool) {
         if up { _ = rd_kafka_mock_broker_set_up(cluster, Int32(id)) }
         else { Self.listenerHandover.withLock { _ in _ = rd_kafka_mock_broker_set_down(cluster, Int32(id)) } }
+        // Going down binds the listener again.
+        answerWithoutNagle()
     }
 
     /// Taking a broker down closes its listener and binds the same port again at once to keep it

@@ -24,4 +24,13 @@ struct ConsumerConfigTests {
         #expect(properties["enable.auto.commit"] == "false")
         #expect(properties["group.id"] == "g")
     }
+
+    @Test("producers and consumers send without Nagle's algorithm unless kafka.properties say otherwise")
+    func nagle() {
+        #expect(ProducerConfig(client: Self.client).properties["socket.nagle.disable"] == "true")
+        #expect(ConsumerConfig(client: Self.client, groupId: "g").properties["socket.nagle.disable"] == "true")
+        var tuned = Self.client
+        tuned.properties = ["socket.nagle.disable": "false"]
+        #expect(ProducerConfig(client: tuned).properties["socket.nagle.disable"] == "false")
+    }
 }
