@@ -29,17 +29,25 @@ public struct ProducerConfig: Sendable {
     /// `message.timeout.ms`: a record not acknowledged by then gets a failed delivery report,
     /// so a caller is never left waiting for librdkafka's five-minute default.
     public var deliveryTimeoutMs: Int
-    /// `linger.ms`: 0 keeps single-request latency low (measured ~0.5 ms against ~8 ms at 5).
+    /// `linger.ms`: 0 keeps single-request latency low (measured ~0.5 ms against ~8 ms at 5); 2 on
+    /// `tollgate dev`'s embedded broker (`defaultLingerMs`).
     public var lingerMs: Int
     /// How long the producer, run as a service, flushes in-flight records on graceful shutdown.
     public var shutdownFlushTimeoutMs: Int32
 
-    public init(client: KafkaClientConfig, deliveryTimeoutMs: Int = 5_000, lingerMs: Int = 0, shutdownFlushTimeoutMs: Int32 = 10_000) {
+    public init(client: KafkaClientConfig, deliveryTimeoutMs: Int = 5_000, lingerMs: Int? = nil, shutdownFlushTimeoutMs: Int32 = 10_000) {
         self.client = client
         self.deliveryTimeoutMs = deliveryTimeoutMs
-        self.lingerMs = lingerMs
+        self.lingerMs = lingerMs ?? Self.defaultLingerMs(client)
         self.shutdownFlushTimeoutMs = shutdownFlushTimeoutMs
     }
+
+    /// 0, or 2 ms on `tollgate dev`'s embedded broker: there the broker shares the process's core, and a
+    /// record sent alone in its request costs both sides a request; at 2 ms the workers' batches and the
+    /// gateway's concurrent deliveries share requests, which kept `make bench`'s webhook latency run (an
+    /// Iaptic callback to its outbound delivery, through `tollgate dev`) from falling behind its rate
+    /// once the broker answered without Nagle's delay (docs/performance.md).
+    public static func defaultLingerMs(_ client: KafkaClientConfig) -> Int { client.mockLogGuard == nil ? 0 : 2 }
 
     /// The durability settings are applied last, so pass-through properties cannot weaken them
     /// (configuration also refuses such keys with a clear message).

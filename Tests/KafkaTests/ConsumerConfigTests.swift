@@ -33,4 +33,13 @@ struct ConsumerConfigTests {
         tuned.properties = ["socket.nagle.disable": "false"]
         #expect(ProducerConfig(client: tuned).properties["socket.nagle.disable"] == "false")
     }
+
+    @Test("producers send at once, but batch for 2 ms on the embedded broker, whose core they share")
+    func linger() {
+        #expect(ProducerConfig(client: Self.client).properties["linger.ms"] == "0")
+        var embedded = Self.client
+        embedded.mockLogGuard = MockLogGuard(topics: ["tollgate.events"])
+        #expect(ProducerConfig(client: embedded).properties["linger.ms"] == "2")
+        #expect(ProducerConfig(client: embedded, lingerMs: 0).properties["linger.ms"] == "0")
+    }
 }
