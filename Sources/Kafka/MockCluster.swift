@@ -44,24 +44,35 @@ public final class MockCluster: Sendable {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
         for entry in entries {
             guard let fd = Int32(entry) else { continue }
-            var address = sockaddr_in()
-            var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &addressLength) }
-            }
-            guard named == 0, address.sin_family == sa_family_t(AF_INET), ports.contains(UInt16(bigEndian: address.sin_port)) else { continue }
             // The listener has no peer; it may not listen yet (the mock's thread calls listen), but it is bound.
-            var peer = sockaddr_in()
-            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let connected = withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &peerLength) }
-            }
-            guard connected != 0 else { continue }
+            guard let port = Self.localIPv4Port(fd), ports.contains(port), !Self.hasPeer(fd) else { continue }
             var one: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         }
         #endif
     }
+
+    #if os(Linux)
+    /// The local port of an IPv4 socket; nil for anything else.
+    static func localIPv4Port(_ fd: Int32) -> UInt16? {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Whether the socket is connected (an accepted connection has a peer, a listener none).
+    static func hasPeer(_ fd: Int32) -> Bool {
+        var peer = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafeMutablePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        } == 0
+    }
+    #endif
 
     /// The cluster must go before its host handle.
     deinit {

@@ -16,19 +16,8 @@ struct MockClusterNagleTests {
         var found: [Int32] = []
         for entry in entries {
             guard let fd = Int32(entry) else { continue }
-            var address = sockaddr_in()
-            var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &addressLength) }
-            }
-            guard named == 0, address.sin_family == sa_family_t(AF_INET), UInt16(bigEndian: address.sin_port) == port else { continue }
             // Accepted: it has a peer (the listener has none).
-            var peer = sockaddr_in()
-            var peerLength = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let connected = withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &peerLength) }
-            }
-            guard connected == 0 else { continue }
+            guard MockCluster.localIPv4Port(fd) == port, MockCluster.hasPeer(fd) else { continue }
             var noDelay: Int32 = -1
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, &length) == 0 else { continue }
